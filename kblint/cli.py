@@ -1,0 +1,125 @@
+"""The command-line interface: commands and wiring only; the work happens in the engine."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+from . import __version__
+from .config import Settings, split_names
+from .issue import FAIL_ON_CHOICES
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="A linter for markdown knowledge bases: structure, schema, checkers, policies and LLM-judged rubrics.",
+)
+
+_VERBOSE = False
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kblint {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """kblint checks every entry of a KB in five tiers and exits 0 (clean), 1 (issues) or 2 (could not run)."""
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"kblint: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command()
+def validate(
+    paths: Optional[List[str]] = typer.Argument(None, help="KB directories, directories of KBs, or .md files."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="text or json."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
+    fail_on: str = typer.Option("error", "--fail-on", help="error, warning, info or never."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules or tiers (comma-separated)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Hide these rules or tiers (comma-separated)."),
+    kb: Optional[str] = typer.Option(None, "--kb", help="A KB name (restrict the run) or a KB directory (context)."),
+    type_: Optional[str] = typer.Option(None, "--type", help="Only report entries of this type."),
+    strict_links: bool = typer.Option(False, "--strict-links", help="Links into absent KBs are broken links."),
+    stdin: bool = typer.Option(False, "--stdin", help="Read one candidate entry from standard input."),
+    stdin_path: Optional[str] = typer.Option(None, "--stdin-path", help="Where the stdin entry would live (REL.md)."),
+    no_respect_gitignore: bool = typer.Option(False, "--no-respect-gitignore", help="Lint files git ignores too."),
+    statistics: bool = typer.Option(False, "--statistics", help="Print counts per rule and the scores."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the issues."),
+    verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
+) -> None:
+    """Lint knowledge bases (default: the current directory)."""
+    global _VERBOSE
+    _VERBOSE = verbose
+    if fail_on not in FAIL_ON_CHOICES:
+        _fail(f"--fail-on: expected one of {', '.join(FAIL_ON_CHOICES)}, got '{fail_on}'")
+    from .report import FORMATS
+
+    fmt = format or "text"
+    if fmt not in FORMATS:
+        _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{fmt}'")
+    settings = Settings(
+        paths=list(paths or []), format=fmt, output=output, fail_on=fail_on, select=split_names(select),
+        ignore=split_names(ignore), kb=kb, type=type_, strict_links=strict_links, stdin=stdin,
+        stdin_path=stdin_path, respect_gitignore=not no_respect_gitignore, statistics=statistics,
+        quiet=quiet, verbose=verbose,
+    )
+    if stdin and settings.paths:
+        _fail("--stdin reads the entry from standard input: give no PATH with it")
+    stdin_data = sys.stdin.buffer.read() if stdin else None
+
+    from .engine import run
+    from .report import render
+    from .workspace import UsageError
+
+    try:
+        report = run(settings, stdin_data=stdin_data)
+    except UsageError as exc:
+        _fail(str(exc))
+    for message in report.unreadable:
+        typer.echo(f"kblint: {message}", err=True)
+    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and output is None
+    text = render(report, fmt, color=color, statistics=statistics)
+    if quiet and fmt == "text":
+        text = "".join(line + "\n" for line in text.splitlines() if line and ":" in line.split(" ", 1)[0])
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            _fail(f"--output {output}: {exc.strerror}")
+        if not quiet:
+            from .report.text import summary_lines
+
+            sys.stdout.write("\n".join(summary_lines(report)) + "\n")
+    else:
+        sys.stdout.write(text)
+    raise typer.Exit(report.exit_code)
+
+
+def run_app() -> None:
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        typer.echo("kblint: interrupted", err=True)
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - the user sees one line, never a traceback
+        if _VERBOSE or "--verbose" in sys.argv:
+            import traceback
+
+            traceback.print_exc()
+        typer.echo(f"kblint: internal error: {type(exc).__name__}: {exc} (run with --verbose for details)", err=True)
+        sys.exit(2)

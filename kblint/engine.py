@@ -1,0 +1,223 @@
+"""The engine: pass 1 streams entries (parse → structure, schema, entry-level checks) into issues
+and compact EntryFacts; pass 2 runs the graph checks over the facts; then filters and the report.
+
+Pass 1 works on one file at a time from plain data (`KBContext`, path, bytes), so it can run in
+worker processes and be cached per file; nothing of an entry's body outlives its pass-1 call.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from . import graph
+from .config import Settings
+from .entry import Link, ParseFailure, build_entry, decode, split_and_load
+from .issue import Issue, KBReport, Report
+from .kbschema import KBSchema
+from .rules import RULES, TIERS, schema as schema_rules, structure as structure_rules
+from .workspace import KB, UsageError, build_workspace
+
+
+@dataclass(slots=True)
+class KBContext:
+    """What pass 1 needs to know about a KB: its schema and the cross-KB links by source entry."""
+
+    schema: KBSchema
+    cross_by_source: dict[str, list[Link]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class FileResult:
+    issues: list[Issue]
+    facts: graph.EntryFacts
+    cross_sources: tuple[str, ...] = ()  # cross-kb-links sources this entry answered to
+
+
+def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located: bool = True,
+                reported: bool = True) -> FileResult:
+    """Pass 1 for one file: never raises for any content."""
+    schema = ctx.schema
+    text = decode(data)
+    raw = split_and_load(text) if isinstance(text, str) else text
+    if isinstance(raw, ParseFailure):
+        spec = RULES["parse_error"]
+        issue = Issue(rule="parse_error", severity=spec.severity, tier=spec.tier, message=raw.message,
+                      kb_name=schema.name, entry_id=None, path=path, line=raw.line, column=raw.column)
+        return FileResult([issue], graph.EntryFacts(kb_name=schema.name, path=path, relpath=relpath,
+                                                    parsed=False, reported=reported))
+    entry, defaulted = build_entry(raw, schema, path, relpath)
+    cross_sources: list[str] = []
+    if ctx.cross_by_source:
+        for key in dict.fromkeys((entry.id, entry.stem, *entry.aliases)):
+            extra = ctx.cross_by_source.get(key)
+            if extra:
+                entry.links.extend(extra)
+                cross_sources.append(key)
+    issues = structure_rules.check(entry, defaulted)
+    issues.extend(schema_rules.check(entry, schema, located=located))
+    facts = graph.EntryFacts(
+        kb_name=schema.name, path=path, relpath=relpath, parsed=True, reported=reported, id=entry.id,
+        id_line=entry.key_line("id") if "id" in raw.frontmatter else 1, type=entry.type, status=entry.status,
+        aliases=tuple(entry.aliases), links=entry.links,
+    )
+    return FileResult(issues, facts, tuple(cross_sources))
+
+
+def _context(kb: KB) -> KBContext:
+    ctx = KBContext(schema=kb.schema)
+    for link in kb.cross_links:
+        ctx.cross_by_source.setdefault(link.source, []).append(
+            Link(target=link.target, relation=link.relation, kb=link.target_kb, line=link.line,
+                 origin=kb.cross_links_path))
+    return ctx
+
+
+def _config_issues(kb: KB) -> list[Issue]:
+    spec = RULES["config_error"]
+    issues = []
+    for problem in kb.schema.problems:
+        issues.append(Issue(rule="config_error", severity=spec.severity, tier=spec.tier, message=problem.message,
+                            kb_name=kb.name, entry_id=None, path=problem.path or kb.schema.kb_yaml or kb.root,
+                            line=problem.line, field=problem.field, discriminator=f"{problem.line}:{problem.message}"))
+    return issues
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _unreadable(kb: KB, path: str, relpath: str, reported: bool) -> FileResult:
+    spec = RULES["parse_error"]
+    issue = Issue(rule="parse_error", severity=spec.severity, tier=spec.tier, message="cannot read the file",
+                  kb_name=kb.name, path=path)
+    return FileResult([issue], graph.EntryFacts(kb_name=kb.name, path=path, relpath=relpath, parsed=False,
+                                                reported=reported))
+
+
+@dataclass(slots=True)
+class _KBRun:
+    kb: KB
+    results: list[FileResult]
+
+
+def pass_one(kb: KB) -> _KBRun:
+    ctx = _context(kb)
+    results = []
+    for path in kb.files:
+        reported = kb.reported is None or path in kb.reported
+        relpath = kb.relpath(path)
+        data = _read(path)
+        results.append(_unreadable(kb, path, relpath, reported) if data is None
+                       else lint_source(ctx, path, relpath, data, reported=reported))
+    for cand in kb.candidates:
+        results.append(lint_source(ctx, cand.path, cand.relpath, cand.data, located=cand.inside, reported=True))
+    return _KBRun(kb, results)
+
+
+class IssueFilter:
+    """--select / --ignore (rule, tier or checker names) and --type; counts what each hid."""
+
+    def __init__(self, select: list[str], ignore: list[str], type_name: str | None):
+        self.select = set(select)
+        self.ignore = set(ignore)
+        self.type_name = type_name
+        self.hidden: dict[str, int] = {}
+
+    @staticmethod
+    def _names(issue: Issue) -> set[str]:
+        names = {issue.rule, issue.tier}
+        if issue.checker:
+            names.add(issue.checker)
+        return names
+
+    def keep(self, issue: Issue) -> bool:
+        if self.type_name is not None and issue.entry_id is not None and issue.entry_type != self.type_name:
+            return self._hide("--type")
+        names = self._names(issue)
+        if self.select and not names & self.select:
+            return self._hide("--select")
+        if self.ignore and names & self.ignore:
+            return self._hide("--ignore")
+        return True
+
+    def _hide(self, name: str) -> bool:
+        self.hidden[name] = self.hidden.get(name, 0) + 1
+        return False
+
+
+def check_names(names: list[str], option: str) -> None:
+    known = set(RULES) | set(TIERS)
+    for name in names:
+        if name not in known:
+            import difflib
+
+            near = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise UsageError(f"{option}: unknown rule or tier '{name}'{hint}")
+
+
+def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
+    check_names(settings.select, "--select")
+    check_names(settings.ignore, "--ignore")
+    kb_dir = None
+    kb_name = None
+    if settings.kb:
+        if os.path.isdir(settings.kb):
+            kb_dir = settings.kb
+        else:
+            kb_name = settings.kb
+    ws = build_workspace(settings.paths, kb_dir=kb_dir, stdin_data=stdin_data, stdin_path=settings.stdin_path,
+                         exclude=tuple(settings.exclude), respect_gitignore=settings.respect_gitignore)
+    if kb_name is not None and not any(kb.name == kb_name for kb in ws.kbs):
+        names = ", ".join(sorted(kb.name for kb in ws.kbs)) or "none"
+        raise UsageError(f"--kb {kb_name}: no such KB in this run (KBs found: {names})")
+
+    runs = [pass_one(kb) for kb in ws.kbs]
+
+    graph_kbs = []
+    for r in runs:
+        matched = {s for res in r.results for s in res.cross_sources}
+        graph_kbs.append(graph.GraphKB(
+            name=r.kb.name, root=r.kb.root, facts=[res.facts for res in r.results],
+            cross_links_path=r.kb.cross_links_path,
+            unmatched_cross_sources=[(c.source, c.line) for c in r.kb.cross_links if c.source not in matched],
+            cross_reported=r.kb.reported is None,
+        ))
+    graph_result = graph.analyse(graph_kbs, strict_links=settings.strict_links)
+
+    issues: list[Issue] = []
+    kb_reports: list[KBReport] = []
+    by_kb: dict[str, KBReport] = {}
+    for r in runs:
+        kb = r.kb
+        if kb_name is not None and kb.name != kb_name:
+            continue
+        report = KBReport(name=kb.name, root=kb.root)
+        kb_reports.append(report)
+        by_kb[kb.name] = report
+        scores = []
+        for res in r.results:
+            if not res.facts.reported:
+                continue
+            report.files += 1
+            if res.facts.parsed:
+                report.entries += 1
+                scores.append(1.0)  # no rubric outcomes yet: an entry with none scores 1 (SPEC §5.4)
+            issues.extend(res.issues)
+        report.score = round(sum(scores) / len(scores), 4) if scores else None
+        if kb.reported is None:
+            issues.extend(_config_issues(kb))
+    issues.extend(i for i in graph_result.issues if i.kb_name in by_kb)
+
+    flt = IssueFilter(settings.select, settings.ignore, settings.type)
+    kept = [i for i in issues if flt.keep(i)]
+    kept.sort(key=Issue.sort_key)
+    for issue in kept:
+        by_kb[issue.kb_name].counts[issue.severity] += 1
+    return Report(kbs=kb_reports, issues=kept, hidden=flt.hidden, fail_on=settings.fail_on,
+                  unreadable=[str(e) for e in ws.unreadable])

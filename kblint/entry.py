@@ -1,0 +1,466 @@
+"""One markdown file → Entry: frontmatter, body, headings, links, line numbers (SPEC §3).
+
+Parsing never raises: every failure becomes a `ParseFailure` with the line SPEC §3 gives.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import posixpath
+import re
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+import yaml
+
+try:  # the libyaml loader is several times faster; fall back only where it is missing
+    _BaseLoader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml is present on supported installs
+    _BaseLoader = yaml.SafeLoader
+
+
+class _EntryLoader(_BaseLoader):
+    """CSafeLoader that keeps impossible timestamps (`2025-13-45`) as text and notes their line."""
+
+
+def _construct_timestamp(loader, node):
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+    except (ValueError, OverflowError):
+        loader.bad_dates.append((node.start_mark.line, node.value))
+        return node.value
+
+
+_EntryLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+
+
+@dataclass(slots=True)
+class ParseFailure:
+    message: str
+    line: int = 1
+    column: int = 1
+
+
+@dataclass(slots=True)
+class Link:
+    target: str
+    relation: str
+    kb: str | None  # None: the entry's own KB
+    line: int
+    column: int = 1
+    # Set when the link names a path: KB-relative posix path of the file it names.
+    path: str | None = None
+    field: str | None = None  # frontmatter key the link came from
+    origin: str | None = None  # file the link is written in when not the entry (cross-kb-links.yaml)
+
+
+@dataclass(slots=True)
+class RawEntry:
+    """The result of splitting and loading a file; body analysis happens on demand."""
+
+    frontmatter: dict
+    body: str
+    body_line: int  # 1-based line of the body's first line
+    fm_text: str
+    bad_dates: list[tuple[int, str]]  # (1-based line, text)
+    _key_lines: dict[str, int] | None = None
+
+    def key_line(self, key: str) -> int:
+        if self._key_lines is None:
+            self._key_lines = _top_level_key_lines(self.fm_text)
+        return self._key_lines.get(key, 1)
+
+    def key_at_line(self, line: int) -> str | None:
+        if self._key_lines is None:
+            self._key_lines = _top_level_key_lines(self.fm_text)
+        best = None
+        for key, key_line in self._key_lines.items():
+            if key_line <= line and (best is None or key_line > self._key_lines[best]):
+                best = key
+        return best
+
+
+_FENCE_RE = re.compile(r"^---[ \t]*$", re.M)
+_GLUED_RE = re.compile(r"^[^#\n:]*:.*\S---[ \t]*$", re.M)
+_KEY_RE = re.compile(r"""^(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)""", re.M)
+
+
+def _top_level_key_lines(fm_text: str) -> dict[str, int]:
+    lines: dict[str, int] = {}
+    for m in _KEY_RE.finditer(fm_text):
+        key = m.group(1) or m.group(2) or m.group(3)
+        if key not in lines:
+            lines[key] = fm_text.count("\n", 0, m.start()) + 2  # frontmatter starts on line 2
+    return lines
+
+
+def decode(data: bytes) -> str | ParseFailure:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return ParseFailure(f"invalid UTF-8 at byte offset {exc.start}: {exc.reason}", line=line)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _glued_fence_hint(fm_region: str) -> tuple[int, str] | None:
+    m = _GLUED_RE.search(fm_region)
+    if m is None:
+        return None
+    return fm_region.count("\n", 0, m.start()) + 2, m.group(0).strip()
+
+
+def split_and_load(text: str) -> RawEntry | ParseFailure:
+    """Split the frontmatter fence and load the YAML mapping (SPEC §3)."""
+    if not text.strip():
+        return ParseFailure("empty file: expected frontmatter starting with '---'")
+    first_nl = text.find("\n")
+    first = text if first_nl < 0 else text[:first_nl]
+    if first.rstrip() != "---":
+        return ParseFailure("no frontmatter: the first line must be '---'")
+    start = first_nl + 1 if first_nl >= 0 else len(text)
+    m = _FENCE_RE.search(text, start) if first_nl >= 0 else None
+    if m is None:
+        hint = _glued_fence_hint(text[start:])
+        msg = "unterminated frontmatter: no closing '---' line"
+        if hint:
+            msg += f"; line {hint[0]} ends with '---' glued to a value ({hint[1]!r}): put '---' on its own line"
+        return ParseFailure(msg)
+    fm_text = text[start : m.start()]
+    body_start = m.end() + 1
+    body = text[body_start:] if body_start <= len(text) else ""
+    body_line = text.count("\n", 0, m.end()) + 2
+
+    loader = _EntryLoader(fm_text)
+    loader.bad_dates = []
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 2 if mark is not None else 2
+        column = mark.column + 1 if mark is not None else 1
+        reason = exc.problem or exc.context or "invalid YAML"
+        msg = f"invalid YAML in frontmatter: {reason}"
+        hint = _glued_fence_hint(fm_text)
+        if hint:
+            msg += f"; line {hint[0]} ends with '---' glued to a value ({hint[1]!r}): put '---' on its own line"
+        return ParseFailure(msg, line=line, column=column)
+    except Exception as exc:  # noqa: BLE001 - any loader failure is a parse error, never a crash
+        return ParseFailure(f"invalid YAML in frontmatter: {type(exc).__name__}: {exc}", line=2)
+    finally:
+        loader.dispose()
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__} scalar"
+        return ParseFailure(f"frontmatter must be a mapping of keys to values, not {kind}", line=2)
+    bad = [(line + 2, value) for line, value in loader.bad_dates]
+    return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, bad_dates=bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# Body analysis: code stripping, headings, wikilinks, markdown links.
+
+_FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_INLINE_CODE_RE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]]*)\]\](?!\()")
+_MDLINK_RE = re.compile(r"(?<![!\]])\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+_KB_PREFIX_RE = re.compile(r"^([a-z0-9_-]+):(.+)$", re.S)
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _blank(text: str) -> str:
+    """Same length and newlines, no content: keeps line and column positions intact."""
+    return re.sub(r"[^\n]", " ", text)
+
+
+def strip_code(body: str) -> str:
+    """Replace fenced code blocks and inline code with spaces, preserving positions."""
+    if "`" not in body and "~~~" not in body:
+        return body
+    lines = body.split("\n")
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        if fence is None:
+            m = _FENCE_OPEN_RE.match(line)
+            if m:
+                fence = m.group(1)
+                lines[i] = " " * len(line)
+        else:
+            stripped = line.strip()
+            if stripped and stripped[0] == fence[0] and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+                fence = None
+            lines[i] = " " * len(line)
+    out = "\n".join(lines)
+    if "`" in out:
+        out = _INLINE_CODE_RE.sub(lambda m: _blank(m.group(0)), out)
+    return out
+
+
+def headings(body: str, body_line: int) -> list[tuple[int, str, int]]:
+    """(level, text, file line) of each ATX heading outside code fences."""
+    if "#" not in body:
+        return []
+    result = []
+    fence: str | None = None
+    for i, line in enumerate(body.split("\n")):
+        if fence is None:
+            m = _FENCE_OPEN_RE.match(line)
+            if m:
+                fence = m.group(1)
+                continue
+            if "#" in line:
+                h = _HEADING_RE.match(line)
+                if h:
+                    result.append((len(h.group(1)), (h.group(2) or "").strip(), body_line + i))
+        else:
+            stripped = line.strip()
+            if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+                fence = None
+    return result
+
+
+def split_kb_prefix(target: str) -> tuple[str | None, str]:
+    m = _KB_PREFIX_RE.match(target)
+    if m:
+        return m.group(1), m.group(2).strip()
+    return None, target
+
+
+def _line_col(text: str, offset: int, first_line: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset)
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return first_line + line, col
+
+
+def _wikilink_target(raw: str) -> str:
+    target = raw.split("|", 1)[0]
+    for sep in ("#", "^"):
+        idx = target.find(sep)
+        if idx >= 0:
+            target = target[:idx]
+    return target.strip()
+
+
+def _path_link(target: str) -> str | None:
+    """A wikilink target naming a path (`dir/note`, `note.md`): its KB-relative .md path."""
+    if target.endswith(".md"):
+        return posixpath.normpath(target.lstrip("/"))
+    if "/" in target:
+        return posixpath.normpath(target.lstrip("/")) + ".md"
+    return None
+
+
+def body_links(body: str, body_line: int, entry_dir: str) -> list[Link]:
+    """Wikilinks and local markdown links in the body (code removed). entry_dir: KB-relative dir."""
+    has_wiki = "[[" in body
+    has_md = "](" in body
+    if not has_wiki and not has_md:
+        return []
+    text = strip_code(body)
+    links: list[Link] = []
+    if has_wiki:
+        for m in _WIKILINK_RE.finditer(text):
+            inner = m.group(2)
+            if "\n" in inner:
+                continue
+            kb, target = split_kb_prefix(inner.strip())
+            target = _wikilink_target(target)
+            if not target:
+                continue
+            line, col = _line_col(text, m.start(), body_line)
+            relation = "transclusion" if m.group(1) else "wikilink"
+            path = _path_link(target)
+            if path is not None and target.endswith(".md"):
+                target = target[:-3]
+            links.append(Link(target=target, relation=relation, kb=kb, line=line, column=col, path=path))
+    if has_md:
+        for m in _MDLINK_RE.finditer(text):
+            href = m.group(1)
+            if _SCHEME_RE.match(href) or href.startswith("#"):
+                continue
+            href = unquote(href.split("#", 1)[0])
+            if not href.endswith(".md"):
+                continue
+            if href.startswith("/"):
+                path = posixpath.normpath(href.lstrip("/"))
+            else:
+                path = posixpath.normpath(posixpath.join(entry_dir, href))
+            line, col = _line_col(text, m.start(), body_line)
+            links.append(Link(target=path[:-3], relation="mdlink", kb=None, line=line, column=col, path=path))
+    return links
+
+
+def _string_target(value) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int, float)):
+        text = str(value).strip()
+        return text or None
+    return None
+
+
+def frontmatter_links(raw: RawEntry, object_ref_fields: tuple[str, ...] = ()) -> list[Link]:
+    """`links:` (mapping, legacy `{to, type}`, `target`/`kb:target` strings), `references:`, object-refs."""
+    fm = raw.frontmatter
+    links: list[Link] = []
+    items = fm.get("links")
+    if isinstance(items, (list, dict, str)):
+        line = raw.key_line("links")
+        if isinstance(items, (dict, str)):
+            items = [items]
+        for item in items:
+            if isinstance(item, dict):
+                target = _string_target(item.get("target", item.get("to")))
+                if target is None:
+                    continue
+                relation = item.get("relation", item.get("type")) or "related"
+                kb = item.get("kb")
+                kb = str(kb).strip() if kb not in (None, "") else None
+                if kb is None:
+                    kb, target = split_kb_prefix(target)
+                links.append(Link(target=target, relation=str(relation), kb=kb, line=line, field="links"))
+            else:
+                target = _string_target(item)
+                if target is None:
+                    continue
+                kb, target = split_kb_prefix(target)
+                links.append(Link(target=target, relation="related", kb=kb, line=line, field="links"))
+    refs = fm.get("references")
+    if isinstance(refs, (list, str)):
+        line = raw.key_line("references")
+        for item in [refs] if isinstance(refs, str) else refs:
+            target = _string_target(item)
+            if target is None:
+                continue
+            kb, target = split_kb_prefix(target)
+            links.append(Link(target=target, relation="references", kb=kb, line=line, field="references"))
+    for name in object_ref_fields:
+        value = fm.get(name)
+        if value is None and isinstance(fm.get("metadata"), dict):
+            value = fm["metadata"].get(name)
+        if value is None:
+            continue
+        line = raw.key_line(name)
+        for item in value if isinstance(value, list) else [value]:
+            target = _string_target(item)
+            if target is None:
+                continue
+            kb, target = split_kb_prefix(target)
+            links.append(Link(target=target, relation=name, kb=kb, line=line, field=name))
+    return links
+
+
+# ---------------------------------------------------------------------------------------------
+# The entry model checkers and policies see (SPEC §3).
+
+
+def _as_text(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    return str(value)
+
+
+def as_tags(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, list):
+        return [str(v) for v in value if v is not None and str(v).strip()]
+    return [str(value)]
+
+
+@dataclass(slots=True)
+class Entry:
+    kb_name: str
+    path: str  # absolute path (or the virtual path of a candidate read from stdin)
+    relpath: str  # KB-relative posix path
+    raw: RawEntry
+    id: str
+    type: str
+    type_source: str  # "frontmatter" | "subdirectory" | "default"
+    title: str | None
+    tags: list[str]
+    status: str | None
+    metadata: dict
+    body: str
+    links: list[Link] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+    _headings: list | None = None
+
+    @property
+    def stem(self) -> str:
+        return posixpath.basename(self.relpath)[:-3] if self.relpath.endswith(".md") else posixpath.basename(self.relpath)
+
+    @property
+    def headings(self) -> list[tuple[int, str, int]]:
+        if self._headings is None:
+            self._headings = headings(self.body, self.raw.body_line)
+        return self._headings
+
+    def key_line(self, key: str) -> int:
+        return self.raw.key_line(key)
+
+
+def merged_metadata(frontmatter: dict) -> dict:
+    nested = frontmatter.get("metadata")
+    if isinstance(nested, dict):
+        merged = dict(nested)
+        merged.update(frontmatter)
+        return merged
+    return frontmatter
+
+
+def entry_id(frontmatter: dict, relpath: str) -> str:
+    value = frontmatter.get("id")
+    text = _as_text(value) if not isinstance(value, (list, dict)) else None
+    if text is not None and text.strip():
+        return text.strip()
+    return posixpath.basename(relpath)[:-3] if relpath.endswith(".md") else posixpath.basename(relpath)
+
+
+def build_entry(raw: RawEntry, schema, path: str, relpath: str) -> tuple[Entry, bool]:
+    """The entry model for RAW in the KB described by SCHEMA; the flag says the type was defaulted."""
+    fm = raw.frontmatter
+    declared = fm.get("type")
+    type_name = _as_text(declared).strip() if declared is not None and not isinstance(declared, (list, dict)) else ""
+    type_source = "frontmatter"
+    if not type_name:
+        segment = relpath.split("/", 1)[0] if "/" in relpath else ""
+        type_name = (schema.type_for_subdirectory(segment) if segment else None) or ""
+        type_source = "subdirectory" if type_name else "default"
+        if not type_name:
+            type_name = "note"
+    title = fm.get("title")
+    title = _as_text(title) if not isinstance(title, (list, dict)) else None
+    status = fm.get("status")
+    status = _as_text(status) if not isinstance(status, (list, dict)) else None
+    entry = Entry(
+        kb_name=schema.name,
+        path=path,
+        relpath=relpath,
+        raw=raw,
+        id=entry_id(fm, relpath),
+        type=type_name,
+        type_source=type_source,
+        title=title,
+        tags=as_tags(fm.get("tags")),
+        status=status,
+        metadata=merged_metadata(fm),
+        body=raw.body,
+        aliases=as_tags(fm.get("aliases")),
+    )
+    type_schema = schema.types.get(type_name)
+    refs = type_schema.object_ref_fields() if type_schema is not None else ()
+    entry.links = frontmatter_links(raw, refs) + body_links(raw.body, raw.body_line, posixpath.dirname(relpath))
+    return entry, type_source == "default"

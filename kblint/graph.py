@@ -1,0 +1,229 @@
+"""Pass 2: the link graph over compact EntryFacts — link resolution, inlinks, duplicate ids,
+orphans (SPEC §3, §8). Bodies are never held here; only what pass 1 extracted."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .entry import Link
+from .issue import Issue
+from .rules import RULES
+
+# Above this many entries a "did you mean" search per broken link costs more than it helps.
+_SUGGEST_LIMIT = 20000
+
+
+@dataclass(slots=True)
+class EntryFacts:
+    """What the graph pass needs to know about one file; small enough to keep for 100k entries."""
+
+    kb_name: str
+    path: str
+    relpath: str
+    parsed: bool
+    reported: bool
+    id: str = ""
+    id_line: int = 1
+    type: str = ""
+    status: str | None = None
+    aliases: tuple[str, ...] = ()
+    links: list[Link] = field(default_factory=list)
+
+    @property
+    def stem(self) -> str:
+        base = posixpath.basename(self.relpath)
+        return base[:-3] if base.endswith(".md") else base
+
+
+class KBIndex:
+    """Lookup of a KB's entries by id, file stem, alias (exact, then case-insensitive) and path."""
+
+    def __init__(self, name: str, root: str):
+        self.name = name
+        self.root = root
+        self.exact: dict[str, EntryFacts] = {}
+        self.folded: dict[str, EntryFacts] = {}
+        self.by_path: dict[str, EntryFacts] = {}
+        self.ids: list[str] = []
+
+    def add(self, facts: EntryFacts) -> None:
+        self.by_path[facts.relpath] = facts
+        keys = [facts.stem]
+        if facts.parsed:
+            keys = [facts.id, facts.stem, *facts.aliases]
+            self.ids.append(facts.id)
+        for key in keys:
+            self.exact.setdefault(key, facts)
+        for key in keys:
+            self.folded.setdefault(key.casefold(), facts)
+
+    def lookup(self, target: str) -> EntryFacts | None:
+        found = self.exact.get(target)
+        if found is None:
+            found = self.folded.get(target.casefold())
+        return found
+
+    def resolve(self, link: Link) -> EntryFacts | str | None:
+        """The entry a link names, "file" for an existing non-entry file, or None."""
+        if link.path is not None:
+            found = self.by_path.get(link.path)
+            if found is not None:
+                return found
+            if link.relation == "mdlink":
+                return None
+        found = self.lookup(link.target)
+        if found is not None:
+            return found
+        if "." in posixpath.basename(link.target) and os.path.isfile(os.path.join(self.root, link.target)):
+            return "file"
+        return None
+
+    def suggest(self, target: str) -> str | None:
+        if len(self.ids) > _SUGGEST_LIMIT:
+            return None
+        near = difflib.get_close_matches(target, self.ids, n=1, cutoff=0.8)
+        return near[0] if near else None
+
+
+def _issue(rule: str, message: str, facts: EntryFacts | None, *, kb_name: str, path: str, line: int = 1,
+           column: int = 1, field: str | None = None, discriminator: str = "", entry_id: str | None = None) -> Issue:
+    spec = RULES[rule]
+    return Issue(rule=rule, severity=spec.severity, tier=spec.tier, message=message, kb_name=kb_name,
+                 entry_id=entry_id if entry_id is not None else (facts.id if facts else None), path=path,
+                 line=line, column=column, field=field, discriminator=discriminator,
+                 entry_type=facts.type if facts else None)
+
+
+@dataclass(slots=True)
+class GraphKB:
+    """One KB's facts and what the graph pass needs beside them."""
+
+    name: str
+    root: str
+    facts: list[EntryFacts]
+    cross_links_path: str | None = None
+    unmatched_cross_sources: list[tuple[str, int]] = field(default_factory=list)  # (source, line)
+    cross_reported: bool = True
+
+
+@dataclass(slots=True)
+class GraphResult:
+    issues: list[Issue]
+    inlinks: dict[str, set[str]]  # entry path → paths of the entries linking to it
+
+
+def link_key(link: Link, own_kb: str) -> tuple[str, str]:
+    kb = link.kb or own_kb
+    return kb, (link.path if link.path is not None else link.target)
+
+
+def analyse(kbs: list[GraphKB], *, strict_links: bool = False) -> GraphResult:
+    indexes: dict[str, KBIndex] = {}
+    by_abs_path: dict[str, EntryFacts] = {}
+    for kb in kbs:
+        index = indexes.setdefault(kb.name, KBIndex(kb.name, kb.root))
+        for facts in kb.facts:
+            index.add(facts)
+            by_abs_path[os.path.normpath(facts.path)] = facts
+
+    issues: list[Issue] = []
+    inlinks: dict[str, set[str]] = defaultdict(set)
+    has_outlinks: set[str] = set()
+
+    for kb in kbs:
+        own = indexes[kb.name]
+        for facts in kb.facts:
+            if not facts.parsed:
+                continue
+            seen: set[tuple[str, str]] = set()
+            for link in facts.links:
+                key = link_key(link, kb.name)
+                if key in seen:
+                    continue
+                seen.add(key)
+                target_kb = key[0]
+                index = indexes.get(target_kb)
+                where = link_origin(link, facts)
+                report = facts.reported if link.origin is None else kb.cross_reported
+                if index is None:
+                    if not _is_self(link, facts, kb.name):
+                        has_outlinks.add(facts.path)
+                    if report:
+                        rule = "broken_link" if strict_links else "unresolved_external"
+                        issues.append(_issue(rule, f"Link to '{target_kb}:{link.target}': KB '{target_kb}' is not "
+                                                   "in this run", facts, kb_name=kb.name, path=where, line=link.line,
+                                             column=link.column, field=link.field,
+                                             discriminator=f"{target_kb}:{key[1]}"))
+                    continue
+                if link.relation == "mdlink" and link.path is not None and link.path.startswith("../"):
+                    resolved = by_abs_path.get(os.path.normpath(os.path.join(kb.root, link.path)))
+                else:
+                    resolved = index.resolve(link)
+                if resolved is None:
+                    has_outlinks.add(facts.path)
+                    if report:
+                        hint = index.suggest(link.target)
+                        where_kb = "" if target_kb == kb.name else f" in KB '{target_kb}'"
+                        issues.append(_issue("broken_link",
+                                             f"Link target '{link.target}' not found{where_kb}"
+                                             + (f"; did you mean '{hint}'?" if hint else ""),
+                                             facts, kb_name=kb.name, path=where, line=link.line,
+                                             column=link.column, field=link.field,
+                                             discriminator=f"{target_kb}:{key[1]}"))
+                    continue
+                if resolved == "file" or resolved is facts:
+                    continue
+                has_outlinks.add(facts.path)
+                inlinks[resolved.path].add(facts.path)
+
+        for source, line in kb.unmatched_cross_sources:
+            if kb.cross_reported and kb.cross_links_path:
+                issues.append(_issue("broken_link", f"cross-kb-links.yaml: source '{source}' is not an entry of "
+                                                    f"KB '{kb.name}'", None, kb_name=kb.name,
+                                     path=kb.cross_links_path, line=line, discriminator=f"source:{source}"))
+
+    for kb in kbs:
+        issues.extend(_duplicates(kb))
+        for facts in kb.facts:
+            if facts.parsed and facts.reported and facts.path not in has_outlinks and not inlinks.get(facts.path):
+                issues.append(_issue("orphan_entry", f"Entry '{facts.id}' has no links in or out", facts,
+                                     kb_name=kb.name, path=facts.path))
+    return GraphResult(issues=issues, inlinks=inlinks)
+
+
+def link_origin(link: Link, facts: EntryFacts) -> str:
+    return link.origin if link.origin is not None else facts.path
+
+
+def _is_self(link: Link, facts: EntryFacts, kb_name: str) -> bool:
+    return (link.kb or kb_name) == facts.kb_name and link.target in (facts.id, facts.stem)
+
+
+def _duplicates(kb: GraphKB) -> list[Issue]:
+    groups: dict[str, list[EntryFacts]] = defaultdict(list)
+    for facts in kb.facts:
+        if facts.parsed:
+            groups[facts.id].append(facts)
+    issues = []
+    for entry_id, members in groups.items():
+        if len(members) < 2:
+            continue
+        for facts in members:
+            if not facts.reported:
+                continue
+            others = ", ".join(_display(o.path) for o in members if o is not facts)
+            issues.append(_issue("duplicate_id", f"Duplicate id '{entry_id}' (also in {others})", facts,
+                                 kb_name=kb.name, path=facts.path, line=facts.id_line, field="id",
+                                 discriminator=entry_id))
+    return issues
+
+
+def _display(path: str) -> str:
+    try:
+        return os.path.relpath(path).replace(os.sep, "/")
+    except ValueError:
+        return path

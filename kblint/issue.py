@@ -1,0 +1,105 @@
+"""The Issue data model: one finding, low in the house so every module may import it."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field as dc_field
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+FAIL_ON_CHOICES = ("error", "warning", "info", "never")
+
+
+@dataclass(slots=True)
+class Issue:
+    rule: str
+    severity: str
+    tier: str
+    message: str
+    kb_name: str | None = None
+    entry_id: str | None = None
+    path: str = ""  # absolute path of the file the issue is on
+    line: int = 1
+    column: int = 1
+    field: str | None = None
+    rubric_item: str | None = None
+    checker: str | None = None
+    policy: str | None = None
+    confidence: float | None = None
+    evaluator: str | None = None
+    cached: bool | None = None
+    # What tells this issue apart from others of the same rule on the same file
+    # (a link target, a duplicate id): part of the fingerprint, never shown.
+    discriminator: str = ""
+    # The entry's type, kept so `--type` can filter; not part of the report.
+    entry_type: str | None = dc_field(default=None, repr=False)
+
+    def fingerprint(self, display_path: str) -> str:
+        parts = (
+            self.kb_name or "",
+            display_path,
+            self.rule,
+            self.checker or "",
+            self.rubric_item or self.policy or "",
+            self.field or "",
+            self.discriminator,
+        )
+        return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.rule, self.message)
+
+
+def at_or_above(severity: str, threshold: str) -> bool:
+    if threshold == "never":
+        return False
+    return SEVERITY_RANK[severity] >= SEVERITY_RANK[threshold]
+
+
+def empty_counts() -> dict[str, int]:
+    return {"error": 0, "warning": 0, "info": 0}
+
+
+@dataclass(slots=True)
+class KBReport:
+    name: str
+    root: str  # absolute directory
+    files: int = 0
+    entries: int = 0
+    counts: dict[str, int] = dc_field(default_factory=empty_counts)
+    score: float | None = None
+    coverage: dict = dc_field(default_factory=lambda: {
+        "schema": 0, "checker": 0, "policy": 0, "judgment": 0, "broken": 0, "judgment_evaluated": False})
+
+
+@dataclass(slots=True)
+class Report:
+    kbs: list[KBReport]
+    issues: list[Issue]  # reported issues, sorted
+    hidden: dict[str, int] = dc_field(default_factory=dict)  # filter name → issues it hid
+    judgment: dict = dc_field(default_factory=lambda: {
+        "enabled": False, "reason": "no LLM configured", "evaluator": None, "calls": 0, "cache_hits": 0,
+        "prompt_tokens": 0, "completion_tokens": 0, "not_evaluated": 0})
+    fail_on: str = "error"
+    unreadable: list[str] = dc_field(default_factory=list)  # kb.yaml files that could not be read
+
+    @property
+    def files(self) -> int:
+        return sum(kb.files for kb in self.kbs)
+
+    @property
+    def entries(self) -> int:
+        return sum(kb.entries for kb in self.kbs)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = empty_counts()
+        for issue in self.issues:
+            counts[issue.severity] += 1
+        return counts
+
+    @property
+    def exit_code(self) -> int:
+        if self.unreadable:
+            return 2
+        return 1 if any(at_or_above(i.severity, self.fail_on) for i in self.issues) else 0

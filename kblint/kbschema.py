@@ -1,0 +1,495 @@
+"""kb.yaml → KBSchema / TypeSchema / FieldSchema with line numbers; system intent; core types.
+
+SPEC §4. Every rubric item, type, field and rule keeps the kb.yaml line it came from, so later
+tiers can point authors at the exact line to fix. Problems in kb.yaml that do not stop the run
+are collected as `ConfigProblem`s and reported as `config_error` issues.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .yamlfile import LineDict, LineList, YamlFileError, load_file
+
+# Field type vocabularies (Pyrite's and the common one) → canonical name.
+FIELD_TYPES = {
+    "string": "string",
+    "text": "string",
+    "number": "number",
+    "float": "number",
+    "integer": "integer",
+    "int": "integer",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "checkbox": "boolean",
+    "date": "date",
+    "datetime": "datetime",
+    "select": "select",
+    "multi-select": "multi-select",
+    "multiselect": "multi-select",
+    "multi_select": "multi-select",
+    "list": "list",
+    "tags": "tags",
+    "url": "url",
+    "object-ref": "object-ref",
+    "object_ref": "object-ref",
+}
+
+# Keys every entry may carry whatever its type declares (SPEC §4).
+COMMON_KEYS = frozenset(
+    "id title type tags links aliases status date summary references metadata kblint importance "
+    "sources created_at updated_at".split()
+)
+
+# Types for which an empty body is normal (SPEC §8, empty_body).
+BODYLESS_TYPES = frozenset({"collection", "relationship"})
+
+
+@dataclass(slots=True)
+class ConfigProblem:
+    line: int
+    message: str
+    field: str | None = None
+    path: str | None = None  # the file it is in; None for kb.yaml
+
+
+@dataclass(slots=True)
+class FieldSchema:
+    name: str
+    type: str | None  # canonical type, None when unspecified
+    declared_type: str | None = None
+    values: list | None = None
+    required: bool = False
+    min: float | None = None
+    max: float | None = None
+    allow_other: bool = False
+    description: str | None = None
+    line: int = 1
+
+
+@dataclass(slots=True)
+class FieldRule:
+    """One `validation.rules` item: applies to a field of any type."""
+
+    field: str
+    range: tuple[float | None, float | None] | None = None
+    enum: list | None = None
+    pattern: str | None = None
+    format: str | None = None
+    line: int = 1
+
+
+@dataclass(slots=True)
+class Workflow:
+    states: list[str]
+    transitions: list[tuple[str, str, str]]  # (from, to, why)
+    line: int = 1
+
+
+@dataclass(slots=True)
+class RubricItem:
+    """One evaluation_rubric element as written; binding it is the rubric tier's job."""
+
+    raw: object  # the string or mapping as written
+    text: str
+    line: int
+    scope: str  # "system" | "kb" | "type"
+    type_name: str | None = None
+    source: str = "kb.yaml"  # "system", "core", "kb.yaml", or a plugin name
+
+    @property
+    def is_string(self) -> bool:
+        return isinstance(self.raw, str)
+
+
+@dataclass(slots=True)
+class TypeSchema:
+    name: str
+    description: str | None = None
+    subdirectory: str | None = None
+    required: list[str] = field(default_factory=list)
+    optional: list[str] = field(default_factory=list)
+    fields: dict[str, FieldSchema] = field(default_factory=dict)
+    ai_instructions: str | None = None
+    guidelines: object = None
+    goals: object = None
+    rubric: list[RubricItem] = field(default_factory=list)
+    workflow: Workflow | None = None
+    source: str = "core"  # "core" | "kb.yaml" | plugin name
+    declared: bool = False  # declared in kb.yaml
+    knows_keys: bool = False  # lists fields/required/optional: other keys are unknown_field
+    line: int = 1
+
+    def required_fields(self) -> list[str]:
+        names = list(self.required)
+        for name, spec in self.fields.items():
+            if spec.required and name not in names:
+                names.append(name)
+        return [n for n in names if n != "title"]
+
+    def known_keys(self) -> set[str]:
+        return set(self.fields) | set(self.required) | set(self.optional) | COMMON_KEYS
+
+    def object_ref_fields(self) -> tuple[str, ...]:
+        return tuple(name for name, spec in self.fields.items() if spec.type == "object-ref")
+
+
+@dataclass(slots=True)
+class KBSchema:
+    name: str
+    root: str  # absolute directory
+    kb_yaml: str | None  # absolute path, None for the default intent
+    description: str | None = None
+    kb_type: str | None = None
+    guidelines: dict = field(default_factory=dict)
+    goals: dict = field(default_factory=dict)
+    rubric: list[RubricItem] = field(default_factory=list)
+    pass_threshold: float | None = None
+    enforce: bool = False
+    rules: list[FieldRule] = field(default_factory=list)
+    types: dict[str, TypeSchema] = field(default_factory=dict)
+    problems: list[ConfigProblem] = field(default_factory=list)
+    raw: dict = field(default_factory=dict)
+
+    def type_for_subdirectory(self, segment: str) -> str | None:
+        for ts in self.types.values():
+            if ts.subdirectory and ts.subdirectory.strip("/") == segment:
+                return ts.name
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# System intent and core types (SPEC §4, Pyrite-compatible).
+
+SYSTEM_RUBRIC = (
+    {"text": "Entry has a descriptive title", "checker": "descriptive_title"},
+    {"text": "Entry body is non-empty", "covered_by": "schema"},
+    {"text": "Entry has at least one tag", "checker": "has_tags"},
+    {"text": "Entry links to at least one related entry (unless a stub)", "checker": "has_outlinks"},
+)
+
+SYSTEM_GUIDELINES = {
+    "sourcing": "Cite sources for factual claims; prefer primary sources and say where each claim comes from.",
+    "cross_linking": "Link each entry to the related entries of the knowledge base so readers can navigate between them.",
+    "completeness": "Fill the fields the type asks for and write a body that explains the subject, not just names it.",
+}
+
+
+def _core_types() -> dict[str, TypeSchema]:
+    types = {name: TypeSchema(name=name, required=["title"]) for name in (
+        "note", "person", "organization", "event", "document", "topic", "relationship", "timeline", "collection"
+    )}
+    types["person"].rubric = [
+        RubricItem(raw={"text": "Person has a role or position described", "checker": "has_field",
+                        "params": {"field": "role"}},
+                   text="Person has a role or position described", line=0, scope="type", type_name="person",
+                   source="core"),
+    ]
+    event = types["event"]
+    event.required = ["title", "date"]
+    event.fields = {
+        "date": FieldSchema(name="date", type="date", declared_type="date", line=0),
+        "importance": FieldSchema(name="importance", type="number", declared_type="number", min=1, max=10, line=0),
+    }
+    event.rubric = [
+        RubricItem(raw={"text": "Event has a date field", "covered_by": "schema"}, text="Event has a date field",
+                   line=0, scope="type", type_name="event", source="core"),
+        RubricItem(raw={"text": "Event has an importance score between 1 and 10", "covered_by": "schema"},
+                   text="Event has an importance score between 1 and 10", line=0, scope="type",
+                   type_name="event", source="core"),
+    ]
+    types["document"].rubric = [
+        RubricItem(raw={"text": "Document has a source URL or author", "checker": "has_any_field",
+                        "params": {"fields": ["url", "author"]}},
+                   text="Document has a source URL or author", line=0, scope="type", type_name="document",
+                   source="core"),
+        RubricItem(raw={"text": "Document has a document_type classification", "checker": "has_field",
+                        "params": {"field": "document_type"}},
+                   text="Document has a document_type classification", line=0, scope="type",
+                   type_name="document", source="core"),
+    ]
+    return types
+
+
+CORE_TYPE_NAMES = frozenset(_core_types())
+
+
+def system_rubric() -> list[RubricItem]:
+    return [RubricItem(raw=dict(item), text=item["text"], line=0, scope="system", source="system")
+            for item in SYSTEM_RUBRIC]
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading kb.yaml.
+
+
+def _as_str_list(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    return None
+
+
+def _item_text(raw) -> str:
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, dict):
+        text = raw.get("text")
+        return str(text) if text is not None else ""
+    return str(raw)
+
+
+def _rubric(value, scope: str, type_name: str | None, problems: list[ConfigProblem], where_line: int) -> list[RubricItem]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        problems.append(ConfigProblem(where_line, "evaluation_rubric must be a list of items"))
+        return []
+    items = []
+    for i, raw in enumerate(value):
+        line = value.line_of(i) if isinstance(value, LineList) else where_line
+        items.append(RubricItem(raw=raw, text=_item_text(raw), line=line, scope=scope, type_name=type_name))
+    return items
+
+
+def _field(name: str, spec, line: int, problems: list[ConfigProblem], type_name: str) -> FieldSchema:
+    if spec is None or isinstance(spec, str):
+        declared = spec if isinstance(spec, str) else None
+        spec = {"type": declared} if declared else {}
+    if not isinstance(spec, dict):
+        problems.append(ConfigProblem(line, f"type '{type_name}': field '{name}' must be a mapping"))
+        return FieldSchema(name=name, type=None, line=line)
+    declared = spec.get("type")
+    canonical = None
+    if declared is not None:
+        canonical = FIELD_TYPES.get(str(declared).strip().lower())
+        if canonical is None:
+            where = spec.line_of("type") if isinstance(spec, LineDict) else line
+            known = ", ".join(sorted(set(FIELD_TYPES)))
+            problems.append(ConfigProblem(where, f"type '{type_name}': field '{name}' has unknown field type "
+                                                 f"'{declared}' (known: {known})"))
+    values = spec.get("values", spec.get("options"))
+    if values is not None and not isinstance(values, list):
+        values = [values]
+    return FieldSchema(
+        name=name,
+        type=canonical,
+        declared_type=str(declared) if declared is not None else None,
+        values=list(values) if values is not None else None,
+        required=spec.get("required") is True,
+        min=_number(spec.get("min")),
+        max=_number(spec.get("max")),
+        allow_other=spec.get("allow_other") is True,
+        description=spec.get("description") if isinstance(spec.get("description"), str) else None,
+        line=line,
+    )
+
+
+def _workflow(value, line: int, problems: list[ConfigProblem], type_name: str) -> Workflow | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        problems.append(ConfigProblem(line, f"type '{type_name}': workflow must be a mapping"))
+        return None
+    states = _as_str_list(value.get("states"))
+    transitions = []
+    raw = value.get("transitions")
+    if isinstance(raw, dict):
+        for key, why in raw.items():
+            parts = str(key).split("->")
+            if len(parts) == 2:
+                transitions.append((parts[0].strip(), parts[1].strip(), str(why) if why is not None else ""))
+    elif isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, dict) and "from" in item and "to" in item:
+                transitions.append((str(item["from"]), str(item["to"]), str(item.get("why", ""))))
+    return Workflow(states=states, transitions=transitions, line=line)
+
+
+def _type(name: str, spec, line: int, base: TypeSchema | None, problems: list[ConfigProblem]) -> TypeSchema:
+    if spec is None:
+        spec = LineDict(line)
+    if not isinstance(spec, dict):
+        problems.append(ConfigProblem(line, f"type '{name}' must be a mapping"))
+        spec = LineDict(line)
+    at = spec.line_of if isinstance(spec, LineDict) else (lambda key: line)
+    ts = TypeSchema(name=name, source="kb.yaml", declared=True, line=line)
+    if base is not None:  # a core type redeclared: its fields and required are replaced, rubric kept
+        ts.rubric = list(base.rubric)
+        ts.fields = dict(base.fields)
+        ts.required = list(base.required)
+    ts.description = spec.get("description") if isinstance(spec.get("description"), str) else None
+    sub = spec.get("subdirectory")
+    ts.subdirectory = str(sub).strip().strip("/") if sub not in (None, "") else None
+    if "required" in spec:
+        ts.required = _as_str_list(spec.get("required"))
+    ts.optional = _as_str_list(spec.get("optional"))
+    fields = spec.get("fields")
+    if "fields" in spec:
+        ts.fields = {}
+    if isinstance(fields, dict):
+        for fname, fspec in fields.items():
+            fline = fields.line_of(fname) if isinstance(fields, LineDict) else line
+            ts.fields[str(fname)] = _field(str(fname), fspec, fline, problems, name)
+    elif fields is not None:
+        problems.append(ConfigProblem(at("fields"), f"type '{name}': fields must be a mapping of field name to spec"))
+    ts.knows_keys = any(k in spec for k in ("fields", "required", "optional"))
+    ts.ai_instructions = spec.get("ai_instructions") if isinstance(spec.get("ai_instructions"), str) else None
+    ts.guidelines = spec.get("guidelines")
+    ts.goals = spec.get("goals")
+    if "evaluation_rubric" in spec:
+        ts.rubric = _rubric(spec.get("evaluation_rubric"), "type", name, problems, at("evaluation_rubric"))
+    ts.workflow = _workflow(spec.get("workflow"), at("workflow"), problems, name)
+    return ts
+
+
+def _validation(value, line: int, problems: list[ConfigProblem]) -> tuple[bool, list[FieldRule]]:
+    if value is None:
+        return False, []
+    if not isinstance(value, dict):
+        problems.append(ConfigProblem(line, "validation must be a mapping"))
+        return False, []
+    enforce = value.get("enforce") is True
+    rules: list[FieldRule] = []
+    raw_rules = value.get("rules")
+    if raw_rules is None:
+        return enforce, rules
+    if not isinstance(raw_rules, list):
+        problems.append(ConfigProblem(value.line_of("rules") if isinstance(value, LineDict) else line,
+                                      "validation.rules must be a list"))
+        return enforce, rules
+    for i, raw in enumerate(raw_rules):
+        rline = raw_rules.line_of(i) if isinstance(raw_rules, LineList) else line
+        if not isinstance(raw, dict) or not raw.get("field"):
+            problems.append(ConfigProblem(rline, "a validation rule must be a mapping with a 'field'"))
+            continue
+        rule = FieldRule(field=str(raw["field"]), line=rline)
+        if "range" in raw:
+            rng = raw["range"]
+            if isinstance(rng, list) and len(rng) == 2:
+                rule.range = (_number(rng[0]), _number(rng[1]))
+            else:
+                problems.append(ConfigProblem(rline, f"validation rule for '{rule.field}': range must be [min, max]"))
+        if "min" in raw or "max" in raw:
+            rule.range = (_number(raw.get("min")), _number(raw.get("max")))
+        if "enum" in raw:
+            rule.enum = list(raw["enum"]) if isinstance(raw["enum"], list) else [raw["enum"]]
+        if "pattern" in raw:
+            import re
+
+            try:
+                re.compile(str(raw["pattern"]))
+                rule.pattern = str(raw["pattern"])
+            except re.error as exc:
+                problems.append(ConfigProblem(rline, f"validation rule for '{rule.field}': invalid pattern: {exc}"))
+        if "format" in raw:
+            rule.format = str(raw["format"])
+            if rule.format.upper() not in ("ISO8601", "DATE", "DATETIME", "URL"):
+                problems.append(ConfigProblem(rline, f"validation rule for '{rule.field}': unknown format "
+                                                     f"'{rule.format}' (known: ISO8601, date, datetime, url)"))
+        rules.append(rule)
+    return enforce, rules
+
+
+def default_schema(root: str) -> KBSchema:
+    """The intent of a KB with no kb.yaml: system intent and core types."""
+    schema = KBSchema(name=os.path.basename(os.path.normpath(root)) or "kb", root=root, kb_yaml=None)
+    schema.types = _core_types()
+    schema.guidelines = dict(SYSTEM_GUIDELINES)
+    return schema
+
+
+def load_kb_schema(root: str) -> KBSchema:
+    """Load ROOT/kb.yaml. Raises YamlFileError when it is not valid YAML or not a mapping."""
+    path = os.path.join(root, "kb.yaml")
+    data = load_file(path)
+    if data is None:
+        data = LineDict(1)
+    if not isinstance(data, dict):
+        raise YamlFileError(path, getattr(data, "line", 1), "kb.yaml must be a mapping of keys to values")
+    schema = default_schema(root)
+    schema.kb_yaml = path
+    schema.raw = data
+    problems = schema.problems
+    name = data.get("name")
+    if name not in (None, ""):
+        schema.name = str(name)
+    schema.description = data.get("description") if isinstance(data.get("description"), str) else None
+    schema.kb_type = str(data["kb_type"]) if data.get("kb_type") is not None else None
+    guidelines = data.get("guidelines")
+    if isinstance(guidelines, dict):
+        schema.guidelines.update({str(k): v for k, v in guidelines.items()})
+    elif guidelines is not None:
+        problems.append(ConfigProblem(data.line_of("guidelines"), "guidelines must be a mapping"))
+    goals = data.get("goals")
+    if isinstance(goals, dict):
+        schema.goals = dict(goals)
+    elif goals is not None:
+        problems.append(ConfigProblem(data.line_of("goals"), "goals must be a mapping"))
+    schema.rubric = _rubric(data.get("evaluation_rubric"), "kb", None, problems, data.line_of("evaluation_rubric"))
+    threshold = data.get("pass_threshold")
+    if threshold is not None:
+        if _number(threshold) is None or not 0 <= threshold <= 1:
+            problems.append(ConfigProblem(data.line_of("pass_threshold"), "pass_threshold must be a number from 0 to 1"))
+        else:
+            schema.pass_threshold = float(threshold)
+    schema.enforce, schema.rules = _validation(data.get("validation"), data.line_of("validation"), problems)
+    types = data.get("types")
+    if isinstance(types, dict):
+        for tname, spec in types.items():
+            tname = str(tname)
+            line = types.line_of(tname) if isinstance(types, LineDict) else 1
+            schema.types[tname] = _type(tname, spec, line, schema.types.get(tname), problems)
+    elif types is not None:
+        problems.append(ConfigProblem(data.line_of("types"), "types must be a mapping of type name to definition"))
+    return schema
+
+
+@dataclass(slots=True)
+class CrossKBLink:
+    source: str
+    target: str
+    target_kb: str | None
+    relation: str
+    line: int
+
+
+def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str | None, list[CrossKBLink]]:
+    """Read ROOT/cross-kb-links.yaml if present: a list, or a mapping with the list under `links`."""
+    path = os.path.join(root, "cross-kb-links.yaml")
+    if not os.path.isfile(path):
+        return None, []
+    try:
+        data = load_file(path)
+    except YamlFileError as exc:
+        problems.append(ConfigProblem(exc.line, exc.reason, path=path))
+        return path, []
+    if isinstance(data, dict):
+        data = data.get("links")
+    if data is None:
+        return path, []
+    if not isinstance(data, list):
+        problems.append(ConfigProblem(1, "cross-kb-links.yaml must be a list of links (or hold one under 'links')",
+                                      path=path))
+        return path, []
+    links = []
+    for i, item in enumerate(data):
+        line = data.line_of(i) if isinstance(data, LineList) else 1
+        if not isinstance(item, dict) or not item.get("source") or not item.get("target"):
+            problems.append(ConfigProblem(line, "each link needs 'source' and 'target'", path=path))
+            continue
+        kb = item.get("target_kb")
+        links.append(CrossKBLink(source=str(item["source"]).strip(), target=str(item["target"]).strip(),
+                                 target_kb=str(kb).strip() if kb not in (None, "") else None,
+                                 relation=str(item.get("relation") or "related"), line=line))
+    return path, links

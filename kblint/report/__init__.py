@@ -1,0 +1,26 @@
+"""Report formatters: one module per format. Each exposes `render(report) -> str`."""
+
+from __future__ import annotations
+
+import os
+
+FORMATS = ("text", "json")
+
+
+def display_path(path: str) -> str:
+    """A path relative to the current directory, with `/` separators (SPEC §9)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        rel = path
+    return rel.replace(os.sep, "/")
+
+
+def render(report, fmt: str, *, color: bool = False, statistics: bool = False) -> str:
+    if fmt == "json":
+        from . import json as json_report
+
+        return json_report.render(report)
+    from . import text as text_report
+
+    return text_report.render(report, color=color, statistics=statistics)

@@ -1,0 +1,83 @@
+"""The text report: `path:line:col: severity rule message [checker-or-item]`, then totals (SPEC §9)."""
+
+from __future__ import annotations
+
+from ..issue import Issue, Report
+from . import display_path
+
+_COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
+_BOLD = "\x1b[1m"
+_DIM = "\x1b[2m"
+_RESET = "\x1b[0m"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def issue_line(issue: Issue, color: bool) -> str:
+    where = f"{display_path(issue.path)}:{issue.line}:{issue.column}:"
+    tag = issue.checker or issue.rubric_item
+    suffix = f" [{tag}]" if tag else ""
+    if not color:
+        return f"{where} {issue.severity} {issue.rule} {issue.message}{suffix}"
+    sev = f"{_COLORS[issue.severity]}{issue.severity}{_RESET}"
+    return f"{_BOLD}{where}{_RESET} {sev} {_DIM}{issue.rule}{_RESET} {issue.message}{_DIM}{suffix}{_RESET}"
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    return ", ".join((_plural(counts["error"], "error"), _plural(counts["warning"], "warning"),
+                      f"{counts['info']} info"))
+
+
+def render(report: Report, *, color: bool = False, statistics: bool = False) -> str:
+    lines: list[str] = []
+    previous = None
+    for issue in report.issues:
+        if previous is not None and issue.path != previous:
+            lines.append("")
+        previous = issue.path
+        lines.append(issue_line(issue, color))
+    if report.issues:
+        lines.append("")
+    lines.extend(summary_lines(report))
+    if statistics:
+        lines.extend(statistics_lines(report))
+    return "\n".join(lines) + "\n"
+
+
+def _entries(n: int) -> str:
+    return f"{n} {'entry' if n == 1 else 'entries'}"
+
+
+def summary_lines(report: Report) -> list[str]:
+    """Per-KB totals, the run total, what filters hid, and KBs that could not be read."""
+    lines: list[str] = []
+    for kb in report.kbs:
+        score = f", score {kb.score:.2f}" if kb.score is not None else ""
+        lines.append(f"{kb.name} ({display_path(kb.root)}): {_plural(kb.files, 'file')}, "
+                     f"{_entries(kb.entries)}: {counts_text(kb.counts)}{score}")
+    if len(report.kbs) > 1:
+        lines.append(f"total: {_plural(report.files, 'file')}, "
+                     f"{_entries(report.entries)}: {counts_text(report.counts)}")
+    if report.hidden:
+        hid = ", ".join(f"{n} by {name}" for name, n in sorted(report.hidden.items()))
+        lines.append(f"hidden: {sum(report.hidden.values())} issues ({hid})")
+    for message in report.unreadable:
+        lines.append(f"could not lint: {message}")
+    return lines
+
+
+def statistics_lines(report: Report) -> list[str]:
+    by_rule: dict[tuple[str, str], int] = {}
+    for issue in report.issues:
+        key = (issue.rule, issue.checker or "")
+        by_rule[key] = by_rule.get(key, 0) + 1
+    lines = ["", "statistics:"]
+    for (rule, checker), n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
+        name = f"{rule}/{checker}" if checker else rule
+        lines.append(f"  {n:6d}  {name}")
+    for kb in report.kbs:
+        if kb.score is not None:
+            lines.append(f"  score {kb.name}: {kb.score:.2f}")
+    return lines

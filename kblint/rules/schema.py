@@ -1,0 +1,147 @@
+"""Schema rules: unknown_type, subdirectory_mismatch, missing_required, invalid_field,
+invalid_date, unknown_field, invalid_status (SPEC §4, §8)."""
+
+from __future__ import annotations
+
+import difflib
+
+from ..entry import Entry
+from ..issue import Issue
+from ..kbschema import FieldSchema, KBSchema, TypeSchema
+from .common import entry_issue, field_line, is_empty
+from .fields import Misfit, check_field, check_rule, show
+
+# The `date` key is a date wherever it appears, unless the type declares it otherwise (SPEC §8).
+_DATE_KEY = FieldSchema(name="date", type="date", declared_type="date", line=0)
+
+
+def unknown_type(entry: Entry, schema: KBSchema) -> Issue | None:
+    if entry.type in schema.types:
+        return None
+    known = sorted(schema.types)
+    near = difflib.get_close_matches(entry.type, known, n=1, cutoff=0.75)
+    hint = f"; did you mean '{near[0]}'?" if near else ""
+    return entry_issue(entry, "unknown_type",
+                       f"Entry '{entry.id}' has type '{entry.type}', which is not declared in kb.yaml{hint}",
+                       line=entry.key_line("type") if "type" in entry.raw.frontmatter else 1, field="type",
+                       severity="error" if schema.enforce else None)
+
+
+def subdirectory_mismatch(entry: Entry, ts: TypeSchema) -> Issue | None:
+    sub = ts.subdirectory
+    if not sub or entry.relpath.startswith(sub + "/"):
+        return None
+    return entry_issue(entry, "subdirectory_mismatch",
+                       f"Entry '{entry.id}' of type '{ts.name}' is not under {sub}/",
+                       line=entry.key_line("type") if "type" in entry.raw.frontmatter else 1, field="type")
+
+
+def missing_required(entry: Entry, ts: TypeSchema) -> list[Issue]:
+    issues = []
+    for name in ts.required_fields():
+        if is_empty(entry.metadata.get(name)):
+            present = name in entry.metadata
+            issues.append(entry_issue(
+                entry, "missing_required",
+                f"Entry '{entry.id}' {'has an empty' if present else 'is missing'} required field '{name}'",
+                line=field_line(entry, name), field=name))
+    return issues
+
+
+def _misfit_issue(entry: Entry, name: str, misfit: Misfit, enforce: bool) -> Issue:
+    if misfit.rule == "invalid_date":
+        severity = None
+    elif misfit.lenient:
+        severity = "warning"
+    else:
+        severity = "error" if enforce else None
+    return entry_issue(entry, misfit.rule, misfit.message, line=field_line(entry, name), field=name,
+                       severity=severity)
+
+
+def loader_dates(entry: Entry) -> tuple[list[Issue], set[str]]:
+    """invalid_date for values the YAML loader could not construct (`date: 2025-13-45`)."""
+    issues = []
+    fields = set()
+    for line, text in entry.raw.bad_dates:
+        name = entry.raw.key_at_line(line)
+        if name is not None:
+            fields.add(name)
+        issues.append(entry_issue(entry, "invalid_date", f"Value {text!r} is not a real date"
+                                  + (f" (field '{name}')" if name else ""),
+                                  line=line, field=name, discriminator=f"{line}"))
+    return issues, fields
+
+
+def field_values(entry: Entry, ts: TypeSchema | None, schema: KBSchema, skip: set[str]) -> list[Issue]:
+    issues = []
+    specs = dict(ts.fields) if ts is not None else {}
+    if "date" not in specs:
+        specs["date"] = _DATE_KEY
+    metadata = entry.metadata
+    for name, spec in specs.items():
+        if name in skip:
+            continue
+        value = metadata.get(name)
+        if is_empty(value):
+            continue
+        misfit = check_field(spec, value)
+        if misfit is not None:
+            issues.append(_misfit_issue(entry, name, misfit, schema.enforce))
+            skip = skip | {name}
+    for rule in schema.rules:
+        if rule.field in skip:
+            continue
+        value = metadata.get(rule.field)
+        if is_empty(value):
+            continue
+        for misfit in check_rule(rule, value):
+            issues.append(_misfit_issue(entry, rule.field, misfit, schema.enforce))
+    return issues
+
+
+def unknown_fields(entry: Entry, ts: TypeSchema) -> list[Issue]:
+    if not ts.knows_keys:
+        return []
+    known = ts.known_keys()
+    issues = []
+    for key in entry.raw.frontmatter:
+        key = str(key)
+        if key in known:
+            continue
+        near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        issues.append(entry_issue(entry, "unknown_field",
+                                  f"Field '{key}' is not a field of type '{ts.name}'{hint}",
+                                  line=entry.key_line(key), field=key))
+    return issues
+
+
+def invalid_status(entry: Entry, ts: TypeSchema) -> Issue | None:
+    wf = ts.workflow
+    if wf is None or not wf.states or entry.status is None or entry.status in wf.states:
+        return None
+    return entry_issue(entry, "invalid_status",
+                       f"Status {show(entry.status)} is not one of the workflow states of '{ts.name}': "
+                       f"{', '.join(wf.states)}", line=entry.key_line("status"), field="status")
+
+
+def check(entry: Entry, schema: KBSchema, *, located: bool = True) -> list[Issue]:
+    """All schema rules for ENTRY. located=False: the entry's path is not where it will live."""
+    issues, reported_dates = loader_dates(entry)
+    ts = schema.types.get(entry.type)
+    if ts is None:
+        issues.append(unknown_type(entry, schema))
+        issues.extend(field_values(entry, None, schema, reported_dates))
+        return issues
+    if located:
+        issue = subdirectory_mismatch(entry, ts)
+        if issue:
+            issues.append(issue)
+    issues.extend(missing_required(entry, ts))
+    issues.extend(field_values(entry, ts, schema, reported_dates))
+    issues.extend(unknown_fields(entry, ts))
+    issue = invalid_status(entry, ts)
+    if issue:
+        issues.append(issue)
+    return issues
