@@ -156,7 +156,7 @@ def split_and_load(text: str) -> RawEntry | ParseFailure:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__} scalar"
+        kind = "a list" if isinstance(data, list) else "a scalar value"
         return ParseFailure(f"frontmatter must be a mapping of keys to values, not {kind}", line=2)
     bad = [(line + 2, value) for line, value in loader.bad_dates]
     return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, bad_dates=bad)

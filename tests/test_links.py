@@ -1,0 +1,167 @@
+"""Links (SPEC §3): every source of links, and resolution across the workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kblint.entry import body_links, frontmatter_links, split_and_load
+
+from conftest import issues_of, run_kblint, write_kb
+
+
+def targets(links):
+    return [(l.kb, l.target, l.relation) for l in links]
+
+
+def test_wikilink_forms():
+    body = ("[[plain]] [[with-label|Label]] [[heading#Section]] [[block^abc]] [[other-kb:remote]] "
+            "![[embedded]] [[  spaced  ]] [[Note: not a kb]] [[dir/deep]] [[named.md]]\n")
+    links = body_links(body, 5, "")
+    assert targets(links) == [
+        (None, "plain", "wikilink"),
+        (None, "with-label", "wikilink"),
+        (None, "heading", "wikilink"),
+        (None, "block", "wikilink"),
+        ("other-kb", "remote", "wikilink"),
+        (None, "embedded", "transclusion"),
+        (None, "spaced", "wikilink"),
+        (None, "Note: not a kb", "wikilink"),
+        (None, "dir/deep", "wikilink"),
+        (None, "named", "wikilink"),
+    ]
+    assert [l.path for l in links][-2:] == ["dir/deep.md", "named.md"]
+    assert all(l.line == 5 for l in links)
+    assert links[1].column == 11
+
+
+def test_code_and_non_links_are_not_links():
+    body = ("Inline `[[in-code]]` and ``[[double `tick` code]]``.\n"
+            "```\n[[in-fence]]\n```\n"
+            "~~~python\n[[in-tilde-fence]]\n~~~\n"
+            "A footnote [[1]](#note), an empty [[]], a broken [[across\nlines]], and [[real]].\n")
+    links = body_links(body, 1, "")
+    assert targets(links) == [(None, "real", "wikilink")]
+    assert links[0].line == 9
+
+
+def test_markdown_links():
+    body = ("[rel](other.md) [up](../top.md#part) [abs](https://example.com/x.md) "
+            "[mail](mailto:a@b.c) [frag](#here) [img](pic.png) ![image](pic.md) [sp](my%20note.md)\n")
+    links = body_links(body, 1, "sub")
+    assert [(l.relation, l.path) for l in links] == [
+        ("mdlink", "sub/other.md"), ("mdlink", "top.md"), ("mdlink", "sub/my note.md")]
+
+
+def test_frontmatter_link_forms():
+    raw = split_and_load(
+        "---\n"
+        "links:\n"
+        "  - {target: a, relation: cites, kb: other}\n"
+        "  - {to: b, type: mentions}\n"
+        "  - c\n"
+        "  - other:d\n"
+        "  - {target: e}\n"
+        "references: [f, other:g]\n"
+        "owner: h\n"
+        "---\n"
+    )
+    links = frontmatter_links(raw, object_ref_fields=("owner",))
+    assert targets(links) == [
+        ("other", "a", "cites"), (None, "b", "mentions"), (None, "c", "related"), ("other", "d", "related"),
+        (None, "e", "related"), (None, "f", "references"), ("other", "g", "references"), (None, "h", "owner"),
+    ]
+    assert [l.line for l in links] == [2, 2, 2, 2, 2, 8, 8, 9]
+
+
+KB_A = """\
+name: alpha
+types:
+  project:
+    fields:
+      lead: {type: object-ref}
+"""
+
+KB_B = "name: beta\n"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    write_kb(tmp_path / "alpha", KB_A, {
+        "hub.md": (
+            "---\nid: hub\ntitle: Hub\ntags: [x]\n"
+            "links:\n  - {target: by-id, relation: related}\n  - {to: Stem-Name, type: related}\n"
+            "  - beta:remote-entry\n  - {target: ghost}\n  - {target: thing, kb: gamma}\n"
+            "references: [Alias One]\n"
+            "---\n"
+            "Body [[BY-ID]] [[alias two]] [[beta:Remote Alias]] [[beta:missing-in-beta]] "
+            "[[nowhere]] [[nowhere|again]] [[self-ref]] ![[diagram.png]] ![[absent.png]] "
+            "[file](sub/stem-name.md) [gone](sub/gone.md) [[sub/stem-name]] [[stem-name.md]]\n"
+        ),
+        "by-id-file.md": "---\nid: by-id\ntitle: By id\n---\nBody.\n",
+        "sub/stem-name.md": "---\ntitle: Stem\n---\nBody.\n",
+        "aliased.md": "---\ntitle: Aliased\naliases: [Alias One, Alias Two]\n---\nBody.\n",
+        "self-ref.md": "---\ntitle: Self\n---\nI link to [[self-ref]] only.\n",
+        "project.md": "---\ntitle: P\ntype: project\nlead: nobody\n---\nBody [[hub]].\n",
+        "diagram.png": b"\x89PNG",
+    })
+    (tmp_path / "alpha" / "cross-kb-links.yaml").write_text(
+        "- {source: hub, target: remote-entry, target_kb: beta, relation: related}\n"
+        "- {source: hub, target: not-there, target_kb: beta, relation: related}\n"
+        "- {source: no-such-entry, target: remote-entry, target_kb: beta}\n"
+        "- {source: hub, target: far, target_kb: delta}\n",
+        encoding="utf-8")
+    write_kb(tmp_path / "beta", KB_B, {
+        "remote-entry.md": "---\ntitle: Remote\naliases: [Remote Alias]\n---\nBack to [[alpha:hub]].\n",
+    })
+    return tmp_path
+
+
+def test_resolution_across_the_workspace(workspace: Path):
+    result = run_kblint("validate", str(workspace), "--format", "json", cwd=workspace)
+    report = result.json
+    broken = sorted((i["path"], i["line"], i["message"].split("'")[1]) for i in issues_of(report, "broken_link"))
+    assert broken == [
+        ("alpha/cross-kb-links.yaml", 2, "not-there"),
+        ("alpha/cross-kb-links.yaml", 3, "no-such-entry"),
+        ("alpha/hub.md", 5, "ghost"),
+        ("alpha/hub.md", 13, "absent.png"),
+        ("alpha/hub.md", 13, "missing-in-beta"),
+        ("alpha/hub.md", 13, "nowhere"),
+        ("alpha/hub.md", 13, "sub/gone"),
+        ("alpha/project.md", 4, "nobody"),
+    ]
+    external = sorted((i["path"], i["line"], i["message"]) for i in issues_of(report, "unresolved_external"))
+    assert external == [
+        ("alpha/cross-kb-links.yaml", 4, "Link to 'delta:far': KB 'delta' is not in this run"),
+        ("alpha/hub.md", 5, "Link to 'gamma:thing': KB 'gamma' is not in this run"),
+    ]
+    # one issue per distinct (entry, KB, target): [[nowhere]] twice is reported once
+    assert len([i for i in issues_of(report, "broken_link") if "nowhere" in i["message"]]) == 1
+    orphans = [i["path"] for i in issues_of(report, "orphan_entry")]
+    assert orphans == []  # self-ref links only to itself but is linked from hub
+
+
+def test_strict_links_makes_external_links_broken(workspace: Path):
+    report = run_kblint("validate", str(workspace), "--format", "json", "--strict-links", cwd=workspace).json
+    assert issues_of(report, "unresolved_external") == []
+    messages = [i["message"] for i in issues_of(report, "broken_link")]
+    assert any("gamma:thing" in m for m in messages)
+
+
+def test_single_kb_run_makes_other_kbs_external(workspace: Path):
+    report = run_kblint("validate", str(workspace / "alpha"), "--format", "json", cwd=workspace).json
+    external = {i["message"] for i in issues_of(report, "unresolved_external")}
+    assert "Link to 'beta:remote-entry': KB 'beta' is not in this run" in external
+    assert not any("missing-in-beta" in i["message"] for i in issues_of(report, "broken_link"))
+
+
+def test_self_link_does_not_count_and_orphans(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: k\n", {
+        "lonely.md": "---\ntitle: Lonely\n---\nOnly [[lonely]] here.\n",
+        "a.md": "---\ntitle: A\n---\nTo [[b]].\n",
+        "b.md": "---\ntitle: B\n---\nNo links out.\n",
+    })
+    report = run_kblint("validate", str(kb), "--format", "json").json
+    assert [Path(i["path"]).name for i in issues_of(report, "orphan_entry")] == ["lonely.md"]

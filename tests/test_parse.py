@@ -1,0 +1,167 @@
+"""Parsing an entry (SPEC §3): every failure is a parse_error at the right line, never a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kblint.engine import KBContext, lint_source
+from kblint.entry import ParseFailure, RawEntry, decode, split_and_load
+from kblint.kbschema import default_schema
+
+from conftest import issues_of, run_kblint, write_kb
+
+
+def parse(data: bytes):
+    text = decode(data)
+    return split_and_load(text) if isinstance(text, str) else text
+
+
+def lint(data: bytes, relpath: str = "note.md"):
+    ctx = KBContext(schema=default_schema("/kb"))
+    return lint_source(ctx, "/kb/" + relpath, relpath, data)
+
+
+@pytest.mark.parametrize(
+    "data, line, words",
+    [
+        (b"", 1, "empty file"),
+        (b"   \n\n", 1, "empty file"),
+        (b"title: x\n---\nbody\n", 1, "first line must be '---'"),
+        (b"---\ntitle: x\nbody text\n", 1, "unterminated frontmatter"),
+        (b"---\ntitle: x\nfoo: [a, b\nbar: 1\n---\nbody\n", 4, "invalid YAML"),
+        (b"---\ntitle: x\n  bad: indent\n---\n", 3, "invalid YAML"),
+        (b"---\n- a\n- b\n---\nbody\n", 2, "not a list"),
+        (b"---\njust a sentence\n---\nbody\n", 2, "not a scalar"),
+        (b"---\ntitle: x\nname: \xff\xfe\n---\nbody\n", 3, "invalid UTF-8 at byte offset 19"),
+        (b"\xc3\x28", 1, "invalid UTF-8 at byte offset 0"),
+    ],
+)
+def test_parse_errors_have_the_spec_line(data, line, words):
+    result = parse(data)
+    assert isinstance(result, ParseFailure)
+    assert result.line == line
+    assert words in result.message
+
+
+def test_closing_fence_glued_to_a_value_is_named():
+    data = b"---\ntitle: Interview\nresearch_status: partial---\n\nThe body.\n"
+    result = parse(data)
+    assert isinstance(result, ParseFailure)
+    assert result.line == 1
+    assert "glued" in result.message and "research_status: partial---" in result.message
+    assert "line 3" in result.message
+
+
+def test_glued_fence_named_when_a_later_rule_closes_the_yaml():
+    data = b"---\ntitle: Interview\nstatus: draft---\nSome body text: with a colon\nmore text\n---\n"
+    result = parse(data)
+    assert isinstance(result, ParseFailure)
+    assert "glued" in result.message
+
+
+def test_impossible_date_is_kept_as_text_and_reported_on_its_line():
+    data = b"---\ntitle: A finding\ntype: event\ndate: 2025-13-45\ntags: [a]\n---\nBody.\n"
+    raw = parse(data)
+    assert isinstance(raw, RawEntry)
+    assert raw.frontmatter["date"] == "2025-13-45"
+    assert raw.bad_dates == [(4, "2025-13-45")]
+    result = lint(data)
+    rules = sorted(i.rule for i in result.issues)
+    assert "invalid_date" in rules
+    bad = [i for i in result.issues if i.rule == "invalid_date"]
+    assert len(bad) == 1 and bad[0].line == 4 and bad[0].field == "date"
+    assert result.facts.parsed
+
+
+def test_rest_of_entry_checked_after_impossible_date():
+    data = b"---\ndate: 2025-02-30\ntype: event\n---\n\n"
+    result = lint(data)
+    rules = {i.rule for i in result.issues}
+    assert {"invalid_date", "missing_title", "empty_body"} <= rules
+
+
+def test_bom_and_crlf_parse_fine():
+    data = b"\xef\xbb\xbf---\r\ntitle: Windows note\r\ntags: [a, b]\r\n---\r\nBody line one.\r\nSecond [[x]].\r\n"
+    raw = parse(data)
+    assert isinstance(raw, RawEntry)
+    assert raw.frontmatter == {"title": "Windows note", "tags": ["a", "b"]}
+    assert raw.body == "Body line one.\nSecond [[x]].\n"
+    assert raw.body_line == 5
+    assert raw.key_line("tags") == 3
+
+
+def test_old_mac_line_endings_parse_fine():
+    raw = parse(b"---\rtitle: Old\r---\rBody\r")
+    assert isinstance(raw, RawEntry)
+    assert raw.frontmatter == {"title": "Old"}
+
+
+def test_fences_allow_trailing_whitespace_and_empty_frontmatter_is_a_mapping():
+    raw = parse(b"---  \n--- \t\nBody\n")
+    assert isinstance(raw, RawEntry)
+    assert raw.frontmatter == {}
+    assert raw.body == "Body\n"
+
+
+def test_top_level_key_lines():
+    raw = parse(b"---\nid: a\ntitle: A\nlinks:\n  - target: b\nstatus: draft\n---\n")
+    assert isinstance(raw, RawEntry)
+    assert [raw.key_line(k) for k in ("id", "title", "links", "status")] == [2, 3, 4, 6]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=400))
+def test_parser_never_raises_on_bytes(data):
+    result = lint(data)
+    assert result.facts.parsed or [i.rule for i in result.issues] == ["parse_error"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=300))
+def test_parser_never_raises_on_text(text):
+    lint(text.encode("utf-8", "surrogatepass"))
+
+
+_yaml_ish = st.lists(
+    st.sampled_from(["title: x", "date: 2025-13-45", "tags: [a", "- item", "key: value---", "  nested: 1",
+                     "links:", "  - target: y", "---", "", "[[link]]", "`code`", "```", "# Heading",
+                     "status: !!python/object:os.system x", "a: &x 1", "b: *x", "c: *missing", "d: 2024-02-29",
+                     "e: 0x1F", "f: {a: [b, {c: d}]}", "? complex", "\t", "\ufeff", "\r"]),
+    max_size=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_yaml_ish)
+def test_parser_never_raises_on_frontmatter_shaped_text(lines):
+    lint(("\n".join(["---", *lines])).encode("utf-8"))
+    lint(("\n".join(["---", *lines, "---", "body"])).encode("utf-8"))
+
+
+def test_every_file_is_counted_and_no_traceback(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: broken\n", {
+        "empty.md": b"",
+        "nofence.md": b"just text\n",
+        "unterminated.md": b"---\ntitle: x\n",
+        "glued.md": b"---\ntitle: x\nresearch_status: partial---\n\nbody\n",
+        "yaml.md": b"---\ntitle: [x\n---\n",
+        "list.md": b"---\n- a\n---\n",
+        "utf8.md": b"---\ntitle: \xff\n---\n",
+        "good.md": b"---\ntitle: Good\ntags: [a]\n---\nBody with [[good]].\n",
+    })
+    result = run_kblint("validate", str(kb), "--format", "json")
+    assert "Traceback" not in result.stderr
+    assert result.code == 1
+    report = result.json
+    assert report["summary"]["files"] == 8
+    assert report["summary"]["entries"] == 1
+    errors = issues_of(report, "parse_error")
+    assert sorted(Path(i["path"]).name for i in errors) == sorted(
+        ["empty.md", "nofence.md", "unterminated.md", "glued.md", "yaml.md", "list.md", "utf8.md"])
+    glued = next(i for i in errors if i["path"].endswith("glued.md"))
+    assert "glued" in glued["message"] and glued["line"] == 1
+    yaml_error = next(i for i in errors if i["path"].endswith("yaml.md"))
+    assert yaml_error["line"] == 3
