@@ -1,0 +1,274 @@
+"""`kblint validate` as a user meets it: paths, candidates, stdin, filters, exit codes, reports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kblint import __version__
+
+from conftest import ROOT, issues_of, run_kblint, write_kb
+
+KB_YAML = """\
+name: notes
+types:
+  finding:
+    subdirectory: findings
+    required: [title, date]
+    fields:
+      date: {type: date}
+"""
+
+GOOD = "---\ntitle: {title}\ntype: finding\ndate: 2025-01-02\ntags: [a]\n---\nSee [[other]].\n"
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    return write_kb(tmp_path / "notes", KB_YAML, {
+        "findings/one.md": GOOD.format(title="One").replace("[[other]]", "[[two]]"),
+        "findings/two.md": GOOD.format(title="Two").replace("[[other]]", "[[one]]"),
+        "findings/undated.md": "---\ntitle: Undated\ntype: finding\ntags: [a]\n---\nSee [[one]].\n",
+        "misplaced.md": GOOD.format(title="Misplaced").replace("[[other]]", "[[one]]"),
+    })
+
+
+def test_version():
+    for args in (["--version"], ["-V"]):
+        result = run_kblint(*args)
+        assert result.code == 0
+        assert result.stdout.strip() == f"kblint {__version__}"
+
+
+def test_console_script_is_installed():
+    exe = shutil.which("kblint", path=os.path.dirname(os.sys.executable))
+    assert exe is not None
+    proc = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and __version__ in proc.stdout
+
+
+def test_text_report_lines_and_totals(kb: Path):
+    result = run_kblint("validate", "notes", cwd=kb.parent)
+    assert result.code == 1
+    lines = result.stdout.splitlines()
+    assert "notes/findings/undated.md:1:1: error missing_required Entry 'undated' is missing required field 'date'" in lines
+    assert "notes/misplaced.md:3:1: warning subdirectory_mismatch Entry 'misplaced' of type 'finding' is not under findings/" in lines
+    assert "notes (notes): 4 files, 4 entries: 1 error, 1 warning, 0 info, score 1.00" in lines
+    issue_lines = [l for l in lines if l.startswith("notes/")]
+    assert issue_lines == sorted(issue_lines)
+
+
+def test_json_report_shape(kb: Path):
+    report = run_kblint("validate", "notes", "--format", "json", cwd=kb.parent).json
+    assert set(report) == {"schema_version", "kblint_version", "kbs", "issues", "judgment", "summary"}
+    assert report["schema_version"] == 1 and report["kblint_version"] == __version__
+    (kbr,) = report["kbs"]
+    assert set(kbr) == {"name", "path", "files", "entries", "counts", "score", "coverage"}
+    assert kbr["path"] == "notes" and kbr["files"] == 4 and kbr["entries"] == 4
+    assert set(kbr["coverage"]) == {"schema", "checker", "policy", "judgment", "broken", "judgment_evaluated"}
+    assert set(report["judgment"]) == {"enabled", "reason", "evaluator", "calls", "cache_hits", "prompt_tokens",
+                                       "completion_tokens", "not_evaluated"}
+    assert report["judgment"]["enabled"] is False
+    issue = issues_of(report, "missing_required")[0]
+    assert {"kb_name", "entry_id", "path", "line", "column", "tier", "rule", "severity", "field", "message",
+            "rubric_item", "fingerprint"} <= set(issue)
+    assert issue["path"] == "notes/findings/undated.md" and issue["tier"] == "schema"
+    assert report["summary"] == {"files": 4, "entries": 4, "counts": {"error": 1, "warning": 1, "info": 0},
+                                 "fail_on": "error", "exit_code": 1}
+
+
+def test_paths_are_relative_to_the_current_directory(kb: Path):
+    report = run_kblint("validate", ".", "--format", "json", cwd=kb / "findings" if False else kb).json
+    assert {i["path"] for i in report["issues"]} == {"findings/undated.md", "misplaced.md"}
+
+
+@pytest.mark.parametrize("fail_on, code", [("error", 1), ("warning", 1), ("info", 1), ("never", 0)])
+def test_fail_on(kb: Path, fail_on: str, code: int):
+    assert run_kblint("validate", str(kb), "--fail-on", fail_on).code == code
+
+
+def test_fail_on_warning_without_errors(tmp_path: Path):
+    kb = write_kb(tmp_path / "k", KB_YAML, {"a.md": GOOD.format(title="A").replace("[[other]]", "[[a]]")})
+    assert run_kblint("validate", str(kb)).code == 0  # only a warning (subdirectory) and info
+    assert run_kblint("validate", str(kb), "--fail-on", "warning").code == 1
+
+
+def test_select_and_ignore_by_rule_and_tier(kb: Path):
+    report = run_kblint("validate", str(kb), "--format", "json", "--select", "missing_required").json
+    assert {i["rule"] for i in report["issues"]} == {"missing_required"}
+    report = run_kblint("validate", str(kb), "--format", "json", "--ignore", "schema").json
+    assert report["issues"] == [] and report["summary"]["exit_code"] == 0
+    result = run_kblint("validate", str(kb), "--ignore", "missing_required,subdirectory_mismatch")
+    assert result.code == 0
+    assert "hidden: 2 issues (2 by --ignore)" in result.stdout
+
+
+def test_unknown_rule_name_is_a_usage_error(kb: Path):
+    result = run_kblint("validate", str(kb), "--select", "missing_requird")
+    assert result.code == 2
+    assert "did you mean 'missing_required'" in result.stderr
+
+
+def test_type_filter(kb: Path, tmp_path: Path):
+    (kb / "person.md").write_text("---\ntitle: P\ntype: person\n---\n", encoding="utf-8")
+    result = run_kblint("validate", str(kb), "--format", "json", "--type", "person")
+    report = result.json
+    assert {i["entry_id"] for i in report["issues"]} == {"person"}
+    result = run_kblint("validate", str(kb), "--type", "person")
+    assert "by --type" in result.stdout
+
+
+def test_kb_name_restricts_the_run(tmp_path: Path):
+    write_kb(tmp_path / "a", "name: a\n", {"x.md": "---\ntype: note\ntitle: X\n---\nTo [[b:y]].\n"})
+    write_kb(tmp_path / "b", "name: b\n", {"y.md": "---\ntype: note\ntitle: Y\n---\n"})
+    report = run_kblint("validate", str(tmp_path), "--format", "json", "--kb", "a").json
+    assert [k["name"] for k in report["kbs"]] == ["a"]
+    assert report["issues"] == []  # the link into b still resolves; b's empty body is not reported
+    result = run_kblint("validate", str(tmp_path), "--kb", "nope")
+    assert result.code == 2 and "no such KB" in result.stderr
+
+
+def test_single_file_in_its_kb_context(kb: Path):
+    report = run_kblint("validate", str(kb / "findings" / "undated.md"), "--format", "json").json
+    assert report["summary"]["files"] == 1
+    assert {i["rule"] for i in report["issues"]} == {"missing_required"}
+
+
+def test_candidate_outside_the_kb(kb: Path, tmp_path: Path):
+    cand = tmp_path / "draft.md"
+    cand.write_text("---\ntitle: Draft\ntype: finding\ntags: [a]\n---\nSee [[one]] and [[missing]].\n",
+                    encoding="utf-8")
+    report = run_kblint("validate", str(cand), "--kb", str(kb), "--format", "json").json
+    assert report["summary"]["files"] == 1
+    rules = sorted(i["rule"] for i in report["issues"])
+    assert rules == ["broken_link", "missing_required"]  # no subdirectory_mismatch for a candidate
+
+
+def test_stdin_candidate_replaces_existing_entry(kb: Path):
+    fixed = GOOD.format(title="Undated now dated").replace("[[other]]", "[[one]]").encode()
+    result = run_kblint("validate", "--kb", str(kb), "--stdin", "--stdin-path", "findings/undated.md",
+                        "--format", "json", input=fixed)
+    report = result.json
+    assert result.code == 0, result.stderr
+    assert report["summary"]["files"] == 1 and report["issues"] == []
+    bad = b"---\ntitle: New\ntype: finding\n---\n"
+    report = run_kblint("validate", "--kb", str(kb), "--stdin", "--stdin-path", "new.md", "--format", "json",
+                        input=bad).json
+    assert sorted(i["rule"] for i in report["issues"]) == [
+        "empty_body", "missing_required", "orphan_entry", "subdirectory_mismatch"]
+    assert all(i["path"].endswith("new.md") for i in report["issues"])
+
+
+def test_stdin_needs_kb_and_path(kb: Path):
+    assert run_kblint("validate", "--stdin", input=b"x").code == 2
+    result = run_kblint("validate", "--stdin", "--kb", str(kb), input=b"x")
+    assert result.code == 2 and "--stdin-path" in result.stderr
+
+
+def test_missing_path_and_no_kb_yaml_are_exit_2(tmp_path: Path):
+    result = run_kblint("validate", str(tmp_path / "nope"))
+    assert result.code == 2 and "no such file or directory" in result.stderr
+    (tmp_path / "loose.md").write_text("---\ntitle: x\n---\n", encoding="utf-8")
+    result = run_kblint("validate", str(tmp_path))
+    assert result.code == 2 and "no kb.yaml found under" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("content, line, words", [
+    ("name: x\ntypes:\n  a: [b\n", 4, "invalid YAML"),
+    ("- just\n- a list\n", 1, "must be a mapping"),
+])
+def test_invalid_kb_yaml_is_exit_2_with_file_and_line(tmp_path: Path, content: str, line: int, words: str):
+    (tmp_path / "kb.yaml").write_text(content, encoding="utf-8")
+    result = run_kblint("validate", str(tmp_path))
+    assert result.code == 2
+    assert f"kb.yaml:{line}: " in result.stderr and words in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_other_kbs_still_linted_when_one_kb_yaml_is_invalid(tmp_path: Path):
+    write_kb(tmp_path / "good", "name: good\n", {"a.md": "---\ntype: note\ntitle: A\n---\n"})
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "kb.yaml").write_text("name: [\n", encoding="utf-8")
+    result = run_kblint("validate", str(tmp_path), "--format", "json")
+    assert result.code == 2
+    report = result.json
+    assert [k["name"] for k in report["kbs"]] == ["good"]
+    assert issues_of(report, "empty_body")
+    assert "bad/kb.yaml" in result.stderr
+
+
+def test_discovery_skips_what_spec_skips(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: kb\nexclude_me: true\n", {
+        "a.md": "---\ntype: note\ntitle: A\n---\n[[b]]\n",
+        "b.md": "---\ntype: note\ntitle: B\n---\n[[a]]\n",
+        "README.md": "not an entry",
+        "docs/readme.MD": "not an entry either",
+        ".hidden/x.md": "not an entry",
+        ".draft.md": "not an entry",
+        "_templates/t.md": "not an entry",
+        "nested/kb.yaml": "name: nested\n",
+        "nested/n.md": "---\ntype: note\ntitle: N\n---\n[[kb:a]]\n",
+    })
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "o.md").write_text("---\ntype: note\ntitle: O\n---\n", encoding="utf-8")
+    os.symlink(tmp_path / "outside", kb / "linked")
+    report = run_kblint("validate", str(kb), "--format", "json").json
+    by_name = {k["name"]: k for k in report["kbs"]}
+    assert by_name["kb"]["files"] == 2
+    assert by_name["nested"]["files"] == 1
+    assert report["issues"] == []
+
+
+def test_git_ignored_files_are_skipped(tmp_path: Path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    kb = write_kb(tmp_path / "repo" / "kb", "name: kb\n", {
+        "a.md": "---\ntype: note\ntitle: A\n---\n[[a-friend]]\n",
+        "a-friend.md": "---\ntype: note\ntitle: F\n---\n[[a]]\n",
+        "scratch/ignored.md": "no frontmatter at all",
+    })
+    (tmp_path / "repo" / ".gitignore").write_text("scratch/\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    report = run_kblint("validate", str(kb), "--format", "json").json
+    assert report["summary"]["files"] == 2 and report["issues"] == []
+    report = run_kblint("validate", str(kb), "--format", "json", "--no-respect-gitignore").json
+    assert report["summary"]["files"] == 3
+    assert [i["rule"] for i in report["issues"]] == ["parse_error"]
+
+
+def test_output_file_keeps_summary_on_terminal(kb: Path, tmp_path: Path):
+    out = tmp_path / "report.json"
+    result = run_kblint("validate", str(kb), "--format", "json", "--output", str(out))
+    assert result.code == 1
+    assert '"schema_version": 1' in out.read_text(encoding="utf-8")
+    assert "4 files, 4 entries" in result.stdout
+
+
+def test_example_kb_in_readme_runs():
+    result = run_kblint("validate", "fixtures/example")
+    assert result.code == 1
+    assert "harbor-investigation (fixtures/example): 11 files, 10 entries" in result.stdout
+
+
+def test_python_dash_m_and_bad_option():
+    result = run_kblint("validate", "--format", "xml", "fixtures/example")
+    assert result.code == 2 and "--format" in result.stderr
+    result = run_kblint("validate", "--fail-on", "sometimes", "fixtures/example")
+    assert result.code == 2
+
+
+def test_no_traceback_on_internal_error_unless_verbose(tmp_path: Path):
+    # a directory named like an entry cannot be read as a file: reported, never a crash
+    kb = write_kb(tmp_path / "kb", "name: kb\n", {"a.md": "---\ntype: note\ntitle: A\n---\n"})
+    os.chmod(kb / "a.md", 0o000)
+    try:
+        result = run_kblint("validate", str(kb), "--format", "json")
+    finally:
+        os.chmod(kb / "a.md", 0o644)
+    assert "Traceback" not in result.stderr
+    if os.geteuid() != 0:  # root reads anything
+        assert issues_of(result.json, "parse_error")
