@@ -5,8 +5,8 @@
 Every measured command runs as its own subprocess. After one untimed warm-up of each (to warm the
 OS file cache and the .pyc files), the commands run in alternation, round after round
 (floor, kblint cold, ..., floor, kblint cold, ...), so that drift of the machine hits all of them
-alike. Each run is timed by wall clock, and its peak resident memory is read from the rusage the
-kernel returns when the child is reaped (os.wait4), which needs no wrapper around the command.
+alike. Each run is timed by wall clock. Peak memory comes from one extra, untimed run of each
+command under GNU time (`/usr/bin/time -f %M`, max resident set size); see peak_mb().
 
 To measure one more command, add one line to the list in `measurements()`.
 """
@@ -21,6 +21,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,7 @@ class Measure:
     vs_floor: bool = True         # print its ratio to the floor
     prepare: Optional[Callable[[], None]] = None   # run (untimed) before each run, e.g. clear a cache
     times: List[float] = field(default_factory=list)
-    rss_mb: List[float] = field(default_factory=list)
+    peak_mb: Optional[float] = None
 
 
 def measurements(corpus: str, kblint: List[str], python: str) -> List[Measure]:
@@ -55,41 +56,48 @@ def measurements(corpus: str, kblint: List[str], python: str) -> List[Measure]:
     ]
 
 
-def _rss_mb(ru_maxrss: int) -> float:
-    # Linux reports kilobytes, macOS bytes.
-    return ru_maxrss / (1024 * 1024) if sys.platform == "darwin" else ru_maxrss / 1024
-
-
-def run_once(argv: List[str], check: bool = False) -> tuple[float, Optional[float], bytes]:
-    """Run argv; return (wall seconds, peak RSS in MB or None, stdout)."""
-    stderr = subprocess.PIPE if check else subprocess.DEVNULL
+def run_once(argv: List[str], check: bool = False) -> tuple[float, bytes]:
+    """Run argv; return (wall seconds, stdout). Exit on failure, showing stderr if check."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr)
-    out = proc.stdout.read()
-    err = proc.stderr.read() if check else b""
-    if hasattr(os, "wait4"):
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        rss = _rss_mb(usage.ru_maxrss)
-    else:  # no wait4 (Windows): time only
-        proc.wait()
-        elapsed = time.perf_counter() - start
-        rss = None
-    proc.stdout.close()
-    if check:
-        proc.stderr.close()
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE if check else subprocess.DEVNULL)
+    elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        sys.exit(f"bench: command failed with exit {proc.returncode}: {shlex.join(argv)}\n"
-                 f"{err.decode(errors='replace')}")
-    return elapsed, rss, out
+        err = proc.stderr.decode(errors="replace") if check else "(rerun it to see its stderr)"
+        sys.exit(f"bench: exit {proc.returncode} from: {shlex.join(argv)}\n{err}")
+    return elapsed, proc.stdout
+
+
+def gnu_time() -> Optional[str]:
+    """/usr/bin/time if it is GNU time (accepts -f), else None."""
+    exe = "/usr/bin/time"
+    if not os.path.exists(exe):
+        return None
+    ok = subprocess.run([exe, "-f", "%M", "-o", os.devnull, "true"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    return exe if ok else None
+
+
+def peak_mb(argv: List[str], time_exe: Optional[str]) -> Optional[float]:
+    """Peak RSS of one run of argv, in MB, from GNU time's %M (max resident set, KB).
+
+    Not measured from this script's own wait4/RUSAGE_CHILDREN: on Linux a child's ru_maxrss
+    starts from the RSS of the process that forked it (here a Python interpreter), so small
+    commands would all read as this script's size. GNU time forks from a ~2 MB process.
+    """
+    if time_exe is None:
+        return None
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        subprocess.run([time_exe, "-f", "%M", "-o", out.name] + argv, check=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return int(out.read().split()[-1]) / 1024
 
 
 def summarize(m: Measure) -> dict:
     return {
         "median_s": statistics.median(m.times),
         "min_s": min(m.times),
-        "peak_mb": max(m.rss_mb) if m.rss_mb else None,
+        "peak_mb": m.peak_mb,
         "runs": len(m.times),
         "command": shlex.join(m.argv),
     }
@@ -118,7 +126,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     for m in ms:
         if m.prepare:
             m.prepare()
-        _, _, out = run_once(m.argv, check=True)
+        _, out = run_once(m.argv, check=True)
         if m.name == "floor":
             floor_report = json.loads(out)
 
@@ -126,10 +134,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         for m in ms:
             if m.prepare:
                 m.prepare()
-            elapsed, rss, _ = run_once(m.argv)
-            m.times.append(elapsed)
-            if rss is not None:
-                m.rss_mb.append(rss)
+            m.times.append(run_once(m.argv)[0])
+
+    # Peak memory: one more, untimed, run of each under GNU time.
+    time_exe = gnu_time()
+    for m in ms:
+        if m.prepare:
+            m.prepare()
+        m.peak_mb = peak_mb(m.argv, time_exe)
 
     results = {m.name: summarize(m) for m in ms}
     floor_median = results["floor"]["median_s"]
@@ -149,6 +161,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "ratio_cold_to_floor": results["cold"]["ratio_to_floor"],
         "startup_s": results["startup"]["median_s"],
         "peak_memory_mb": results["cold"]["peak_mb"],
+        "peak_memory_method": "GNU time %M (max RSS), one untimed run",
         "target": {"ratio": TARGET_RATIO, "min_entries": TARGET_MIN_ENTRIES},
     }
 
@@ -171,12 +184,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     print()
     ratio = report["ratio_cold_to_floor"]
     note = "" if md_files >= TARGET_MIN_ENTRIES else \
-        f"; this corpus is below {TARGET_MIN_ENTRIES:,} files, so start-up weighs more than it should"
+        f"; not binding below {TARGET_MIN_ENTRIES:,} files, where start-up and imports weigh more"
     print(f"cold / floor  {ratio:.2f}x   (target <= {TARGET_RATIO}x on >= {TARGET_MIN_ENTRIES:,} entries{note})")
     print(f"start-up      {report['startup_s']:.3f} s   (kblint --version, median)")
     peak = report["peak_memory_mb"]
-    print(f"peak memory   {peak:.1f} MB   (kblint validate, max RSS over runs)" if peak is not None
-          else "peak memory   n/a (os.wait4 unavailable)")
+    print(f"peak memory   {peak:.1f} MB   (kblint validate, max RSS from /usr/bin/time)" if peak is not None
+          else "peak memory   n/a (needs GNU time at /usr/bin/time)")
     return 0
 
 

@@ -14,8 +14,12 @@ from . import graph
 from .config import Settings
 from .entry import Link, ParseFailure, build_entry, decode, split_and_load
 from .issue import Issue, KBReport, Report
+from .checkers.core import CheckContext
+from .checkers.registry import registry
 from .kbschema import KBSchema
+from .rubric import Binding, Plan, build_plan
 from .rules import RULES, TIERS, schema as schema_rules, structure as structure_rules
+from .rules.common import field_line
 from .workspace import KB, UsageError, build_workspace
 
 
@@ -24,6 +28,7 @@ class KBContext:
     """What pass 1 needs to know about a KB: its schema and the cross-KB links by source entry."""
 
     schema: KBSchema
+    plan: Plan
     cross_by_source: dict[str, list[Link]] = field(default_factory=dict)
 
 
@@ -61,11 +66,61 @@ def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located
         id_line=entry.key_line("id") if "id" in raw.frontmatter else 1, type=entry.type, status=entry.status,
         aliases=tuple(entry.aliases), links=entry.links,
     )
+    run_checkers(entry, ctx.plan.for_type(entry.type), CheckContext(schema=schema), facts, issues, graph_pass=False)
     return FileResult(issues, facts, tuple(cross_sources))
 
 
+def run_checkers(entry, bindings: list[Binding], context: CheckContext, facts: graph.EntryFacts,
+                 issues: list[Issue], *, graph_pass: bool) -> None:
+    """Run the checker items of the plan that belong to this pass; record outcomes for the score.
+
+    In pass 1 ENTRY is the full Entry; in the graph pass it is the entry's facts.
+    """
+    reg = registry()
+    for b in bindings:
+        if b.kind == "judgment" and not graph_pass:
+            facts.judgment_items += 1
+        if b.kind != "checker":
+            continue
+        checker = reg.get(b.checker)
+        if checker is None or checker.needs_graph != graph_pass:
+            continue
+        try:
+            result = checker.func(entry, b.params, context)
+        except Exception as exc:  # noqa: BLE001 - a failing checker is reported, the run goes on
+            spec = RULES["checker_error"]
+            issues.append(Issue(rule="checker_error", severity=spec.severity, tier=spec.tier,
+                                message=f"checker '{b.checker}' ({checker.source}) raised "
+                                        f"{type(exc).__name__}: {exc}",
+                                kb_name=entry.kb_name, entry_id=entry.id, path=entry.path, rubric_item=b.text,
+                                checker=b.checker, entry_type=entry.type))
+            continue
+        facts.score_total += b.weight
+        messages = _messages(result)
+        if not messages:
+            facts.score_passed += b.weight
+            continue
+        name = checker.field_for(b.params)
+        line = field_line(entry, name) if name and not graph_pass else 1
+        for message in messages:
+            issues.append(Issue(rule="rubric_violation", severity=b.severity, tier="checker", message=message,
+                                kb_name=entry.kb_name, entry_id=entry.id, path=entry.path, line=line,
+                                field=name, rubric_item=b.text, checker=b.checker, entry_type=entry.type,
+                                discriminator=b.id))
+
+
+def _messages(result) -> list[str]:
+    if result is None:
+        return []
+    if isinstance(result, str):
+        return [result]
+    if isinstance(result, Issue):
+        return [result.message]
+    return [m for item in result for m in _messages(item)]
+
+
 def _context(kb: KB) -> KBContext:
-    ctx = KBContext(schema=kb.schema)
+    ctx = KBContext(schema=kb.schema, plan=build_plan(kb.schema))
     for link in kb.cross_links:
         ctx.cross_by_source.setdefault(link.source, []).append(
             Link(target=link.target, relation=link.relation, kb=link.target_kb, line=link.line,
@@ -73,9 +128,14 @@ def _context(kb: KB) -> KBContext:
     return ctx
 
 
-def _config_issues(kb: KB) -> list[Issue]:
+def _config_issues(kb: KB, plan: Plan) -> list[Issue]:
     spec = RULES["config_error"]
     issues = []
+    for b in plan.broken():
+        issues.append(Issue(rule="config_error", severity=spec.severity, tier=spec.tier,
+                            message=f"rubric item {b.text!r} is not enforced: {b.reason}", kb_name=kb.name,
+                            entry_id=None, path=kb.schema.kb_yaml or kb.root, line=max(b.line, 1),
+                            rubric_item=b.text, discriminator=b.id))
     for problem in kb.schema.problems:
         issues.append(Issue(rule="config_error", severity=spec.severity, tier=spec.tier, message=problem.message,
                             kb_name=kb.name, entry_id=None, path=problem.path or kb.schema.kb_yaml or kb.root,
@@ -102,6 +162,7 @@ def _unreadable(kb: KB, path: str, relpath: str, reported: bool) -> FileResult:
 @dataclass(slots=True)
 class _KBRun:
     kb: KB
+    plan: Plan
     results: list[FileResult]
 
 
@@ -116,7 +177,7 @@ def pass_one(kb: KB) -> _KBRun:
                        else lint_source(ctx, path, relpath, data, reported=reported))
     for cand in kb.candidates:
         results.append(lint_source(ctx, cand.path, cand.relpath, cand.data, located=cand.inside, reported=True))
-    return _KBRun(kb, results)
+    return _KBRun(kb, ctx.plan, results)
 
 
 class IssueFilter:
@@ -151,14 +212,14 @@ class IssueFilter:
 
 
 def check_names(names: list[str], option: str) -> None:
-    known = set(RULES) | set(TIERS)
+    known = set(RULES) | set(TIERS) | set(registry().names())
     for name in names:
         if name not in known:
             import difflib
 
             near = difflib.get_close_matches(name, sorted(known), n=1)
             hint = f"; did you mean '{near[0]}'?" if near else ""
-            raise UsageError(f"{option}: unknown rule or tier '{name}'{hint}")
+            raise UsageError(f"{option}: unknown rule, tier or checker '{name}'{hint}")
 
 
 def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
@@ -193,6 +254,8 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
     issues: list[Issue] = []
     kb_reports: list[KBReport] = []
     by_kb: dict[str, KBReport] = {}
+    judgment_items = 0
+    not_evaluated = 0
     for r in runs:
         kb = r.kb
         if kb_name is not None and kb.name != kb_name:
@@ -200,18 +263,33 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
         report = KBReport(name=kb.name, root=kb.root)
         kb_reports.append(report)
         by_kb[kb.name] = report
+        totals = r.plan.totals()
+        report.coverage = {**totals, "judgment_evaluated": False}
+        judgment_items += totals["judgment"]
+        graph_context = CheckContext(schema=kb.schema, inlinks=graph_result.inlinks)
         scores = []
         for res in r.results:
-            if not res.facts.reported:
+            facts = res.facts
+            if not facts.reported:
                 continue
             report.files += 1
-            if res.facts.parsed:
-                report.entries += 1
-                scores.append(1.0)  # no rubric outcomes yet: an entry with none scores 1 (SPEC §5.4)
             issues.extend(res.issues)
+            if not facts.parsed:
+                continue
+            report.entries += 1
+            run_checkers(facts, r.plan.for_type(facts.type), graph_context, facts, issues, graph_pass=True)
+            not_evaluated += facts.judgment_items
+            scores.append(facts.score)
+            threshold = kb.schema.pass_threshold
+            if threshold is not None and facts.score < threshold:
+                spec = RULES["score_below_threshold"]
+                issues.append(Issue(rule="score_below_threshold", severity=spec.severity, tier=spec.tier,
+                                    message=f"Entry '{facts.id}' scores {facts.score:.2f}, below the KB's "
+                                            f"pass_threshold {threshold:.2f}",
+                                    kb_name=kb.name, entry_id=facts.id, path=facts.path, entry_type=facts.type))
         report.score = round(sum(scores) / len(scores), 4) if scores else None
         if kb.reported is None:
-            issues.extend(_config_issues(kb))
+            issues.extend(_config_issues(kb, r.plan))
     issues.extend(i for i in graph_result.issues if i.kb_name in by_kb)
 
     flt = IssueFilter(settings.select, settings.ignore, settings.type)
@@ -219,5 +297,8 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
     kept.sort(key=Issue.sort_key)
     for issue in kept:
         by_kb[issue.kb_name].counts[issue.severity] += 1
-    return Report(kbs=kb_reports, issues=kept, hidden=flt.hidden, fail_on=settings.fail_on,
-                  unreadable=[str(e) for e in ws.unreadable])
+    report = Report(kbs=kb_reports, issues=kept, hidden=flt.hidden, fail_on=settings.fail_on,
+                    unreadable=[str(e) for e in ws.unreadable])
+    report.judgment["not_evaluated"] = not_evaluated
+    report.judgment_items = judgment_items
+    return report

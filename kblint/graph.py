@@ -32,6 +32,14 @@ class EntryFacts:
     status: str | None = None
     aliases: tuple[str, ...] = ()
     links: list[Link] = field(default_factory=list)
+    # rubric outcomes so far, for the entry's score (SPEC §5.4)
+    score_passed: float = 0.0
+    score_total: float = 0.0
+    judgment_items: int = 0  # judgment items that apply to the entry (not evaluated without an LLM)
+
+    @property
+    def score(self) -> float:
+        return self.score_passed / self.score_total if self.score_total else 1.0
 
     @property
     def stem(self) -> str:

@@ -81,6 +81,7 @@ class Report:
         "enabled": False, "reason": "no LLM configured", "evaluator": None, "calls": 0, "cache_hits": 0,
         "prompt_tokens": 0, "completion_tokens": 0, "not_evaluated": 0})
     fail_on: str = "error"
+    judgment_items: int = 0  # judgment items in the plans of the reported KBs
     unreadable: list[str] = dc_field(default_factory=list)  # kb.yaml files that could not be read
 
     @property

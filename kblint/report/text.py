@@ -60,6 +60,15 @@ def summary_lines(report: Report) -> list[str]:
     if len(report.kbs) > 1:
         lines.append(f"total: {_plural(report.files, 'file')}, "
                      f"{_entries(report.entries)}: {counts_text(report.counts)}")
+    for kb in report.kbs:
+        cov = kb.coverage
+        lines.append(f"coverage {kb.name}: {cov['checker']} checker, {cov['policy']} policy, {cov['schema']} schema, "
+                     f"{cov['judgment']} judgment, {cov['broken']} broken")
+    judgment = report.judgment
+    if not judgment["enabled"] and report.judgment_items:
+        lines.append(f"judgment: {_plural(report.judgment_items, 'judgment item')} not evaluated on "
+                     f"{_entries(report.entries)} ({_plural(judgment['not_evaluated'], 'check')}): "
+                     f"{judgment['reason']}")
     if report.hidden:
         hid = ", ".join(f"{n} by {name}" for name, n in sorted(report.hidden.items()))
         lines.append(f"hidden: {sum(report.hidden.values())} issues ({hid})")

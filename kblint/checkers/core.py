@@ -1,0 +1,345 @@
+"""The core checkers of SPEC §5.2: one function each; the docstring is the documentation.
+
+A checker is called as `checker(entry, params, context)` and returns None when the entry passes,
+or the message of the violation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..entry import strip_code
+from ..graph import link_key
+from ..rules.common import is_empty
+from .registry import Checker, Param
+
+
+@dataclass(slots=True)
+class CheckContext:
+    """What a checker may read besides the entry: the KB schema, and the graph after pass 2."""
+
+    schema: object
+    inlinks: dict | None = None  # entry path → set of paths linking to it (graph checkers only)
+
+
+_NON_DESCRIPTIVE = frozenset(
+    ["update", "notes", "todo", "untitled", "new entry", "draft", "temp", "test", "placeholder", "wip"])
+
+
+def descriptive_title(entry, params, context):
+    """Title says what the entry is about.
+
+    Fails when the title (stripped, case-folded) is one of: update, notes, todo, untitled,
+    new entry, draft, temp, test, placeholder, wip.
+
+    Passes:  title: "OODA loop"
+    Fails:   title: "Untitled"
+    """
+    title = (entry.title or "").strip().casefold()
+    if title in _NON_DESCRIPTIVE:
+        return f"Title '{entry.title.strip()}' is not descriptive"
+    return None
+
+
+def has_tags(entry, params, context):
+    """Entry has at least `min` tags (default 1).
+
+    `tags` may be a list or a single string (one tag).
+
+    Passes:  tags: [strategy, doctrine]
+    Fails:   tags: []
+    """
+    need = params.get("min", 1)
+    if len(entry.tags) < need:
+        if not entry.tags:
+            return f"Entry '{entry.id}' has no tags" + (f" (needs {need})" if need > 1 else "")
+        return f"Entry '{entry.id}' has {len(entry.tags)} tag{'s' if len(entry.tags) != 1 else ''}, needs {need}"
+    return None
+
+
+def _is_stub(entry) -> bool:
+    status = entry.metadata.get("research_status")
+    return (isinstance(status, str) and status.strip().casefold() == "stub") or \
+        (entry.status or "").strip().casefold() == "stub" or "stub" in (t.casefold() for t in entry.tags)
+
+
+def outlink_count(entry) -> int:
+    """Distinct (KB, target) pairs linked from the entry, not counting links to itself."""
+    own = {entry.id, entry.stem}
+    seen = set()
+    for link in entry.links:
+        key = link_key(link, entry.kb_name)
+        if key[0] == entry.kb_name and link.target in own:
+            continue
+        seen.add(key)
+    return len(seen)
+
+
+def has_outlinks(entry, params, context):
+    """Entry links to at least `min` other entries (default 1), unless it is a stub.
+
+    Counts distinct link targets of every kind (frontmatter links, references, wikilinks,
+    markdown links, cross-KB links); broken and external links count, a link to itself does not.
+    A stub (`research_status: stub`, `status: stub`, or a `stub` tag) passes.
+
+    Passes:  a body with [[another-entry]]
+    Fails:   no links at all
+    """
+    need = params.get("min", 1)
+    if _is_stub(entry):
+        return None
+    count = outlink_count(entry)
+    if count < need:
+        if count == 0:
+            return f"Entry '{entry.id}' links to no other entry"
+        return f"Entry '{entry.id}' links to {count} entr{'y' if count == 1 else 'ies'}, needs {need}"
+    return None
+
+
+def has_inlinks(entry, params, context):
+    """At least `min` entries of the workspace link to this one (default 1).
+
+    Runs after the graph pass: incoming links are counted over every KB in the run.
+
+    Passes:  another entry has [[this-entry]]
+    Fails:   nothing links here
+    """
+    need = params.get("min", 1)
+    count = len((context.inlinks or {}).get(entry.path, ()))
+    if count < need:
+        if count == 0:
+            return f"No entry links to '{entry.id}'"
+        return f"{count} entr{'y links' if count == 1 else 'ies link'} to '{entry.id}', needs {need}"
+    return None
+
+
+def status_present(entry, params, context):
+    """Entry has a `status`.
+
+    Passes:  status: draft
+    Fails:   no status key, or an empty one
+    """
+    if is_empty(entry.status):
+        return f"Entry '{entry.id}' has no status"
+    return None
+
+
+def priority_present(entry, params, context):
+    """Entry has a `priority`.
+
+    Passes:  priority: high
+    Fails:   no priority key, or an empty one
+    """
+    if is_empty(entry.metadata.get("priority")):
+        return f"Entry '{entry.id}' has no priority"
+    return None
+
+
+def has_field(entry, params, context):
+    """The metadata field `field` is present and not empty.
+
+    Missing, null, an empty string and an empty list all fail. Fields of a nested `metadata:`
+    mapping count.
+
+    Passes:  role: "Chair of the committee"   (field: role)
+    Fails:   role: ""
+    """
+    name = params["field"]
+    if is_empty(entry.metadata.get(name)):
+        return f"Entry '{entry.id}' has no '{name}'"
+    return None
+
+
+def has_any_field(entry, params, context):
+    """At least one of the metadata fields `fields` is present and not empty.
+
+    Passes:  author: "J. Smith"   (fields: [url, author])
+    Fails:   neither url nor author
+    """
+    names = params["fields"]
+    if all(is_empty(entry.metadata.get(name)) for name in names):
+        return f"Entry '{entry.id}' has none of: {', '.join(names)}"
+    return None
+
+
+def _norm_heading(text: str) -> str:
+    return text.strip().rstrip(":").strip().casefold()
+
+
+def body_has_section(entry, params, context):
+    """The body has a level-2 heading `## heading` (case-insensitive, a trailing colon ignored).
+
+    Passes:  ## Sources            (heading: Sources)
+    Fails:   ### Sources, or no such heading
+    """
+    want = _norm_heading(params["heading"])
+    if any(level == 2 and _norm_heading(text) == want for level, text, _ in entry.headings):
+        return None
+    return f"Entry '{entry.id}' has no '## {params['heading']}' section"
+
+
+def body_has_heading(entry, params, context):
+    """The body has a heading with the text `heading`, at `level` if given (any level otherwise).
+
+    Passes:  ### Timeline          (heading: Timeline, level: 3)
+    Fails:   ## Timeline           (heading: Timeline, level: 3)
+    """
+    want = _norm_heading(params["heading"])
+    level = params.get("level")
+    if any(_norm_heading(text) == want and (level is None or lvl == level) for lvl, text, _ in entry.headings):
+        return None
+    where = f"level-{level} " if level is not None else ""
+    return f"Entry '{entry.id}' has no {where}heading '{params['heading']}'"
+
+
+@lru_cache(maxsize=256)
+def _pattern(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.MULTILINE | re.IGNORECASE)
+
+
+def body_has_pattern(entry, params, context):
+    """The body matches the regular expression `pattern` (multiline, case-insensitive).
+
+    Passes:  a body containing "Source: council minutes"   (pattern: "^source:")
+    Fails:   no line starting with "source:"
+    """
+    if _pattern(params["pattern"]).search(entry.body):
+        return None
+    return f"Entry '{entry.id}' body does not match /{params['pattern']}/"
+
+
+_CODE_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
+
+
+def body_has_code_block(entry, params, context):
+    """The body has a fenced code block (``` or ~~~).
+
+    Passes:  a body with a ```python block
+    Fails:   only inline `code`
+    """
+    if _CODE_FENCE_RE.search(entry.body):
+        return None
+    return f"Entry '{entry.id}' has no fenced code block"
+
+
+def word_count(body: str) -> int:
+    return len(strip_code(body).split())
+
+
+def body_min_words(entry, params, context):
+    """The body has at least `min` words (whitespace-separated, code blocks not counted).
+
+    Passes:  a 300-word body   (min: 200)
+    Fails:   a 50-word body    (min: 200)
+    """
+    need = params["min"]
+    count = word_count(entry.body)
+    if count < need:
+        return f"Entry '{entry.id}' body has {count} word{'s' if count != 1 else ''}, needs {need}"
+    return None
+
+
+_SOURCE_LINE_RE = re.compile(r"^\s*sources?:\s*\S", re.MULTILINE | re.IGNORECASE)
+
+
+def _section_has_content(entry, names: set[str]) -> bool:
+    lines = entry.body.split("\n")
+    first = entry.raw.body_line
+    heads = entry.headings
+    for i, (level, text, line) in enumerate(heads):
+        if _norm_heading(text) not in names:
+            continue
+        end = len(lines)
+        for later_level, _, later_line in heads[i + 1:]:
+            if later_level <= level:
+                end = later_line - first
+                break
+        if any(part.strip() for part in lines[line - first + 1:end]):
+            return True
+    return False
+
+
+def cites_source(entry, params, context):
+    """Entry cites a source: a source field, a sources section with content, or a `Source:` line.
+
+    Passes when any of `fields` (default sources, source, source_url, url, references) is
+    present, or a heading named one of `sections` (default Sources, References, Source,
+    Bibliography) has content under it, or a line starts with `Source:` or `Sources:` (any case)
+    followed by text.
+
+    Passes:  ## Sources\n- Coram, *Boyd* (2002)
+    Fails:   no source field, section or line
+    """
+    fields = params.get("fields") or ["sources", "source", "source_url", "url", "references"]
+    if any(not is_empty(entry.metadata.get(name)) for name in fields):
+        return None
+    sections = {_norm_heading(s) for s in (params.get("sections") or ["Sources", "References", "Source",
+                                                                       "Bibliography"])}
+    if _section_has_content(entry, sections):
+        return None
+    if _SOURCE_LINE_RE.search(entry.body):
+        return None
+    return f"Entry '{entry.id}' cites no source"
+
+
+def not_oversized(entry, params, context):
+    """A backlog item sized XL or XXL is broken down into subtasks.
+
+    Fails when `effort` is XL or XXL (any case) and the entry has no link with relation
+    `has_subtask`.
+
+    Passes:  effort: M
+    Fails:   effort: XL and no has_subtask link
+    """
+    effort = entry.metadata.get("effort")
+    if isinstance(effort, str) and effort.strip().upper() in ("XL", "XXL"):
+        if not any(link.relation == "has_subtask" for link in entry.links):
+            return f"Entry '{entry.id}' has effort {effort.strip()} but no has_subtask link: break it down"
+    return None
+
+
+_CLOSED = frozenset(["done", "retired", "wont_do", "deferred"])
+
+
+def orphan_backlog_item(entry, params, context):
+    """An open backlog item belongs to a larger item through a `subtask_of` link.
+
+    Applies to open items: `kind` is not epic and `status` is not done, retired, wont_do or
+    deferred. Such an item fails when it has no link with relation `subtask_of`.
+
+    Passes:  kind: task, links: [{target: epic-1, relation: subtask_of}]
+    Fails:   kind: task, status: open, no subtask_of link
+    """
+    kind = entry.metadata.get("kind")
+    if isinstance(kind, str) and kind.strip().casefold() == "epic":
+        return None
+    if (entry.status or "").strip().casefold() in _CLOSED:
+        return None
+    if any(link.relation == "subtask_of" for link in entry.links):
+        return None
+    return f"Open backlog item '{entry.id}' has no subtask_of link"
+
+
+_MIN = Param("min", "int", default=1, help="the minimum count")
+
+CHECKERS = (
+    Checker("descriptive_title", descriptive_title, field="title"),
+    Checker("has_tags", has_tags, (_MIN,), field="tags"),
+    Checker("has_outlinks", has_outlinks, (_MIN,)),
+    Checker("has_inlinks", has_inlinks, (_MIN,), needs_graph=True),
+    Checker("status_present", status_present, field="status"),
+    Checker("priority_present", priority_present, field="priority"),
+    Checker("has_field", has_field, (Param("field", "str", required=True, help="the field name"),),
+            field="param:field"),
+    Checker("has_any_field", has_any_field, (Param("fields", "str_list", required=True, help="field names"),)),
+    Checker("body_has_section", body_has_section, (Param("heading", "str", required=True),)),
+    Checker("body_has_heading", body_has_heading, (Param("heading", "str", required=True), Param("level", "int"))),
+    Checker("body_has_pattern", body_has_pattern, (Param("pattern", "regex", required=True),)),
+    Checker("body_has_code_block", body_has_code_block),
+    Checker("body_min_words", body_min_words, (Param("min", "int", required=True),)),
+    Checker("cites_source", cites_source, (Param("fields", "str_list"), Param("sections", "str_list"))),
+    Checker("not_oversized", not_oversized, field="effort"),
+    Checker("orphan_backlog_item", orphan_backlog_item),
+)

@@ -1,0 +1,273 @@
+"""Rubric items → bindings → the enforcement plan (SPEC §4, §5).
+
+The plan is plain data: for each KB, every item of every scope with its binding, and for each
+type the ordered list of items that apply to it. `kblint checkers --kb` prints it and the engine
+executes it; nothing else decides what runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from .checkers.registry import Registry, registry, validate_params
+from .kbschema import KBSchema, RubricItem, system_rubric
+
+ITEM_KEYS = ("text", "checker", "params", "covered_by", "field", "fields", "policy", "id", "severity", "weight",
+             "applies_to")
+BINDINGS = ("schema", "checker", "policy", "judgment", "broken")
+_SCOPE_RANK = {"system": 0, "kb": 1, "type": 2}
+
+_POLICY_FIRST = ("tags", "links", "outlinks", "inlinks")
+_POLICY_SECOND = ("count", "required", ">=", ">", "<=", "<", "==", "!=")
+_GATE_RE = re.compile(r"^status\s+(\w[\w-]*|\*)\s*->\s*(\w[\w-]*|\*)(\s|$)")
+
+
+def is_policy_shaped(text: str) -> bool:
+    """SPEC §6: whether a string item is meant as a policy expression (case-sensitive)."""
+    tokens = re.sub(r"(->|>=|<=|==|!=|>|<)", r" \1 ", text).split()
+    if not tokens:
+        return False
+    first = tokens[0]
+    if first.startswith(("metadata.", "links.", "body.")):
+        return True
+    if first in _POLICY_FIRST and len(tokens) > 1 and tokens[1] in _POLICY_SECOND:
+        return True
+    return bool(_GATE_RE.match(text.strip()))
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")[:80] or "item"
+
+
+@dataclass(slots=True)
+class Binding:
+    """One rubric item and how it is enforced."""
+
+    text: str
+    kind: str  # one of BINDINGS
+    id: str
+    scope: str  # "system" | "kb" | "type"
+    line: int  # kb.yaml line (0: built in)
+    source: str  # "system", "core", "kb.yaml", or a plugin
+    type_name: str | None = None
+    severity: str = "warning"
+    weight: float = 1.0
+    applies_to: tuple[str, ...] | None = None
+    checker: str | None = None
+    params: dict = field(default_factory=dict)
+    policy: str | None = None
+    fields: tuple[str, ...] = ()
+    reason: str | None = None  # why broken
+    mapping: bool = False  # written as a mapping (beats a string item of the same text)
+
+    @property
+    def key(self) -> tuple:
+        return (self.scope, self.type_name, self.id)
+
+
+@dataclass(slots=True)
+class ScopePlan:
+    scope: str  # "system" | "kb" | "type"
+    type_name: str | None
+    items: list[Binding]  # the items of this scope that apply somewhere (overridden ones left out)
+
+
+@dataclass(slots=True)
+class Plan:
+    kb_name: str
+    scopes: list[ScopePlan]
+    by_type: dict[str, list[Binding]]  # type → the merged items that apply to its entries
+
+    def totals(self) -> dict[str, int]:
+        totals = {kind: 0 for kind in BINDINGS}
+        for scope in self.scopes:
+            for item in scope.items:
+                totals[item.kind] += 1
+        return totals
+
+    def broken(self) -> list[Binding]:
+        return [item for scope in self.scopes for item in scope.items if item.kind == "broken"]
+
+    def for_type(self, type_name: str) -> list[Binding]:
+        return self.by_type.get(type_name) or self.by_type.get("", [])
+
+
+def _broken(b: Binding, reason: str) -> Binding:
+    b.kind = "broken"
+    b.reason = reason
+    return b
+
+
+def bind(item: RubricItem, schema: KBSchema, reg: Registry) -> Binding:
+    """The binding of one item, validated; problems make it `broken` with the reason."""
+    raw = item.raw
+    b = Binding(text=item.text, kind="judgment", id=slug(item.text), scope=item.scope, line=item.line,
+                source=item.source, type_name=item.type_name, mapping=isinstance(raw, dict))
+    if isinstance(raw, str):
+        if not raw.strip():
+            return _broken(b, "empty rubric item")
+        if is_policy_shaped(raw):
+            b.kind = "policy"
+            b.policy = raw.strip()
+            return _bind_policy(b)
+        return b
+    if not isinstance(raw, dict):
+        return _broken(b, f"a rubric item must be a string or a mapping, got {type(raw).__name__}")
+    unknown = [k for k in raw if k not in ITEM_KEYS]
+    if unknown:
+        key = str(unknown[0])
+        near = difflib.get_close_matches(key, ITEM_KEYS, n=1)
+        hint = f" (did you mean '{near[0]}'?)" if near else ""
+        return _broken(b, f"unknown key '{key}' in rubric item{hint}; allowed: {', '.join(ITEM_KEYS)}")
+    text = raw.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return _broken(b, "rubric item has no 'text'")
+    if raw.get("id") is not None:
+        b.id = str(raw["id"])
+    severity = raw.get("severity", "warning")
+    if severity not in ("error", "warning", "info"):
+        return _broken(b, f"severity must be error, warning or info, got {severity!r}")
+    b.severity = severity
+    weight = raw.get("weight", 1)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
+        return _broken(b, f"weight must be a non-negative number, got {weight!r}")
+    b.weight = float(weight)
+    applies = raw.get("applies_to")
+    if applies is not None:
+        if isinstance(applies, str):
+            applies = [applies]
+        if not isinstance(applies, list) or not all(isinstance(a, str) for a in applies):
+            return _broken(b, "applies_to must be a list of type names")
+        unknown_types = [a for a in applies if a not in schema.types]
+        if unknown_types:
+            return _broken(b, f"applies_to names unknown type '{unknown_types[0]}'")
+        b.applies_to = tuple(applies)
+    forms = [k for k in ("checker", "covered_by", "policy") if k in raw]
+    if len(forms) > 1:
+        return _broken(b, f"an item binds one way only, this one has {' and '.join(forms)}")
+    if "checker" in raw:
+        name = raw.get("checker")
+        b.kind = "checker"
+        b.checker = str(name)
+        checker = reg.get(str(name)) if isinstance(name, str) else None
+        if checker is None:
+            near = difflib.get_close_matches(str(name), reg.names(), n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            return _broken(b, f"unknown checker '{name}'{hint}")
+        params, problems = validate_params(checker, raw.get("params"))
+        if problems:
+            return _broken(b, "; ".join(problems))
+        b.params = params
+        return b
+    if "params" in raw:
+        return _broken(b, "params given without a checker")
+    if "covered_by" in raw:
+        if raw["covered_by"] != "schema":
+            return _broken(b, f"covered_by must be 'schema', got {raw['covered_by']!r}")
+        b.kind = "schema"
+        names = []
+        if raw.get("field") is not None:
+            names.append(raw["field"])
+        if raw.get("fields") is not None:
+            more = raw["fields"]
+            names.extend(more if isinstance(more, list) else [more])
+        if not all(isinstance(n, str) for n in names):
+            return _broken(b, "field/fields must name fields")
+        b.fields = tuple(names)
+        return b
+    if "field" in raw or "fields" in raw:
+        return _broken(b, "field/fields are for covered_by: schema items")
+    if "policy" in raw:
+        if not isinstance(raw["policy"], str) or not raw["policy"].strip():
+            return _broken(b, "policy must be an expression string")
+        b.kind = "policy"
+        b.policy = raw["policy"].strip()
+        return _bind_policy(b)
+    return b
+
+
+def _bind_policy(b: Binding) -> Binding:
+    # The policy tier is the seam for SPEC §6; until its evaluator exists a policy item is not
+    # enforced, and saying so is better than pretending.
+    return _broken(b, f"policy expressions are not supported by this version of kblint: {b.policy!r}")
+
+
+def _stale_schema_claim(b: Binding, schema: KBSchema, types: list[str]) -> str | None:
+    for type_name in types:
+        ts = schema.types.get(type_name)
+        if ts is None:
+            continue
+        required = set(ts.required_fields()) | ({"title"} if "title" in ts.required else set())
+        for name in b.fields:
+            if name not in required:
+                return f"covered_by: schema names field '{name}', which is not required for type '{type_name}'"
+    return None
+
+
+def _merge(items: list[Binding]) -> list[Binding]:
+    """Items with the same text merge: a mapping beats a string; type beats KB beats system."""
+    order: list[str] = []
+    winner: dict[str, Binding] = {}
+    for item in items:
+        current = winner.get(item.text)
+        if current is None:
+            order.append(item.text)
+            winner[item.text] = item
+            continue
+        if _precedence(item) >= _precedence(current):
+            winner[item.text] = item
+    return [winner[text] for text in order]
+
+
+def _precedence(b: Binding) -> tuple[bool, int]:
+    return (b.mapping, _SCOPE_RANK[b.scope])
+
+
+def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
+    reg = reg or registry()
+    system = [bind(item, schema, reg) for item in system_rubric()]
+    kb_items = [bind(item, schema, reg) for item in schema.rubric]
+    type_items = {name: [bind(item, schema, reg) for item in ts.rubric] for name, ts in sorted(schema.types.items())}
+
+    # stale covered_by claims are checked against the types each item applies to
+    for b in kb_items + system:
+        if b.kind == "schema" and b.fields:
+            targets = list(b.applies_to) if b.applies_to else sorted(schema.types)
+            reason = _stale_schema_claim(b, schema, targets)
+            if reason:
+                _broken(b, reason)
+    for name, items in type_items.items():
+        for b in items:
+            if b.kind == "schema" and b.fields:
+                reason = _stale_schema_claim(b, schema, [name])
+                if reason:
+                    _broken(b, reason)
+
+    # an id names one item of the KB: the same id on a different text is a duplicate
+    seen: dict[str, Binding] = {}
+    for b in kb_items + [b for items in type_items.values() for b in items]:
+        first = seen.setdefault(b.id, b)
+        if first is not b and first.text != b.text:
+            _broken(b, f"duplicate item id '{b.id}' (also used at kb.yaml line {first.line})")
+
+    by_type: dict[str, list[Binding]] = {}
+    used: set[int] = set()
+    for name in sorted(schema.types):
+        applicable = system + type_items.get(name, []) + [
+            b for b in kb_items if b.applies_to is None or name in b.applies_to]
+        merged = _merge(applicable)
+        by_type[name] = merged
+        used.update(id(b) for b in merged)
+    # entries of undeclared types get system and KB-wide items
+    fallback = _merge(system + [b for b in kb_items if b.applies_to is None])
+    by_type[""] = fallback
+    used.update(id(b) for b in fallback)
+
+    scopes = [ScopePlan("system", None, [b for b in system if id(b) in used]),
+              ScopePlan("kb", None, [b for b in kb_items if id(b) in used or b.kind == "broken"])]
+    for name, items in type_items.items():
+        if items:
+            scopes.append(ScopePlan("type", name, [b for b in items if id(b) in used or b.kind == "broken"]))
+    return Plan(kb_name=schema.name, scopes=scopes, by_type=by_type)
