@@ -108,6 +108,36 @@ def validate(
     raise typer.Exit(report.exit_code)
 
 
+@app.command()
+def checkers(
+    kb: Optional[str] = typer.Option(None, "--kb", help="A KB directory or name: show how its rubric is enforced."),
+    format: str = typer.Option("text", "--format", "-f", help="text or json."),
+    verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
+) -> None:
+    """List the checkers; with --kb, the coverage table: how every rubric item is enforced."""
+    global _VERBOSE
+    _VERBOSE = verbose
+    if format not in ("text", "json"):
+        _fail(f"--format: expected text or json, got '{format}'")
+    from .checkers.registry import registry
+    from .report import coverage
+    from .rubric import build_plan
+    from .workspace import UsageError, load_kbs_for_plan
+
+    reg = registry()
+    if kb is None:
+        sys.stdout.write(coverage.render_json(reg, []) if format == "json" else coverage.render_checkers(reg))
+        raise typer.Exit(0)
+    try:
+        schemas = load_kbs_for_plan(kb)
+    except UsageError as exc:
+        _fail(str(exc))
+    plans = [(build_plan(schema, reg), schema.root) for schema in schemas]
+    text = coverage.render_json(reg, plans) if format == "json" else coverage.render_text(plans)
+    sys.stdout.write(text)
+    raise typer.Exit(1 if any(plan.broken() for plan, _ in plans) else 0)
+
+
 def run_app() -> None:
     try:
         app()

@@ -307,3 +307,23 @@ def build_workspace(
 def _read(path: str) -> bytes:
     with open(path, "rb") as fh:
         return fh.read()
+
+
+def load_kbs_for_plan(kb: str) -> list[KBSchema]:
+    """The KB named by `--kb`: a directory holding kb.yaml, or a KB name found under the current
+    directory. An unreadable kb.yaml is a UsageError (exit 2) with its file and line."""
+    try:
+        if os.path.isdir(kb):
+            if not os.path.isfile(os.path.join(kb, "kb.yaml")):
+                raise UsageError(f"--kb {kb}: no kb.yaml in that directory")
+            return [load_kb_schema(os.path.abspath(kb))]
+        found = []
+        for root in find_kb_roots(os.getcwd()):
+            schema = load_kb_schema(root)
+            if schema.name == kb:
+                found.append(schema)
+    except YamlFileError as exc:
+        raise UsageError(str(exc)) from None
+    if not found:
+        raise UsageError(f"--kb {kb}: no KB of that name under the current directory, and no such directory")
+    return found

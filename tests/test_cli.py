@@ -122,8 +122,8 @@ def test_type_filter(kb: Path, tmp_path: Path):
 
 
 def test_kb_name_restricts_the_run(tmp_path: Path):
-    write_kb(tmp_path / "a", "name: a\n", {"x.md": "---\ntype: note\ntitle: X\n---\nTo [[b:y]].\n"})
-    write_kb(tmp_path / "b", "name: b\n", {"y.md": "---\ntype: note\ntitle: Y\n---\n"})
+    write_kb(tmp_path / "a", "name: a\n", {"x.md": "---\ntype: note\ntitle: X\ntags: [t]\n---\nTo [[b:y]].\n"})
+    write_kb(tmp_path / "b", "name: b\n", {"y.md": "---\ntype: note\ntitle: Y\ntags: [t]\n---\n"})
     report = run_kblint("validate", str(tmp_path), "--format", "json", "--kb", "a").json
     assert [k["name"] for k in report["kbs"]] == ["a"]
     assert report["issues"] == []  # the link into b still resolves; b's empty body is not reported
@@ -139,7 +139,7 @@ def test_single_file_in_its_kb_context(kb: Path):
 
 def test_candidate_outside_the_kb(kb: Path, tmp_path: Path):
     cand = tmp_path / "draft.md"
-    cand.write_text("---\ntitle: Draft\ntype: finding\ntags: [a]\n---\nSee [[one]] and [[missing]].\n",
+    cand.write_text("---\ntitle: Draft finding\ntype: finding\ntags: [a]\n---\nSee [[one]] and [[missing]].\n",
                     encoding="utf-8")
     report = run_kblint("validate", str(cand), "--kb", str(kb), "--format", "json").json
     assert report["summary"]["files"] == 1
@@ -157,8 +157,9 @@ def test_stdin_candidate_replaces_existing_entry(kb: Path):
     bad = b"---\ntitle: New\ntype: finding\n---\n"
     report = run_kblint("validate", "--kb", str(kb), "--stdin", "--stdin-path", "new.md", "--format", "json",
                         input=bad).json
-    assert sorted(i["rule"] for i in report["issues"]) == [
-        "empty_body", "missing_required", "orphan_entry", "subdirectory_mismatch"]
+    assert sorted((i["rule"], i.get("checker")) for i in report["issues"]) == [
+        ("empty_body", None), ("missing_required", None), ("orphan_entry", None),
+        ("rubric_violation", "has_outlinks"), ("rubric_violation", "has_tags"), ("subdirectory_mismatch", None)]
     assert all(i["path"].endswith("new.md") for i in report["issues"])
 
 
@@ -190,7 +191,7 @@ def test_invalid_kb_yaml_is_exit_2_with_file_and_line(tmp_path: Path, content: s
 
 
 def test_other_kbs_still_linted_when_one_kb_yaml_is_invalid(tmp_path: Path):
-    write_kb(tmp_path / "good", "name: good\n", {"a.md": "---\ntype: note\ntitle: A\n---\n"})
+    write_kb(tmp_path / "good", "name: good\n", {"a.md": "---\ntype: note\ntitle: A\ntags: [t]\n---\n"})
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "kb.yaml").write_text("name: [\n", encoding="utf-8")
     result = run_kblint("validate", str(tmp_path), "--format", "json")
@@ -203,18 +204,18 @@ def test_other_kbs_still_linted_when_one_kb_yaml_is_invalid(tmp_path: Path):
 
 def test_discovery_skips_what_spec_skips(tmp_path: Path):
     kb = write_kb(tmp_path / "kb", "name: kb\nexclude_me: true\n", {
-        "a.md": "---\ntype: note\ntitle: A\n---\n[[b]]\n",
-        "b.md": "---\ntype: note\ntitle: B\n---\n[[a]]\n",
+        "a.md": "---\ntype: note\ntitle: A\ntags: [t]\n---\n[[b]]\n",
+        "b.md": "---\ntype: note\ntitle: B\ntags: [t]\n---\n[[a]]\n",
         "README.md": "not an entry",
         "docs/readme.MD": "not an entry either",
         ".hidden/x.md": "not an entry",
         ".draft.md": "not an entry",
         "_templates/t.md": "not an entry",
         "nested/kb.yaml": "name: nested\n",
-        "nested/n.md": "---\ntype: note\ntitle: N\n---\n[[kb:a]]\n",
+        "nested/n.md": "---\ntype: note\ntitle: N\ntags: [t]\n---\n[[kb:a]]\n",
     })
     (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "o.md").write_text("---\ntype: note\ntitle: O\n---\n", encoding="utf-8")
+    (tmp_path / "outside" / "o.md").write_text("---\ntype: note\ntitle: O\ntags: [t]\n---\n", encoding="utf-8")
     os.symlink(tmp_path / "outside", kb / "linked")
     report = run_kblint("validate", str(kb), "--format", "json").json
     by_name = {k["name"]: k for k in report["kbs"]}
@@ -227,8 +228,8 @@ def test_git_ignored_files_are_skipped(tmp_path: Path):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     kb = write_kb(tmp_path / "repo" / "kb", "name: kb\n", {
-        "a.md": "---\ntype: note\ntitle: A\n---\n[[a-friend]]\n",
-        "a-friend.md": "---\ntype: note\ntitle: F\n---\n[[a]]\n",
+        "a.md": "---\ntype: note\ntitle: A\ntags: [t]\n---\n[[a-friend]]\n",
+        "a-friend.md": "---\ntype: note\ntitle: F\ntags: [t]\n---\n[[a]]\n",
         "scratch/ignored.md": "no frontmatter at all",
     })
     (tmp_path / "repo" / ".gitignore").write_text("scratch/\n", encoding="utf-8")
@@ -263,7 +264,7 @@ def test_python_dash_m_and_bad_option():
 
 def test_no_traceback_on_internal_error_unless_verbose(tmp_path: Path):
     # a directory named like an entry cannot be read as a file: reported, never a crash
-    kb = write_kb(tmp_path / "kb", "name: kb\n", {"a.md": "---\ntype: note\ntitle: A\n---\n"})
+    kb = write_kb(tmp_path / "kb", "name: kb\n", {"a.md": "---\ntype: note\ntitle: A\ntags: [t]\n---\n"})
     os.chmod(kb / "a.md", 0o000)
     try:
         result = run_kblint("validate", str(kb), "--format", "json")

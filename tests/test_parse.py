@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from kblint.engine import KBContext, lint_source
 from kblint.entry import ParseFailure, RawEntry, decode, split_and_load
 from kblint.kbschema import default_schema
+from kblint.rubric import build_plan
 
 from conftest import issues_of, run_kblint, write_kb
 
@@ -20,7 +21,8 @@ def parse(data: bytes):
 
 
 def lint(data: bytes, relpath: str = "note.md"):
-    ctx = KBContext(schema=default_schema("/kb"))
+    schema = default_schema("/kb")
+    ctx = KBContext(schema=schema, plan=build_plan(schema))
     return lint_source(ctx, "/kb/" + relpath, relpath, data)
 
 

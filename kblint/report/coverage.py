@@ -1,0 +1,87 @@
+"""The coverage report: the plan of each KB as `kblint checkers --kb` prints it (SPEC §10)."""
+
+from __future__ import annotations
+
+import json
+
+from ..checkers.registry import Registry
+from ..rubric import Binding, Plan
+from . import display_path
+
+NOT_EVALUATED = "not evaluated: no LLM configured"
+
+
+def _call(b: Binding) -> str:
+    args = ", ".join(f"{k}={v}" for k, v in b.params.items())
+    return f"{b.checker}({args})"
+
+
+def item_line(b: Binding) -> str:
+    if b.kind == "checker":
+        return f"[checker] {b.text} → {_call(b)}"
+    if b.kind == "policy":
+        return f"[policy] {b.text}"
+    if b.kind == "schema":
+        fields = f" ({', '.join(b.fields)})" if b.fields else ""
+        return f"[schema] {b.text}{fields}"
+    if b.kind == "judgment":
+        return f"[judgment] {b.text} ({NOT_EVALUATED})"
+    return f"[broken] {b.text} — {b.reason}"
+
+
+def _scope_title(scope) -> str:
+    return {"system": "system", "kb": "KB"}.get(scope.scope) or f"type {scope.type_name}"
+
+
+def render_text(plans: list[tuple[Plan, str]]) -> str:
+    lines: list[str] = []
+    for plan, root in plans:
+        lines.append(f"{plan.kb_name} ({display_path(root)})")
+        for scope in plan.scopes:
+            if not scope.items:
+                continue
+            lines.append(f"  {_scope_title(scope)}:")
+            for b in scope.items:
+                where = f"kb.yaml:{b.line}: " if b.kind == "broken" and b.line else ""
+                lines.append(f"    {where}{item_line(b)}")
+        t = plan.totals()
+        lines.append(f"  totals: {t['checker']} checker, {t['policy']} policy, {t['schema']} schema, "
+                     f"{t['judgment']} judgment ({NOT_EVALUATED}), {t['broken']} broken")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def item_dict(b: Binding) -> dict:
+    return {"text": b.text, "binding": b.kind, "checker": b.checker, "params": dict(b.params) if b.checker else None,
+            "policy": b.policy, "reason": b.reason, "line": b.line or None}
+
+
+def checker_dicts(reg: Registry) -> list[dict]:
+    return [{"name": c.name, "source": c.source,
+             "params": [{"name": p.name, "type": p.kind, "required": p.required, "default": p.default}
+                        for p in c.params],
+             "description": c.description} for c in (reg.get(n) for n in reg.names())]
+
+
+def render_json(reg: Registry, plans: list[tuple[Plan, str]]) -> str:
+    data = {"checkers": checker_dicts(reg), "kbs": []}
+    for plan, root in plans:
+        data["kbs"].append({
+            "name": plan.kb_name,
+            "path": display_path(root),
+            "scopes": [{"scope": s.scope, "type": s.type_name, "items": [item_dict(b) for b in s.items]}
+                       for s in plan.scopes],
+            "totals": {**plan.totals(), "judgment_evaluated": False},
+        })
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def render_checkers(reg: Registry) -> str:
+    rows = []
+    for name in reg.names():
+        c = reg.get(name)
+        rows.append((name, c.source, c.signature() or "—", c.description))
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    w2 = max(len(r[2]) for r in rows)
+    return "\n".join(f"{a:<{w0}}  {b:<{w1}}  {c:<{w2}}  {d}" for a, b, c, d in rows) + "\n"
