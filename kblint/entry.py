@@ -70,19 +70,22 @@ class RawEntry:
             self._key_lines = _top_level_key_lines(self.fm_text)
         return self._key_lines.get(key, 1)
 
-    def key_at_line(self, line: int) -> str | None:
-        if self._key_lines is None:
-            self._key_lines = _top_level_key_lines(self.fm_text)
-        best = None
-        for key, key_line in self._key_lines.items():
-            if key_line <= line and (best is None or key_line > self._key_lines[best]):
-                best = key
-        return best
+    def key_on_line(self, line: int) -> str | None:
+        """The mapping key written on a frontmatter line (at any depth), if any."""
+        lines = self.fm_text.split("\n")
+        index = line - 2
+        if not 0 <= index < len(lines):
+            return None
+        m = _ANY_KEY_RE.match(lines[index])
+        return (m.group(1) or m.group(2) or m.group(3)) if m else None
 
 
 _FENCE_RE = re.compile(r"^---[ \t]*$", re.M)
 _GLUED_RE = re.compile(r"^[^#\n:]*:.*\S---[ \t]*$", re.M)
 _KEY_RE = re.compile(r"""^(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)""", re.M)
+
+
+_ANY_KEY_RE = re.compile(r"""^[ \t]*(?:-[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)""")
 
 
 def _top_level_key_lines(fm_text: str) -> dict[str, int]:
@@ -165,7 +168,8 @@ def split_and_load(text: str) -> RawEntry | ParseFailure:
 # ---------------------------------------------------------------------------------------------
 # Body analysis: code stripping, headings, wikilinks, markdown links.
 
-_FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A backtick fence's info string cannot contain backticks (CommonMark): "```x``` y" is inline code.
+_FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _INLINE_CODE_RE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]]*)\]\](?!\()")

@@ -65,16 +65,19 @@ def _is_stub(entry) -> bool:
         (entry.status or "").strip().casefold() == "stub" or "stub" in (t.casefold() for t in entry.tags)
 
 
+def _names_self(link, entry) -> bool:
+    if (link.kb or entry.kb_name) != entry.kb_name:
+        return False
+    if link.path is not None and link.path == entry.relpath:
+        return True
+    target = link.target.casefold()
+    return target in (entry.id.casefold(), entry.stem.casefold()) or \
+        any(target == alias.casefold() for alias in entry.aliases)
+
+
 def outlink_count(entry) -> int:
     """Distinct (KB, target) pairs linked from the entry, not counting links to itself."""
-    own = {entry.id, entry.stem}
-    seen = set()
-    for link in entry.links:
-        key = link_key(link, entry.kb_name)
-        if key[0] == entry.kb_name and link.target in own:
-            continue
-        seen.add(key)
-    return len(seen)
+    return len({link_key(link, entry.kb_name) for link in entry.links if not _names_self(link, entry)})
 
 
 def has_outlinks(entry, params, context):
@@ -210,7 +213,7 @@ def body_has_pattern(entry, params, context):
     return f"Entry '{entry.id}' body does not match /{params['pattern']}/"
 
 
-_CODE_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
+_CODE_FENCE_RE = re.compile(r"^ {0,3}(```(?=[^`\n]*$)|~~~)", re.MULTILINE)
 
 
 def body_has_code_block(entry, params, context):
@@ -241,7 +244,8 @@ def body_min_words(entry, params, context):
     return None
 
 
-_SOURCE_LINE_RE = re.compile(r"^\s*sources?:\s*\S", re.MULTILINE | re.IGNORECASE)
+# "Source: text", or "Sources:" with the list starting on the next line
+_SOURCE_LINE_RE = re.compile(r"^[ \t]*sources?:[ \t]*(?:[^\s]|\n[ \t]*[^\s#])", re.MULTILINE | re.IGNORECASE)
 
 
 def _section_has_content(entry, names: set[str]) -> bool:

@@ -64,7 +64,7 @@ def loader_dates(entry: Entry) -> tuple[list[Issue], set[str]]:
     issues = []
     fields = set()
     for line, text in entry.raw.bad_dates:
-        name = entry.raw.key_at_line(line)
+        name = entry.raw.key_on_line(line)
         if name is not None:
             fields.add(name)
         issues.append(entry_issue(entry, "invalid_date", f"Value {text!r} is not a real date"
@@ -74,29 +74,33 @@ def loader_dates(entry: Entry) -> tuple[list[Issue], set[str]]:
 
 
 def field_values(entry: Entry, ts: TypeSchema | None, schema: KBSchema, skip: set[str]) -> list[Issue]:
-    issues = []
+    """Field types and `validation.rules`; a value that is not a real date is only invalid_date."""
     specs = dict(ts.fields) if ts is not None else {}
     if "date" not in specs:
         specs["date"] = _DATE_KEY
     metadata = entry.metadata
+    misfits: dict[str, list[Misfit]] = {}
     for name, spec in specs.items():
-        if name in skip:
-            continue
         value = metadata.get(name)
-        if is_empty(value):
+        if name in skip or is_empty(value):
             continue
         misfit = check_field(spec, value)
         if misfit is not None:
-            issues.append(_misfit_issue(entry, name, misfit, schema.enforce))
-            skip = skip | {name}
+            misfits.setdefault(name, []).append(misfit)
     for rule in schema.rules:
-        if rule.field in skip:
-            continue
         value = metadata.get(rule.field)
-        if is_empty(value):
+        if rule.field in skip or is_empty(value):
             continue
         for misfit in check_rule(rule, value):
-            issues.append(_misfit_issue(entry, rule.field, misfit, schema.enforce))
+            misfits.setdefault(rule.field, []).append(misfit)
+    issues = []
+    for name, found in misfits.items():
+        dates = [m for m in found if m.rule == "invalid_date"]
+        seen: set[str] = set()
+        for misfit in dates[:1] or found:
+            if misfit.message not in seen:
+                seen.add(misfit.message)
+                issues.append(_misfit_issue(entry, name, misfit, schema.enforce))
     return issues
 
 

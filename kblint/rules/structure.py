@@ -23,7 +23,7 @@ def missing_title(entry: Entry) -> Issue | None:
 def empty_body(entry: Entry) -> Issue | None:
     if entry.type in BODYLESS_TYPES or entry.body.strip():
         return None
-    return entry_issue(entry, "empty_body", f"Entry '{entry.id}' has an empty body", line=entry.raw.body_line - 1)
+    return entry_issue(entry, "empty_body", f"Entry '{entry.id}' has an empty body")
 
 
 def missing_type(entry: Entry, defaulted: bool) -> Issue | None:

@@ -1,0 +1,472 @@
+"""Structure and schema rules (SPEC §8): for every rule, a fixture KB that triggers it and one that
+does not, under fixtures/rules/<rule>/{fail,pass}/ (plus a few named variants).
+
+Each fixture is run as a user runs it (`python -m kblint validate <fixture> --format json`, from the
+repository root) and the JSON report (SPEC §9) is checked: which issues of the rule, where (path,
+line, column), how severe, on which field.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, Result, issues_of, run_kblint, write_kb
+
+RULES_DIR = "fixtures/rules"
+
+# The tiers whose rules the fixtures are built to isolate: checker/policy issues (rubric items) are
+# another suite's business and are not counted against a fixture's focus.
+FOCUS_TIERS = {"structure", "schema", "config"}
+
+RULE_TIER = {
+    "parse_error": "structure", "duplicate_id": "structure", "missing_title": "structure",
+    "empty_body": "structure", "missing_type": "structure", "unknown_type": "schema",
+    "subdirectory_mismatch": "schema", "missing_required": "schema", "invalid_field": "schema",
+    "invalid_date": "schema", "unknown_field": "schema", "invalid_status": "schema",
+    "broken_link": "structure", "unresolved_external": "structure", "orphan_entry": "structure",
+}
+
+# Default severities (SPEC §8 table).
+RULES_SEVERITY = {
+    "parse_error": "error", "duplicate_id": "error", "missing_title": "error", "empty_body": "warning",
+    "missing_type": "info", "unknown_type": "warning", "subdirectory_mismatch": "warning",
+    "missing_required": "error", "invalid_field": "warning", "invalid_date": "error", "unknown_field": "info",
+    "invalid_status": "warning", "broken_link": "warning", "unresolved_external": "info", "orphan_entry": "info",
+}
+
+# rule -> the issues of that rule the fail KB must report, exactly:
+# (path below the fail KB, line, column, severity, field)
+EXPECTED: dict[str, list[tuple[str, int, int, str, str | None]]] = {
+    "parse_error": [
+        ("broken.md", 1, 1, "error", None),  # no closing fence
+    ],
+    "duplicate_id": [
+        ("a/one.md", 2, 1, "error", "id"),
+        ("b/two.md", 2, 1, "error", "id"),
+        ("c/three.md", 5, 1, "error", "id"),  # the line of its `id:` key
+        ("alpha.md", 1, 1, "error", "id"),  # id from the file name: no key to point at
+        ("other/alpha-copy.md", 2, 1, "error", "id"),
+        ("numbers/7.md", 1, 1, "error", "id"),
+        ("number-id.md", 5, 1, "error", "id"),  # `id: 7`, a number taken as its text
+    ],
+    "missing_title": [
+        ("no-title.md", 1, 1, "error", "title"),
+        ("empty-title.md", 2, 1, "error", "title"),
+        ("blank-title.md", 4, 1, "error", "title"),
+        ("null-title.md", 2, 1, "error", "title"),
+        ("article-untitled.md", 1, 1, "error", "title"),
+    ],
+    "empty_body": [  # concerns no key, link or heading: line 1 (SPEC §8, last paragraph)
+        ("empty.md", 1, 1, "warning", None),
+        ("whitespace.md", 1, 1, "warning", None),
+        ("no-newline.md", 1, 1, "warning", None),
+    ],
+    "missing_type": [
+        ("top.md", 1, 1, "info", "type"),
+        ("notes/loose.md", 1, 1, "info", "type"),
+        ("person/someone.md", 1, 1, "info", "type"),  # core types claim no folder
+    ],
+    "unknown_type": [
+        ("widget.md", 4, 1, "warning", "type"),
+        ("persn.md", 3, 1, "warning", "type"),
+    ],
+    "subdirectory_mismatch": [
+        ("notes/misplaced.md", 4, 1, "warning", "type"),
+        ("findings-old/stale.md", 3, 1, "warning", "type"),
+        ("loose-finding.md", 3, 1, "warning", "type"),
+        ("misc/bob.md", 3, 1, "warning", "type"),
+    ],
+    "missing_required": [
+        ("missing-key.md", 1, 1, "error", "confidence"),  # `required:` list, key absent
+        ("null-value.md", 5, 1, "error", "confidence"),  # key present, null
+        ("blank-string.md", 6, 1, "error", "summary"),  # whitespace string
+        ("empty-list.md", 7, 1, "error", "sources"),  # field with `required: true`, empty list
+        ("event-no-date.md", 1, 1, "error", "date"),  # core event, not declared in kb.yaml
+    ],
+    "invalid_field": [
+        ("select-values.md", 5, 1, "warning", "confidence"),
+        ("select-options.md", 5, 1, "warning", "sector"),
+        ("integer-below-min.md", 5, 1, "warning", "score"),
+        ("number-above-max.md", 5, 1, "warning", "weight"),
+        ("checkbox-not-boolean.md", 5, 1, "warning", "verified"),
+        ("boolean-not-boolean.md", 5, 1, "warning", "published"),
+        ("string-list.md", 5, 1, "warning", "headline"),
+        ("text-mapping.md", 5, 1, "warning", "teaser"),
+        ("rule-range.md", 5, 1, "warning", "priority"),
+        ("rule-enum.md", 5, 1, "warning", "stage"),
+        ("rule-pattern.md", 5, 1, "warning", "slug"),
+        ("not-url.md", 5, 1, "warning", "homepage"),
+        ("event-importance.md", 6, 1, "warning", "importance"),
+    ],
+    "invalid_date": [
+        ("unquoted.md", 5, 1, "error", "date"),
+        ("quoted-field.md", 6, 1, "error", "published"),
+        ("quoted-text.md", 6, 1, "error", "published"),
+        ("iso-rule.md", 6, 1, "error", "reviewed_on"),
+        ("note-date.md", 5, 1, "error", "date"),
+    ],
+    "unknown_field": [
+        ("near-field.md", 6, 1, "info", "reviewd_by"),
+        ("near-optional.md", 6, 1, "info", "reviewr"),
+        ("far.md", 6, 1, "info", "colour"),
+    ],
+    "invalid_status": [
+        ("published.md", 5, 1, "warning", "status"),
+        ("archived.md", 4, 1, "warning", "status"),
+    ],
+    "broken_link": [
+        ("wikilink.md", 6, 26, "warning", None),  # twice in the body, reported once, at the first
+        ("fm-links.md", 5, 1, "warning", "links"),
+        ("legacy.md", 5, 1, "warning", "links"),
+        ("mdlink.md", 6, 27, "warning", None),
+        ("objref.md", 6, 1, "warning", "employer"),
+        ("references.md", 5, 1, "warning", "references"),
+        ("transclusion.md", 8, 1, "warning", None),
+    ],
+    "unresolved_external": [
+        ("wiki-external.md", 6, 26, "info", None),
+        ("fm-external.md", 5, 1, "info", "links"),
+    ],
+    "orphan_entry": [
+        ("lonely.md", 1, 1, "info", None),
+        ("self-link.md", 1, 1, "info", None),  # a link to itself does not count
+        ("code-only.md", 1, 1, "info", None),  # a wikilink in inline code is no link
+    ],
+}
+
+# Rules (of the focus tiers) a fixture may report besides the rule under test, and why.
+FAIL_EXTRAS = {
+    "invalid_date": {"missing_required"},  # unquoted.md: the rest of the entry is still checked
+}
+PASS_EXTRAS = {
+    "orphan_entry": {"broken_link", "unresolved_external"},  # broken and external links count as links
+}
+
+
+
+@functools.lru_cache(maxsize=None)
+def lint(path: str, *args: str) -> Result:
+    """Run `kblint validate PATH --format json ARGS` from the repository root (cached per run)."""
+    result = run_kblint("validate", path, "--format", "json", *args, cwd=ROOT)
+    assert result.code in (0, 1), f"kblint could not run on {path}: {result.stderr}"
+    return result
+
+
+def fixture(rule: str, variant: str) -> str:
+    path = f"{RULES_DIR}/{rule}/{variant}"
+    assert (ROOT / path).is_dir(), f"missing fixture {path}"
+    return path
+
+
+def md_files(path: str) -> int:
+    return sum(1 for _ in (ROOT / path).rglob("*.md"))
+
+
+def located(report: dict, rule: str) -> list[tuple]:
+    return sorted((i["path"], i["line"], i["column"], i["severity"], i["field"]) for i in issues_of(report, rule))
+
+
+def focus_rules(report: dict) -> set[str]:
+    return {i["rule"] for i in report["issues"] if i["tier"] in FOCUS_TIERS}
+
+
+def by_path(report: dict, rule: str) -> dict[str, dict]:
+    found = issues_of(report, rule)
+    out = {i["path"].rsplit("/", 1)[-1]: i for i in found}
+    assert len(out) == len(found), f"several {rule} issues on one file name: {found}"
+    return out
+
+
+def _fail_params():
+    for rule in EXPECTED:
+        yield pytest.param(rule, id=rule)
+
+
+# ---------------------------------------------------------------------------------------------
+# Every rule: the fail KB reports exactly the expected issues, the pass KB none of them.
+
+
+def test_every_rule_of_the_structure_and_schema_tiers_has_fixtures():
+    assert set(EXPECTED) == set(RULE_TIER)
+    for rule in RULE_TIER:
+        for variant in ("fail", "pass"):
+            fixture(rule, variant)
+
+
+@pytest.mark.parametrize("rule", list(_fail_params()))
+def test_fail_fixture_reports_the_rule(rule: str):
+    path = fixture(rule, "fail")
+    result = lint(path)
+    report = result.json
+    want = sorted((f"{path}/{rel}", line, col, sev, field) for rel, line, col, sev, field in EXPECTED[rule])
+    assert located(report, rule) == want
+    for issue in issues_of(report, rule):
+        assert issue["tier"] == RULE_TIER[rule]
+        assert issue["kb_name"] == report["kbs"][0]["name"]
+        assert issue["message"]
+        if rule == "parse_error":
+            assert issue["entry_id"] is None
+        elif rule != "duplicate_id":  # a duplicate's entry_id is the shared id, checked below
+            assert issue["entry_id"] == Path(issue["path"]).stem
+
+
+@pytest.mark.parametrize("rule", list(EXPECTED))
+def test_fail_fixture_is_focused(rule: str):
+    """Fixtures are otherwise clean, so each test above asserts one rule and nothing else hides it."""
+    path = fixture(rule, "fail")
+    result = lint(path)
+    report = result.json
+    assert issues_of(report, rule), f"{path} does not trigger {rule}"
+    assert focus_rules(report) <= {rule} | FAIL_EXTRAS.get(rule, set())
+    summary = report["summary"]
+    assert summary["files"] == md_files(path)
+    assert summary["entries"] == md_files(path) - (1 if rule == "parse_error" else 0)
+    # exit 1 exactly when some issue is an error (--fail-on error is the default)
+    has_error = any(i["severity"] == "error" for i in report["issues"])
+    assert result.code == (1 if has_error else 0)
+    if RULES_SEVERITY[rule] == "error":
+        assert result.code == 1
+
+
+@pytest.mark.parametrize("rule", list(EXPECTED))
+def test_pass_fixture_reports_none_of_the_rule(rule: str):
+    path = fixture(rule, "pass")
+    report = lint(path).json
+    assert issues_of(report, rule) == []
+    assert focus_rules(report) <= PASS_EXTRAS.get(rule, set())
+    # every file was read and parsed: the fixture is not vacuously clean
+    assert report["summary"]["files"] == md_files(path) >= 2
+    assert report["summary"]["entries"] == md_files(path)
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule-specific behaviour.
+
+
+def test_empty_body_variants_without_line():
+    """empty_body's count, files, severity and the bodyless types (line is checked above)."""
+    fail = lint(fixture("empty_body", "fail")).json
+    assert sorted(by_path(fail, "empty_body")) == ["empty.md", "no-newline.md", "whitespace.md"]
+    assert {i["severity"] for i in issues_of(fail, "empty_body")} == {"warning"}
+    passing = lint(fixture("empty_body", "pass")).json
+    assert issues_of(passing, "empty_body") == []  # collection and relationship may have no body
+
+
+def test_enforce_makes_unknown_type_an_error():
+    plain = lint(fixture("unknown_type", "fail"))
+    enforced = lint(fixture("unknown_type", "enforce"))
+    assert {i["severity"] for i in issues_of(plain.json, "unknown_type")} == {"warning"}
+    assert plain.code == 0
+    found = issues_of(enforced.json, "unknown_type")
+    assert [(Path(i["path"]).name, i["line"], i["severity"]) for i in found] == [("widget.md", 4, "error")]
+    assert enforced.code == 1
+
+
+def test_enforce_raises_only_invalid_field_and_unknown_type():
+    result = lint(fixture("invalid_field", "enforce"))
+    report = result.json
+    got = sorted((Path(i["path"]).name, i["rule"], i["severity"], i["field"])
+                 for i in report["issues"] if i["tier"] in FOCUS_TIERS)
+    assert got == sorted([
+        ("bad-select.md", "invalid_field", "error", "confidence"),
+        ("rule-range.md", "invalid_field", "error", "priority"),  # validation.rules too
+        ("lenient-select.md", "invalid_field", "warning", "flavour"),  # allow_other: stays a warning
+        ("bad-date.md", "invalid_date", "error", "seen_on"),  # an error whatever enforce says
+        ("bad-status.md", "invalid_status", "warning", "status"),
+        ("extra-key.md", "unknown_field", "info", "colour"),
+        ("no-confidence.md", "missing_required", "error", "confidence"),
+    ])
+    assert result.code == 1
+    # the same kind of misfit without enforce is a warning
+    plain = lint(fixture("invalid_field", "fail")).json
+    assert {i["severity"] for i in issues_of(plain, "invalid_field")} == {"warning"}
+
+
+def test_unknown_field_suggests_near_misses():
+    report = lint(fixture("unknown_field", "fail")).json
+    found = by_path(report, "unknown_field")
+    assert found["near-field.md"]["message"].endswith("did you mean 'reviewed_by'?")
+    assert found["near-optional.md"]["message"].endswith("did you mean 'reviewer'?")  # an `optional:` key
+    assert "colour" in found["far.md"]["message"]
+    assert "did you mean" not in found["far.md"]["message"]
+
+
+def test_unknown_type_suggests_near_misses():
+    found = by_path(lint(fixture("unknown_type", "fail")).json, "unknown_type")
+    assert "did you mean 'person'?" in found["persn.md"]["message"]
+    assert "'widget'" in found["widget.md"]["message"]
+    assert "did you mean" not in found["widget.md"]["message"]
+
+
+def test_duplicate_id_names_the_other_paths():
+    path = fixture("duplicate_id", "fail")
+    report = lint(path).json
+    groups: dict[str, set[str]] = {}
+    for issue in issues_of(report, "duplicate_id"):
+        groups.setdefault(issue["entry_id"], set()).add(issue["path"])
+    assert groups == {
+        "shared": {f"{path}/a/one.md", f"{path}/b/two.md", f"{path}/c/three.md"},
+        "alpha": {f"{path}/alpha.md", f"{path}/other/alpha-copy.md"},
+        "7": {f"{path}/numbers/7.md", f"{path}/number-id.md"},
+    }
+    for issue in issues_of(report, "duplicate_id"):
+        others = groups[issue["entry_id"]] - {issue["path"]}
+        for other in others:
+            assert other in issue["message"], (issue["path"], issue["message"])
+        assert issue["path"] not in issue["message"]
+        assert f"'{issue['entry_id']}'" in issue["message"]
+
+
+def test_unquoted_impossible_date_is_reported_and_the_entry_still_checked():
+    path = fixture("invalid_date", "fail")
+    report = lint(path).json
+    assert issues_of(report, "parse_error") == []
+    mine = [i for i in report["issues"] if i["path"] == f"{path}/unquoted.md" and i["tier"] in FOCUS_TIERS]
+    assert sorted((i["rule"], i["line"], i["field"]) for i in mine) == [
+        ("invalid_date", 5, "date"),  # the line of `date: 2025-13-45`
+        ("missing_required", 1, "summary"),  # the rest of the entry was checked
+    ]
+    date_issue = next(i for i in mine if i["rule"] == "invalid_date")
+    assert "2025-13-45" in date_issue["message"]
+    assert date_issue["entry_id"] == "unquoted"
+
+
+def test_invalid_date_is_never_also_invalid_field():
+    report = lint(fixture("invalid_date", "fail")).json
+    assert issues_of(report, "invalid_field") == []
+    found = by_path(report, "invalid_date")
+    assert "2025-99-01" in found["iso-rule.md"]["message"]  # the `format: ISO8601` rule
+    assert "next tuesday" in found["quoted-text.md"]["message"]
+
+
+def test_both_field_vocabularies_are_accepted():
+    kb_yaml = (ROOT / fixture("invalid_field", "fail") / "kb.yaml").read_text(encoding="utf-8")
+    for spelling in ("values:", "options:", "type: string", "type: text", "type: integer", "type: number",
+                     "type: boolean", "type: checkbox"):
+        assert spelling in kb_yaml  # guard: the fixture really uses both spellings
+    fail = lint(fixture("invalid_field", "fail")).json
+    passing = lint(fixture("invalid_field", "pass")).json
+    # no spelling is an unknown field type
+    assert issues_of(fail, "config_error") == [] and issues_of(passing, "config_error") == []
+    flagged = {i["field"] for i in issues_of(fail, "invalid_field")}
+    pairs = {"values/options": {"confidence", "sector"}, "string/text": {"headline", "teaser"},
+             "integer/number": {"score", "weight"}, "boolean/checkbox": {"published", "verified"}}
+    for pair, fields in pairs.items():
+        assert fields <= flagged, f"{pair}: {fields - flagged} not checked"
+    assert issues_of(passing, "invalid_field") == []
+
+
+def test_core_types_exist_without_declaration():
+    for rule in ("unknown_type", "missing_required", "invalid_field"):
+        for variant in ("fail", "pass"):
+            kb_yaml = (ROOT / fixture(rule, variant) / "kb.yaml").read_text(encoding="utf-8")
+            assert "event:" not in kb_yaml and "person:" not in kb_yaml  # guard: not declared
+    # every core type is known
+    assert issues_of(lint(fixture("unknown_type", "pass")).json, "unknown_type") == []
+    # event requires a date
+    found = by_path(lint(fixture("missing_required", "fail")).json, "missing_required")
+    assert found["event-no-date.md"]["field"] == "date"
+    assert found["event-no-date.md"]["severity"] == "error"
+    # event importance is a number from 1 to 10
+    found = by_path(lint(fixture("invalid_field", "fail")).json, "invalid_field")
+    assert found["event-importance.md"]["field"] == "importance"
+    assert "11" in found["event-importance.md"]["message"]
+    passing = lint(fixture("invalid_field", "pass")).json
+    events = [i for i in passing["issues"] if Path(i["path"]).name.startswith("event-") and i["tier"] in FOCUS_TIERS]
+    assert events == []  # importance 1 and 10 are fine
+
+
+def test_declared_core_type_replaces_core_required():
+    path = fixture("missing_required", "core-override")
+    report = lint(path).json
+    assert "event:" in (ROOT / path / "kb.yaml").read_text(encoding="utf-8")
+    # neither event has a date: the core `date` requirement is gone, the declared `venue` applies
+    assert located(report, "missing_required") == [(f"{path}/no-venue.md", 1, 1, "error", "venue")]
+    assert focus_rules(report) == {"missing_required"}
+
+
+def test_title_under_required_yields_only_missing_title():
+    path = fixture("missing_title", "fail")
+    kb_yaml = (ROOT / path / "kb.yaml").read_text(encoding="utf-8")
+    assert "required: [title, summary]" in kb_yaml and "title: {type: text, required: true}" in kb_yaml
+    report = lint(path).json
+    assert f"{path}/article-untitled.md" in {i["path"] for i in issues_of(report, "missing_title")}
+    assert [i for i in issues_of(report, "missing_required") if i["field"] == "title"] == []
+    assert issues_of(report, "missing_required") == []
+
+
+def test_missing_type_entries_are_checked_as_notes():
+    report = lint(fixture("missing_type", "fail")).json
+    for issue in issues_of(report, "missing_type"):
+        assert "'note'" in issue["message"]
+    # checked as notes: no unknown_type, no other schema issue for an entry without a type
+    assert issues_of(report, "unknown_type") == []
+
+
+def test_broken_link_messages_name_the_target():
+    found = by_path(lint(fixture("broken_link", "fail")).json, "broken_link")
+    targets = {"wikilink.md": "no-such-entry", "fm-links.md": "ghost", "legacy.md": "phantom",
+               "mdlink.md": "missing", "objref.md": "nobody-inc", "references.md": "absent-report",
+               "transclusion.md": "missing-diagram.svg"}
+    assert set(found) == set(targets)
+    for name, target in targets.items():
+        assert f"'{target}'" in found[name]["message"], found[name]["message"]
+
+
+def test_unresolved_external_names_the_kb_and_exits_zero():
+    result = lint(fixture("unresolved_external", "fail"))
+    found = by_path(result.json, "unresolved_external")
+    assert "'otherkb'" in found["wiki-external.md"]["message"] and "target" in found["wiki-external.md"]["message"]
+    assert "'otherkb'" in found["fm-external.md"]["message"]
+    assert issues_of(result.json, "broken_link") == []
+    assert result.code == 0  # info only
+
+
+def test_strict_links_makes_external_links_broken():
+    path = fixture("unresolved_external", "fail")
+    plain = lint(path).json
+    strict = lint(path, "--strict-links").json
+    assert issues_of(strict, "unresolved_external") == []
+    assert [row[:3] for row in located(strict, "broken_link")] == [row[:3] for row in located(plain, "unresolved_external")]
+    assert {i["severity"] for i in issues_of(strict, "broken_link")} == {"warning"}
+
+
+def test_cross_kb_links_resolve_when_the_kb_is_loaded():
+    report = lint(fixture("unresolved_external", "pass")).json
+    assert sorted(kb["name"] for kb in report["kbs"]) == ["home", "otherkb"]
+    assert issues_of(report, "broken_link") == []
+    assert issues_of(report, "orphan_entry") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Regressions: behaviour that was once wrong.
+
+
+def test_impossible_date_under_metadata_is_reported_once(tmp_path):
+    write_kb(tmp_path / "kb", "name: nested\n", {
+        "a.md": "---\ntitle: A\ntype: note\ntags: [x]\nmetadata:\n  date: 2025-13-45\n---\nSee [[b]].\n",
+        "b.md": "---\ntitle: B\ntype: note\ntags: [x]\n---\nSee [[a]].\n",
+    })
+    result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
+    found = issues_of(result.json, "invalid_date")
+    assert len(found) == 1, found
+    assert found[0]["line"] == 6
+
+
+def test_iso8601_rule_on_a_datetime_field_gives_invalid_date(tmp_path):
+    write_kb(tmp_path / "kb", (
+        "name: iso\n"
+        "validation:\n  rules:\n    - {field: reviewed_on, format: ISO8601}\n"
+        "types:\n  report:\n    fields:\n      reviewed_on: {type: datetime}\n"
+    ), {
+        "a.md": '---\ntitle: A\ntype: report\ntags: [x]\nreviewed_on: "2025-99-01"\n---\nSee [[b]].\n',
+        "b.md": "---\ntitle: B\ntype: note\ntags: [x]\n---\nSee [[a]].\n",
+    })
+    report = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path).json
+    assert [(i["line"], i["field"]) for i in issues_of(report, "invalid_date")] == [(5, "reviewed_on")]
+    assert issues_of(report, "invalid_field") == []
