@@ -1,0 +1,38 @@
+"""Start-up stays small: heavy libraries are imported only when a command uses them (SPEC §13)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+HEAVY = ("rich", "ruamel", "httpx")
+
+PROBE = """
+import json, sys
+sys.argv = ["kblint", *{args!r}]
+from kblint.__main__ import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stdout.flush()
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_modules(*args: str) -> list[str]:
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=list(args), heavy=HEAVY)], cwd=str(ROOT),
+                          capture_output=True, text=True, timeout=60)
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_version_imports_no_heavy_library():
+    assert loaded_modules("--version") == []
+
+
+def test_validate_imports_no_heavy_library_it_does_not_use():
+    assert loaded_modules("validate", "fixtures/example", "--format", "json") == []
+    assert loaded_modules("validate", "fixtures/example") == []
