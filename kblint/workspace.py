@@ -258,8 +258,7 @@ def build_workspace(
             raise UsageError("--stdin needs --stdin-path REL.md (where the entry would live in the KB)")
         kb = b.kb(context_root)
         if kb is not None:
-            rel = stdin_path.replace(os.sep, "/").lstrip("./") if not stdin_path.startswith("..") else stdin_path
-            abs_path = os.path.normpath(os.path.join(context_root, rel))
+            abs_path = os.path.normpath(os.path.join(context_root, stdin_path))
             if abs_path in kb.files:
                 kb.files.remove(abs_path)  # the candidate replaces the existing entry for this run
             kb.candidates.append(Candidate(path=abs_path, relpath=kb.relpath(abs_path), data=stdin_data,
