@@ -55,6 +55,7 @@ def validate(
     stdin: bool = typer.Option(False, "--stdin", help="Read one candidate entry from standard input."),
     stdin_path: Optional[str] = typer.Option(None, "--stdin-path", help="Where the stdin entry would live (REL.md)."),
     no_respect_gitignore: bool = typer.Option(False, "--no-respect-gitignore", help="Lint files git ignores too."),
+    base: Optional[str] = typer.Option(None, "--base", help="Git revision: status gates apply to transitions since it."),
     statistics: bool = typer.Option(False, "--statistics", help="Print counts per rule and the scores."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the issues."),
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
@@ -73,7 +74,7 @@ def validate(
         paths=list(paths or []), format=fmt, output=output, fail_on=fail_on, select=split_names(select),
         ignore=split_names(ignore), kb=kb, type=type_, strict_links=strict_links, stdin=stdin,
         stdin_path=stdin_path, respect_gitignore=not no_respect_gitignore, statistics=statistics,
-        quiet=quiet, verbose=verbose,
+        quiet=quiet, verbose=verbose, base=base,
     )
     if stdin and settings.paths:
         _fail("--stdin reads the entry from standard input: give no PATH with it")
@@ -136,6 +137,17 @@ def checkers(
     text = coverage.render_json(reg, plans) if format == "json" else coverage.render_text(plans)
     sys.stdout.write(text)
     raise typer.Exit(1 if any(plan.broken() for plan, _ in plans) else 0)
+
+
+@app.command()
+def explain(name: str = typer.Argument(..., help="A rule, a checker, or 'policy'.")) -> None:
+    """Print the documentation of a rule, a checker, or the policy grammar."""
+    from .explain import UnknownName, explain as explain_name
+
+    try:
+        sys.stdout.write(explain_name(name))
+    except UnknownName as exc:
+        _fail(str(exc))
 
 
 def run_app() -> None:

@@ -24,6 +24,7 @@ class Settings:
     quiet: bool = False
     verbose: bool = False
     no_judgment: bool = False
+    base: str | None = None  # git revision: status gates apply to real transitions since it
 
 
 def split_names(values: list[str] | None) -> list[str]:

@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 
 from . import graph
 from .config import Settings
-from .entry import Link, ParseFailure, build_entry, decode, split_and_load
+from .entry import Link, ParseFailure, build_entry, decode, split_and_load, suppressions
 from .issue import Issue, KBReport, Report
 from .checkers.core import CheckContext
 from .checkers.registry import registry
 from .kbschema import KBSchema
+from .measures import EntryMeasures, FactsMeasures
+from .policy import UNCHANGED, Gate, constraint_of, gate_applies, needs_graph as policy_needs_graph
+from .policy import violation as policy_violation
 from .rubric import Binding, Plan, build_plan
 from .rules import RULES, TIERS, schema as schema_rules, structure as structure_rules
 from .rules.common import field_line
@@ -30,6 +33,8 @@ class KBContext:
     schema: KBSchema
     plan: Plan
     cross_by_source: dict[str, list[Link]] = field(default_factory=dict)
+    # --base: each entry's status at the base revision (or policy.NEW / policy.UNCHANGED), by path
+    previous: dict[str, str | None] | None = None
 
 
 @dataclass(slots=True)
@@ -64,15 +69,16 @@ def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located
     facts = graph.EntryFacts(
         kb_name=schema.name, path=path, relpath=relpath, parsed=True, reported=reported, id=entry.id,
         id_line=entry.key_line("id") if "id" in raw.frontmatter else 1, type=entry.type, status=entry.status,
-        aliases=tuple(entry.aliases), links=entry.links,
+        aliases=tuple(entry.aliases), links=entry.links, suppress=suppressions(raw),
     )
-    run_checkers(entry, ctx.plan.for_type(entry.type), CheckContext(schema=schema), facts, issues, graph_pass=False)
+    run_checkers(entry, ctx.plan.for_type(entry.type), CheckContext(schema=schema), facts, issues,
+                 measures=EntryMeasures(entry, schema), previous=ctx.previous, graph_pass=False)
     return FileResult(issues, facts, tuple(cross_sources))
 
 
 def run_checkers(entry, bindings: list[Binding], context: CheckContext, facts: graph.EntryFacts,
-                 issues: list[Issue], *, graph_pass: bool) -> None:
-    """Run the checker items of the plan that belong to this pass; record outcomes for the score.
+                 issues: list[Issue], *, measures, previous: dict | None, graph_pass: bool) -> None:
+    """Run the checker and policy items of the plan that belong to this pass; record outcomes.
 
     In pass 1 ENTRY is the full Entry; in the graph pass it is the entry's facts.
     """
@@ -80,6 +86,10 @@ def run_checkers(entry, bindings: list[Binding], context: CheckContext, facts: g
     for b in bindings:
         if b.kind == "judgment" and not graph_pass:
             facts.judgment_items += 1
+        if b.kind == "policy":
+            if policy_needs_graph(b.parsed) == graph_pass:
+                _run_policy(entry, b, measures, previous, facts, issues)
+            continue
         if b.kind != "checker":
             continue
         checker = reg.get(b.checker)
@@ -106,7 +116,77 @@ def run_checkers(entry, bindings: list[Binding], context: CheckContext, facts: g
             issues.append(Issue(rule="rubric_violation", severity=b.severity, tier="checker", message=message,
                                 kb_name=entry.kb_name, entry_id=entry.id, path=entry.path, line=line,
                                 field=name, rubric_item=b.text, checker=b.checker, entry_type=entry.type,
-                                discriminator=b.id))
+                                discriminator=b.id, item_id=b.id))
+
+
+def _run_policy(entry, b: Binding, measures, previous: dict | None, facts: graph.EntryFacts,
+                issues: list[Issue]) -> None:
+    before = previous.get(entry.path, UNCHANGED) if previous is not None else None
+    if isinstance(b.parsed, Gate) and not gate_applies(b.parsed, measures.status, before, previous is not None):
+        return  # a gate that does not apply is no outcome
+    facts.score_total += b.weight
+    message = policy_violation(b.parsed, measures, before, previous is not None)
+    if message is None:
+        facts.score_passed += b.weight
+        return
+    name = _policy_field(constraint_of(b.parsed))
+    line = field_line(entry, name) if name and hasattr(entry, "raw") else 1
+    issues.append(Issue(rule="rubric_violation", severity=b.severity, tier="policy", message=message,
+                        kb_name=entry.kb_name, entry_id=entry.id, path=entry.path, line=line, field=name,
+                        rubric_item=b.text, checker="policy", policy=b.policy, entry_type=entry.type,
+                        discriminator=b.id, item_id=b.id))
+
+
+def _policy_field(constraint) -> str | None:
+    """The frontmatter key a policy's issue points at: its metadata field, or `tags`."""
+    subject = getattr(constraint, "subject", None)
+    if subject is None:
+        return None
+    if subject.kind == "metadata":
+        return subject.name
+    return "tags" if subject.kind == "tags" else None
+
+
+def apply_suppressions(issues: list[Issue], suppressed_by: dict, hidden: dict[str, int]) -> list[Issue]:
+    """Drop the issues an entry's suppressions name; report suppressions that suppressed nothing."""
+    if not suppressed_by:
+        return issues
+    used: set[tuple[str, str]] = set()
+    kept = []
+    for issue in issues:
+        entry = suppressed_by.get(issue.path) if issue.entry_id is not None else None
+        if entry is not None:
+            names = {issue.rule, issue.checker, issue.item_id}
+            hit = [name for name, _ in entry[0].suppress if name in names]
+            if hit:
+                used.update((issue.path, name) for name in hit)
+                hidden["suppressions"] = hidden.get("suppressions", 0) + 1
+                continue
+        kept.append(issue)
+    spec = RULES["unused_suppression"]
+    for path, (facts, bindings) in suppressed_by.items():
+        ran = _names_that_ran(bindings)
+        for name, line in facts.suppress:
+            if (path, name) in used:
+                continue
+            if name in ran:
+                message = f"Suppression of '{name}' suppressed nothing"
+            elif name in RULES or name in registry().checkers or any(b.id == name for b in bindings):
+                continue  # it did not run on this entry (e.g. the judgment tier without an LLM)
+            else:
+                message = f"Suppression names '{name}', which is no rule, checker or rubric item id here"
+            kept.append(Issue(rule="unused_suppression", severity=spec.severity, tier=spec.tier, message=message,
+                              kb_name=facts.kb_name, entry_id=facts.id, path=path, line=line, field="kblint",
+                              discriminator=name, entry_type=facts.type))
+    return kept
+
+
+def _names_that_ran(bindings: list[Binding]) -> set[str]:
+    ran = {name for name, rule in RULES.items() if rule.tier in ("structure", "schema")}
+    for b in bindings:
+        if b.kind in ("checker", "policy"):
+            ran.update({"rubric_violation", b.checker or "policy", b.id})
+    return ran
 
 
 def _messages(result) -> list[str]:
@@ -164,10 +244,15 @@ class _KBRun:
     kb: KB
     plan: Plan
     results: list[FileResult]
+    previous: dict | None = None
 
 
-def pass_one(kb: KB) -> _KBRun:
+def pass_one(kb: KB, base: str | None = None) -> _KBRun:
     ctx = _context(kb)
+    if base is not None:
+        from .history import statuses_at
+
+        ctx.previous = statuses_at(base, kb.root, kb.files)
     results = []
     for path in kb.files:
         reported = kb.reported is None or path in kb.reported
@@ -177,7 +262,7 @@ def pass_one(kb: KB) -> _KBRun:
                        else lint_source(ctx, path, relpath, data, reported=reported))
     for cand in kb.candidates:
         results.append(lint_source(ctx, cand.path, cand.relpath, cand.data, located=cand.inside, reported=True))
-    return _KBRun(kb, ctx.plan, results)
+    return _KBRun(kb, ctx.plan, results, ctx.previous)
 
 
 class IssueFilter:
@@ -238,7 +323,7 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
         names = ", ".join(sorted(kb.name for kb in ws.kbs)) or "none"
         raise UsageError(f"--kb {kb_name}: no such KB in this run (KBs found: {names})")
 
-    runs = [pass_one(kb) for kb in ws.kbs]
+    runs = [pass_one(kb, settings.base) for kb in ws.kbs]
 
     graph_kbs = []
     for r in runs:
@@ -256,6 +341,8 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
     by_kb: dict[str, KBReport] = {}
     judgment_items = 0
     not_evaluated = 0
+    suppressed_by: dict[str, tuple[graph.EntryFacts, list[Binding]]] = {}
+    hidden: dict[str, int] = {}
     for r in runs:
         kb = r.kb
         if kb_name is not None and kb.name != kb_name:
@@ -277,7 +364,10 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             if not facts.parsed:
                 continue
             report.entries += 1
-            run_checkers(facts, r.plan.for_type(facts.type), graph_context, facts, issues, graph_pass=True)
+            if facts.suppress:
+                suppressed_by[facts.path] = (facts, r.plan.for_type(facts.type))
+            run_checkers(facts, r.plan.for_type(facts.type), graph_context, facts, issues,
+                         measures=FactsMeasures(facts, graph_result), previous=r.previous, graph_pass=True)
             not_evaluated += facts.judgment_items
             scores.append(facts.score)
             threshold = kb.schema.pass_threshold
@@ -292,12 +382,15 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             issues.extend(_config_issues(kb, r.plan))
     issues.extend(i for i in graph_result.issues if i.kb_name in by_kb)
 
+    issues = apply_suppressions(issues, suppressed_by, hidden)
     flt = IssueFilter(settings.select, settings.ignore, settings.type)
     kept = [i for i in issues if flt.keep(i)]
     kept.sort(key=Issue.sort_key)
     for issue in kept:
         by_kb[issue.kb_name].counts[issue.severity] += 1
-    report = Report(kbs=kb_reports, issues=kept, hidden=flt.hidden, fail_on=settings.fail_on,
+    for name, count in flt.hidden.items():
+        hidden[name] = hidden.get(name, 0) + count
+    report = Report(kbs=kb_reports, issues=kept, hidden=hidden, fail_on=settings.fail_on,
                     unreadable=[str(e) for e in ws.unreadable])
     report.judgment["not_evaluated"] = not_evaluated
     report.judgment_items = judgment_items

@@ -468,3 +468,25 @@ def build_entry(raw: RawEntry, schema, path: str, relpath: str) -> tuple[Entry, 
     refs = type_schema.object_ref_fields() if type_schema is not None else ()
     entry.links = frontmatter_links(raw, refs) + body_links(raw.body, raw.body_line, posixpath.dirname(relpath))
     return entry, type_source == "default"
+
+
+_DISABLE_RE = re.compile(r"<!--\s*kblint-disable\s+(.*?)\s*-->", re.S)
+
+
+def suppressions(raw: RawEntry) -> tuple[tuple[str, int], ...]:
+    """(name, line) of every suppression in the entry: `kblint: {disable: [...]}` in the
+    frontmatter, or `<!-- kblint-disable name ... -->` anywhere in the body (SPEC §12)."""
+    found: list[tuple[str, int]] = []
+    conf = raw.frontmatter.get("kblint")
+    if isinstance(conf, dict):
+        names = conf.get("disable")
+        if isinstance(names, str):
+            names = [names]
+        if isinstance(names, list):
+            line = raw.key_line("kblint")
+            found.extend((str(n).strip(), line) for n in names if n is not None and str(n).strip())
+    if "kblint-disable" in raw.body:
+        for m in _DISABLE_RE.finditer(raw.body):
+            line = raw.body_line + raw.body.count("\n", 0, m.start())
+            found.extend((n, line) for n in re.split(r"[\s,]+", m.group(1)) if n)
+    return tuple(found)

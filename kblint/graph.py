@@ -36,6 +36,7 @@ class EntryFacts:
     score_passed: float = 0.0
     score_total: float = 0.0
     judgment_items: int = 0  # judgment items that apply to the entry (not evaluated without an LLM)
+    suppress: tuple[tuple[str, int], ...] = ()  # (name, line) of the entry's suppressions
 
     @property
     def score(self) -> float:
@@ -122,6 +123,19 @@ class GraphKB:
 class GraphResult:
     issues: list[Issue]
     inlinks: dict[str, set[str]]  # entry path → paths of the entries linking to it
+    indexes: dict[str, "KBIndex"] = field(default_factory=dict)
+    by_abs_path: dict[str, EntryFacts] = field(default_factory=dict)
+
+    def resolve(self, facts: EntryFacts, link: Link) -> EntryFacts | None:
+        """The entry a link of FACTS resolves to, if any (files and external links: None)."""
+        kb = link.kb or facts.kb_name
+        index = self.indexes.get(kb)
+        if index is None:
+            return None
+        if link.relation == "mdlink" and link.path is not None and link.path.startswith("../"):
+            return self.by_abs_path.get(os.path.normpath(os.path.join(index.root, link.path)))
+        found = index.resolve(link)
+        return found if isinstance(found, EntryFacts) else None
 
 
 def link_key(link: Link, own_kb: str) -> tuple[str, str]:
@@ -168,7 +182,7 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False) -> GraphResult:
                                              discriminator=f"{target_kb}:{key[1]}"))
                     continue
                 if link.relation == "mdlink" and link.path is not None and link.path.startswith("../"):
-                    resolved = by_abs_path.get(os.path.normpath(os.path.join(kb.root, link.path)))
+                    resolved = by_abs_path.get(os.path.normpath(os.path.join(own.root, link.path)))
                 else:
                     resolved = index.resolve(link)
                 if resolved is None:
@@ -200,7 +214,7 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False) -> GraphResult:
             if facts.parsed and facts.reported and facts.path not in has_outlinks and not inlinks.get(facts.path):
                 issues.append(_issue("orphan_entry", f"Entry '{facts.id}' has no links in or out", facts,
                                      kb_name=kb.name, path=facts.path))
-    return GraphResult(issues=issues, inlinks=inlinks)
+    return GraphResult(issues=issues, inlinks=inlinks, indexes=indexes, by_abs_path=by_abs_path)
 
 
 def link_origin(link: Link, facts: EntryFacts) -> str:

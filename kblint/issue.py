@@ -33,6 +33,8 @@ class Issue:
     discriminator: str = ""
     # The entry's type, kept so `--type` can filter; not part of the report.
     entry_type: str | None = dc_field(default=None, repr=False)
+    # The id of the rubric item behind the issue, so a suppression can name it.
+    item_id: str | None = dc_field(default=None, repr=False)
 
     def fingerprint(self, display_path: str) -> str:
         parts = (

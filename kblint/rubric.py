@@ -61,6 +61,7 @@ class Binding:
     fields: tuple[str, ...] = ()
     reason: str | None = None  # why broken
     mapping: bool = False  # written as a mapping (beats a string item of the same text)
+    parsed: object = None  # the parsed policy expression (kblint.policy)
 
     @property
     def key(self) -> tuple:
@@ -189,9 +190,13 @@ def bind(item: RubricItem, schema: KBSchema, reg: Registry) -> Binding:
 
 
 def _bind_policy(b: Binding) -> Binding:
-    # The policy tier is the seam for SPEC §6; until its evaluator exists a policy item is not
-    # enforced, and saying so is better than pretending.
-    return _broken(b, f"policy expressions are not supported by this version of kblint: {b.policy!r}")
+    from .policy import PolicyError, parse
+
+    try:
+        b.parsed = parse(b.policy)
+    except PolicyError as exc:
+        return _broken(b, f"policy does not parse: {exc.render()}")
+    return b
 
 
 def _stale_schema_claim(b: Binding, schema: KBSchema, types: list[str]) -> str | None:

@@ -65,7 +65,7 @@ def _is_stub(entry) -> bool:
         (entry.status or "").strip().casefold() == "stub" or "stub" in (t.casefold() for t in entry.tags)
 
 
-def _names_self(link, entry) -> bool:
+def names_self(link, entry) -> bool:
     if (link.kb or entry.kb_name) != entry.kb_name:
         return False
     if link.path is not None and link.path == entry.relpath:
@@ -77,7 +77,7 @@ def _names_self(link, entry) -> bool:
 
 def outlink_count(entry) -> int:
     """Distinct (KB, target) pairs linked from the entry, not counting links to itself."""
-    return len({link_key(link, entry.kb_name) for link in entry.links if not _names_self(link, entry)})
+    return len({link_key(link, entry.kb_name) for link in entry.links if not names_self(link, entry)})
 
 
 def has_outlinks(entry, params, context):

@@ -1,0 +1,65 @@
+"""Entry statuses at a git revision, for status gates with `--base REF` (SPEC §6)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from .entry import decode, split_and_load
+from .policy import NEW, UNCHANGED
+from .workspace import UsageError
+
+
+def _git(args: list[str], cwd: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UsageError(f"--base: cannot run git: {exc}") from None
+
+
+def _status_of(data: bytes) -> str | None:
+    text = decode(data)
+    raw = split_and_load(text) if isinstance(text, str) else text
+    if not hasattr(raw, "frontmatter"):
+        return None
+    value = raw.frontmatter.get("status")
+    if value is None or isinstance(value, (list, dict)):
+        return None
+    return str(value)
+
+
+def statuses_at(ref: str, kb_root: str, files: list[str]) -> dict[str, str | None]:
+    """For each entry file: its status at REF, NEW if it did not exist then, UNCHANGED if the
+    file is the same as at REF."""
+    top = _git(["rev-parse", "--show-toplevel"], kb_root)
+    if top.returncode != 0:
+        raise UsageError(f"--base {ref}: {kb_root} is not inside a git work tree")
+    toplevel = top.stdout.decode().strip()
+    if _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], kb_root).returncode != 0:
+        raise UsageError(f"--base {ref}: no such git revision")
+    listed = _git(["ls-tree", "-r", "-z", "--name-only", ref, "--", "."], kb_root)
+    at_base = {os.path.normpath(os.path.join(kb_root, p)) for p in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    diff = _git(["diff", "--name-status", "-z", "--find-renames", ref, "--", "."], kb_root)
+    fields = diff.stdout.decode("utf-8", "surrogateescape").split("\0")
+    changed: dict[str, str] = {}  # new path → path at REF (relative to toplevel)
+    i = 0
+    while i < len(fields) and fields[i]:
+        code = fields[i]
+        if code.startswith(("R", "C")):
+            changed[os.path.normpath(os.path.join(toplevel, fields[i + 2]))] = fields[i + 1]
+            i += 3
+        else:
+            changed[os.path.normpath(os.path.join(toplevel, fields[i + 1]))] = fields[i + 1]
+            i += 2
+    result: dict[str, str | None] = {}
+    for path in files:
+        path = os.path.normpath(path)
+        if path in changed:
+            old = changed[path]
+            shown = _git(["show", f"{ref}:{old}"], toplevel)
+            result[path] = _status_of(shown.stdout) if shown.returncode == 0 else NEW
+        elif path in at_base:
+            result[path] = UNCHANGED
+        else:
+            result[path] = NEW
+    return result
