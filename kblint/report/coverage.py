@@ -20,7 +20,7 @@ def item_line(b: Binding) -> str:
     if b.kind == "checker":
         return f"[checker] {b.text} → {_call(b)}"
     if b.kind == "policy":
-        return f"[policy] {b.text}"
+        return f"[policy] {b.text}" + (f" → {b.policy}" if b.policy != b.text else "")
     if b.kind == "schema":
         fields = f" ({', '.join(b.fields)})" if b.fields else ""
         return f"[schema] {b.text}{fields}"
