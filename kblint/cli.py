@@ -36,6 +36,14 @@ def _root(
     """kblint checks every entry of a KB in five tiers and exits 0 (clean), 1 (issues) or 2 (could not run)."""
 
 
+def _warn_plugin_problems() -> None:
+    from .checkers.registry import registry
+
+    plugins = registry().plugins
+    for problem in plugins.problems if plugins is not None else ():
+        typer.echo(f"kblint: warning: {problem}", err=True)
+
+
 def _fail(message: str) -> None:
     typer.echo(f"kblint: {message}", err=True)
     raise typer.Exit(2)
@@ -79,6 +87,7 @@ def validate(
     if stdin and settings.paths:
         _fail("--stdin reads the entry from standard input: give no PATH with it")
     stdin_data = sys.stdin.buffer.read() if stdin else None
+    _warn_plugin_problems()
 
     from .engine import run
     from .report import render
@@ -126,6 +135,7 @@ def checkers(
     from .workspace import UsageError, load_kbs_for_plan
 
     reg = registry()
+    _warn_plugin_problems()
     if kb is None:
         sys.stdout.write(coverage.render_json(reg, []) if format == "json" else coverage.render_checkers(reg))
         raise typer.Exit(0)

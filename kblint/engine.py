@@ -137,6 +137,30 @@ def _run_policy(entry, b: Binding, measures, previous: dict | None, facts: graph
                         discriminator=b.id, item_id=b.id))
 
 
+def _needs_full_entry(bindings: list[Binding]) -> bool:
+    """A plugin checker that needs the graph gets the whole entry, re-read (SPEC §11)."""
+    reg = registry()
+    for b in bindings:
+        if b.kind == "checker":
+            checker = reg.get(b.checker)
+            if checker is not None and checker.needs_graph and checker.source != "core":
+                return True
+    return False
+
+
+def _reread(kb: KB, facts: graph.EntryFacts, candidates: dict):
+    cand = candidates.get(facts.path)
+    data = cand.data if cand is not None else _read(facts.path)
+    if data is None:
+        return None
+    text = decode(data)
+    raw = split_and_load(text) if isinstance(text, str) else text
+    if isinstance(raw, ParseFailure):
+        return None
+    entry, _ = build_entry(raw, kb.schema, facts.path, facts.relpath)
+    return entry
+
+
 def _policy_field(constraint) -> str | None:
     """The frontmatter key a policy's issue points at: its metadata field, or `tags`."""
     subject = getattr(constraint, "subject", None)
@@ -353,7 +377,8 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
         totals = r.plan.totals()
         report.coverage = {**totals, "judgment_evaluated": False}
         judgment_items += totals["judgment"]
-        graph_context = CheckContext(schema=kb.schema, inlinks=graph_result.inlinks)
+        graph_context = CheckContext(schema=kb.schema, inlinks=graph_result.inlinks, graph=graph_result)
+        candidates = {c.path: c for c in kb.candidates}
         scores = []
         for res in r.results:
             facts = res.facts
@@ -366,7 +391,11 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             report.entries += 1
             if facts.suppress:
                 suppressed_by[facts.path] = (facts, r.plan.for_type(facts.type))
-            run_checkers(facts, r.plan.for_type(facts.type), graph_context, facts, issues,
+            bindings = r.plan.for_type(facts.type)
+            subject = facts
+            if _needs_full_entry(bindings):
+                subject = _reread(kb, facts, candidates) or facts
+            run_checkers(subject, bindings, graph_context, facts, issues,
                          measures=FactsMeasures(facts, graph_result), previous=r.previous, graph_pass=True)
             not_evaluated += facts.judgment_items
             scores.append(facts.score)

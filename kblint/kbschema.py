@@ -316,14 +316,15 @@ def _workflow(value, line: int, problems: list[ConfigProblem], type_name: str) -
     return Workflow(states=states, transitions=transitions, line=line)
 
 
-def _type(name: str, spec, line: int, base: TypeSchema | None, problems: list[ConfigProblem]) -> TypeSchema:
+def _type(name: str, spec, line: int, base: TypeSchema | None, problems: list[ConfigProblem],
+          source: str = "kb.yaml") -> TypeSchema:
     if spec is None:
         spec = LineDict(line)
     if not isinstance(spec, dict):
         problems.append(ConfigProblem(line, f"type '{name}' must be a mapping"))
         spec = LineDict(line)
     at = spec.line_of if isinstance(spec, LineDict) else (lambda key: line)
-    ts = TypeSchema(name=name, source="kb.yaml", declared=True, line=line)
+    ts = TypeSchema(name=name, source=source, declared=source == "kb.yaml", line=line)
     if base is not None:  # a core type redeclared: its fields and required are replaced, rubric kept
         ts.rubric = list(base.rubric)
         ts.fields = dict(base.fields)
@@ -347,8 +348,11 @@ def _type(name: str, spec, line: int, base: TypeSchema | None, problems: list[Co
     ts.ai_instructions = spec.get("ai_instructions") if isinstance(spec.get("ai_instructions"), str) else None
     ts.guidelines = spec.get("guidelines")
     ts.goals = spec.get("goals")
-    if "evaluation_rubric" in spec:
-        ts.rubric = _rubric(spec.get("evaluation_rubric"), "type", name, problems, at("evaluation_rubric"))
+    rubric_key = "evaluation_rubric" if "evaluation_rubric" in spec else ("rubric" if source != "kb.yaml" else None)
+    if rubric_key and rubric_key in spec:
+        ts.rubric = _rubric(spec.get(rubric_key), "type", name, problems, at(rubric_key))
+        for item in ts.rubric:
+            item.source = source
     ts.workflow = _workflow(spec.get("workflow"), at("workflow"), problems, name)
     return ts
 
@@ -401,12 +405,31 @@ def _validation(value, line: int, problems: list[ConfigProblem]) -> tuple[bool, 
     return enforce, rules
 
 
-def default_schema(root: str) -> KBSchema:
-    """The intent of a KB with no kb.yaml: system intent and core types."""
+def default_schema(root: str, with_plugins: bool = True) -> KBSchema:
+    """The intent of a KB with no kb.yaml: system intent, core types (and plugin types)."""
     schema = KBSchema(name=os.path.basename(os.path.normpath(root)) or "kb", root=root, kb_yaml=None)
     schema.types = _core_types()
     schema.guidelines = dict(SYSTEM_GUIDELINES)
+    if with_plugins:
+        add_plugin_types(schema)
     return schema
+
+
+def add_plugin_types(schema: KBSchema) -> None:
+    """Types from plugins that apply to the KB's kb_type (SPEC §11); a plugin type that redefines a
+    core type is based on it, as a kb.yaml declaration is."""
+    from .checkers.registry import registry
+
+    plugins = registry().plugins
+    for ptype in plugins.types if plugins is not None else ():
+        if ptype.kb_types is not None and schema.kb_type not in ptype.kb_types:
+            continue
+        problems: list[ConfigProblem] = []
+        ts = _type(ptype.name, dict(ptype.defaults), 0, schema.types.get(ptype.name), problems,
+                   source=ptype.source)
+        ts.knows_keys = False  # a plugin's defaults do not make other keys unknown in every KB
+        schema.types[ptype.name] = ts
+        schema.problems.extend(ConfigProblem(1, f"plugin {ptype.source}: {p.message}") for p in problems)
 
 
 def load_kb_schema(root: str) -> KBSchema:
@@ -417,7 +440,7 @@ def load_kb_schema(root: str) -> KBSchema:
         data = LineDict(1)
     if not isinstance(data, dict):
         raise YamlFileError(path, getattr(data, "line", 1), "kb.yaml must be a mapping of keys to values")
-    schema = default_schema(root)
+    schema = default_schema(root, with_plugins=False)
     schema.kb_yaml = path
     schema.raw = data
     problems = schema.problems
@@ -444,6 +467,7 @@ def load_kb_schema(root: str) -> KBSchema:
         else:
             schema.pass_threshold = float(threshold)
     schema.enforce, schema.rules = _validation(data.get("validation"), data.line_of("validation"), problems)
+    add_plugin_types(schema)
     types = data.get("types")
     if isinstance(types, dict):
         for tname, spec in types.items():

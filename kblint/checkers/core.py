@@ -22,6 +22,7 @@ class CheckContext:
 
     schema: object
     inlinks: dict | None = None  # entry path → set of paths linking to it (graph checkers only)
+    graph: object = None  # the read-only GraphResult (graph checkers only)
 
 
 _NON_DESCRIPTIVE = frozenset(

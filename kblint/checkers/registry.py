@@ -104,6 +104,7 @@ def validate_params(checker: Checker, params: object) -> tuple[dict, list[str]]:
 @dataclass(slots=True)
 class Registry:
     checkers: dict[str, Checker] = field(default_factory=dict)
+    plugins: object = None  # kblint.plugins.Plugins once loaded
 
     def add(self, checker: Checker) -> None:
         self.checkers[checker.name] = checker
@@ -124,8 +125,11 @@ def registry() -> Registry:
     if _REGISTRY is None:
         from . import core
 
+        from .. import plugins
+
         reg = Registry()
         for checker in core.CHECKERS:
             reg.add(checker)
+        reg.plugins = plugins.load(reg)
         _REGISTRY = reg
     return _REGISTRY

@@ -63,8 +63,17 @@ def checker_dicts(reg: Registry) -> list[dict]:
              "description": c.description} for c in (reg.get(n) for n in reg.names())]
 
 
+def plugin_dict(reg: Registry) -> dict:
+    plugins = reg.plugins
+    if plugins is None:
+        return {"loaded": [], "problems": []}
+    return {"loaded": [{"name": p.name, "package": p.package, "version": p.version, "checkers": p.checkers,
+                        "types": p.types} for p in plugins.loaded],
+            "problems": [{"package": p.package, "message": p.message} for p in plugins.problems]}
+
+
 def render_json(reg: Registry, plans: list[tuple[Plan, str]]) -> str:
-    data = {"checkers": checker_dicts(reg), "kbs": []}
+    data = {"checkers": checker_dicts(reg), "plugins": plugin_dict(reg), "kbs": []}
     for plan, root in plans:
         data["kbs"].append({
             "name": plan.kb_name,
@@ -84,4 +93,14 @@ def render_checkers(reg: Registry) -> str:
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     w2 = max(len(r[2]) for r in rows)
-    return "\n".join(f"{a:<{w0}}  {b:<{w1}}  {c:<{w2}}  {d}" for a, b, c, d in rows) + "\n"
+    lines = [f"{a:<{w0}}  {b:<{w1}}  {c:<{w2}}  {d}" for a, b, c, d in rows]
+    plugins = reg.plugins
+    if plugins is not None and (plugins.loaded or plugins.problems):
+        lines.append("")
+        lines.append("plugins:")
+        for p in plugins.loaded:
+            what = ", ".join(p.checkers + [f"type {t}" for t in p.types]) or "nothing"
+            lines.append(f"  {p.package} {p.version} ({p.name}): {what}")
+        for problem in plugins.problems:
+            lines.append(f"  problem: {problem}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,92 @@
+"""The on-disk verdict cache (SPEC §7): one small JSON file per (entry content, item) verdict.
+
+Layout: CACHE_DIR/judgment/ab/abcdef....json, where the name is the sha256 of (provider, model, base URL,
+PROMPT_VERSION, the entry as canonical JSON, the guidelines as canonical JSON, the item's text). A file
+holds the verdict, confidence, reason and evaluator; never an API key, never the entry's content.
+Only verdicts are stored: errors are never cached. Writes are atomic (temp file + rename), so
+concurrent runs may share a cache directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .model import PROMPT_VERSION, VERDICTS, JudgeConfig, Verdict
+
+SUBDIR = "judgment"
+
+
+def item_key(config: JudgeConfig, entry_canon: str, guidelines_canon: str, item_text: str) -> str:
+    material = json.dumps(["kblint-judgment", config.provider, config.model, config.base_url, PROMPT_VERSION,
+                           entry_canon, guidelines_canon, item_text], ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+class VerdictCache:
+    def __init__(self, cache_dir: str | os.PathLike):
+        self.root = Path(cache_dir) / SUBDIR
+        self.write_errors = 0
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str, item_id: str) -> Verdict | None:
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            verdict, conf = data["verdict"], data["confidence"]
+            if verdict not in VERDICTS or isinstance(conf, bool) or not isinstance(conf, (int, float)):
+                return None
+            return Verdict(item_id=item_id, verdict=verdict, confidence=float(conf),
+                           reason=str(data.get("reason", "")), cached=True)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # missing or unreadable: a miss (a new verdict overwrites it)
+
+    def put(self, key: str, verdict: Verdict, evaluator: str) -> None:
+        path = self._path(key)
+        data = {"prompt_version": PROMPT_VERSION, "evaluator": evaluator, "verdict": verdict.verdict,
+                "confidence": verdict.confidence, "reason": verdict.reason}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(data, fh, ensure_ascii=False, sort_keys=True)
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            self.write_errors += 1  # the cache is best effort: a read-only disk does not fail the run
+
+
+def cache_info(cache_dir: str | os.PathLike) -> dict:
+    """{"path": CACHE_DIR/judgment, "entries": number of cached verdicts, "bytes": their size}."""
+    root = Path(cache_dir) / SUBDIR
+    entries = size = 0
+    if root.is_dir():
+        for p in root.glob("*/*.json"):
+            try:
+                size += p.stat().st_size
+            except OSError:
+                continue
+            entries += 1
+    return {"path": str(root), "entries": entries, "bytes": size}
+
+
+def cache_clear(cache_dir: str | os.PathLike) -> int:
+    """Delete every cached verdict (CACHE_DIR/judgment only; the rest of CACHE_DIR is left alone).
+    Returns the number of verdicts removed."""
+    root = Path(cache_dir) / SUBDIR
+    if not root.is_dir():
+        return 0
+    removed = cache_info(cache_dir)["entries"]
+    shutil.rmtree(root, ignore_errors=True)
+    return removed

@@ -1,0 +1,152 @@
+"""Data model of the judgment tier (SPEC §7): configuration, requests, verdicts, outcomes.
+
+Nothing here imports httpx: building a configuration or reading the cache stays cheap (SPEC §13).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+PROMPT_VERSION = "1"
+
+PROVIDERS = ("openai", "ollama", "anthropic")
+VERDICTS = ("pass", "fail", "uncertain", "not_applicable")
+
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "ollama": "http://localhost:11434/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+BASE_URL_ENV = {"openai": "OPENAI_BASE_URL"}
+
+
+class JudgeUnavailable(Exception):
+    """The provider cannot be reached at all (refused, unknown host, rejected credentials)."""
+
+    def __init__(self, provider: str, reason: str):
+        super().__init__(f"{provider}: {reason}")
+        self.provider = provider
+        self.reason = reason
+
+
+@dataclass
+class JudgeConfig:
+    provider: str  # "openai" | "ollama" | "anthropic"
+    model: str
+    base_url: str | None = None  # None: the provider's default (DEFAULT_BASE_URLS)
+    api_key: str | None = field(default=None, repr=False)  # never printed, logged or cached
+    concurrency: int = 4
+    min_confidence: float = 0.7
+    max_calls: int | None = None
+    cache_dir: str | None = None  # None: no cache
+    timeout: float = 60.0
+    # Tuning knobs (not on the command line; tests make the backoff tiny).
+    tries: int = 3  # HTTP attempts per request for network errors, 429 and 5xx
+    retry_base_delay: float = 1.0  # seconds; doubles after each failed attempt
+    max_retry_delay: float = 30.0  # cap for a server's Retry-After
+    max_body_chars: int = 12_000  # longer bodies are truncated in the prompt (and the block says so)
+    max_tokens: int = 4096  # answer budget (required by the Anthropic Messages API)
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ValueError(f"unknown LLM provider {self.provider!r} (expected one of: {', '.join(PROVIDERS)})")
+        if not self.model:
+            raise ValueError(f"no model given for LLM provider {self.provider!r} (expected PROVIDER:MODEL)")
+        self.base_url = (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+        if self.concurrency < 1:
+            raise ValueError("LLM concurrency must be at least 1")
+        if self.max_calls is not None and self.max_calls < 0:
+            raise ValueError("--max-llm-calls must be >= 0")
+        if self.tries < 1:
+            raise ValueError("tries must be at least 1")
+
+    @property
+    def evaluator(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    @classmethod
+    def from_spec(cls, spec: str, base_url: str | None = None, env: Mapping[str, str] | None = None,
+                  **options) -> "JudgeConfig":
+        """Build a configuration from `PROVIDER:MODEL` (the model may itself hold colons: `ollama:llama3:8b`).
+
+        The base URL is `base_url`, else (openai) `OPENAI_BASE_URL`, else the provider's default; the API
+        key comes from `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` (ollama needs none). Other fields of the
+        dataclass may be passed as keyword options. Raises ValueError on a malformed spec.
+        """
+        env = os.environ if env is None else env
+        provider, sep, model = (spec or "").strip().partition(":")
+        provider = provider.strip().lower()
+        if not sep:
+            raise ValueError(f"invalid LLM spec {spec!r}: expected PROVIDER:MODEL, e.g. openai:gpt-4o-mini")
+        if provider not in PROVIDERS:
+            raise ValueError(f"unknown LLM provider {provider!r} in {spec!r} (expected one of: {', '.join(PROVIDERS)})")
+        model = model.strip()
+        if base_url is None and provider in BASE_URL_ENV:
+            base_url = env.get(BASE_URL_ENV[provider]) or None
+        api_key = options.pop("api_key", None)
+        if api_key is None and provider in API_KEY_ENV:
+            api_key = env.get(API_KEY_ENV[provider]) or None
+        return cls(provider=provider, model=model, base_url=base_url, api_key=api_key, **options)
+
+
+@dataclass
+class JudgeItem:
+    id: str
+    text: str
+
+
+@dataclass
+class JudgeRequest:
+    key: str  # the caller's handle for the entry (e.g. its path); echoed in the outcome
+    entry: dict  # {"id", "type", "title", "metadata", "body"}
+    items: list[JudgeItem]
+    guidelines: dict = field(default_factory=dict)
+
+
+@dataclass
+class Verdict:
+    item_id: str
+    verdict: str  # one of VERDICTS
+    confidence: float
+    reason: str
+    cached: bool = False
+
+
+@dataclass
+class ItemError:
+    item_id: str
+    message: str
+
+
+@dataclass
+class JudgeOutcome:
+    key: str
+    verdicts: list[Verdict] = field(default_factory=list)
+    errors: list[ItemError] = field(default_factory=list)
+    not_evaluated: list[str] = field(default_factory=list)  # item ids not judged: budget exhausted or provider unavailable
+    not_evaluated_reason: str | None = None  # "budget exhausted (--max-llm-calls N)" or "provider unavailable: ..."
+
+
+@dataclass
+class JudgeStats:
+    calls: int = 0  # HTTP requests sent to the provider (retries included; refused connections not)
+    cache_hits: int = 0  # items answered from the cache
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def to_dict(self) -> dict:
+        return {"calls": self.calls, "cache_hits": self.cache_hits, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens}
+
+
+def verdict_rule(verdict: Verdict, min_confidence: float = 0.7) -> str | None:
+    """The issue rule a verdict yields (SPEC §7): `llm_rubric_violation` for a confident fail,
+    `judgment_uncertain` for `uncertain` or a fail below `min_confidence`, else None (pass, not_applicable)."""
+    if verdict.verdict == "fail":
+        return "llm_rubric_violation" if verdict.confidence >= min_confidence else "judgment_uncertain"
+    if verdict.verdict == "uncertain":
+        return "judgment_uncertain"
+    return None
