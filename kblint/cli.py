@@ -150,6 +150,26 @@ def checkers(
 
 
 @app.command()
+def schema(
+    path: str = typer.Argument(".", help="A KB directory (holding kb.yaml), or a KB name under the current directory."),
+) -> None:
+    """Print the KB's intent as JSON for agents: types, fields, guidelines, goals and rubrics."""
+    import json
+
+    from .intent import intent
+    from .rubric import build_plan
+    from .workspace import UsageError, load_kbs_for_plan
+
+    _warn_plugin_problems()
+    try:
+        schemas = load_kbs_for_plan(path)
+    except UsageError as exc:
+        _fail(str(exc))
+    data = [intent(s, build_plan(s)) for s in schemas]
+    sys.stdout.write(json.dumps(data[0] if len(data) == 1 else data, indent=2, ensure_ascii=False) + "\n")
+
+
+@app.command()
 def explain(name: str = typer.Argument(..., help="A rule, a checker, or 'policy'.")) -> None:
     """Print the documentation of a rule, a checker, or the policy grammar."""
     from .explain import UnknownName, explain as explain_name
