@@ -9,8 +9,6 @@ from typing import List, Optional
 import typer
 
 from . import __version__
-from .config import Settings, split_names
-from .issue import FAIL_ON_CHOICES
 
 app = typer.Typer(
     add_completion=False,
@@ -52,11 +50,11 @@ def _fail(message: str) -> None:
 @app.command()
 def validate(
     paths: Optional[List[str]] = typer.Argument(None, help="KB directories, directories of KBs, or .md files."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="text or json."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="Report format: text, json, sarif, github, junit."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
-    fail_on: str = typer.Option("error", "--fail-on", help="error, warning, info or never."),
-    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules or tiers (comma-separated)."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Hide these rules or tiers (comma-separated)."),
+    fail_on: Optional[str] = typer.Option(None, "--fail-on", help="error (default), warning, info or never."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules, tiers or checkers (comma-separated)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Hide these rules, tiers or checkers (comma-separated)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="A KB name (restrict the run) or a KB directory (context)."),
     type_: Optional[str] = typer.Option(None, "--type", help="Only report entries of this type."),
     strict_links: bool = typer.Option(False, "--strict-links", help="Links into absent KBs are broken links."),
@@ -64,29 +62,42 @@ def validate(
     stdin_path: Optional[str] = typer.Option(None, "--stdin-path", help="Where the stdin entry would live (REL.md)."),
     no_respect_gitignore: bool = typer.Option(False, "--no-respect-gitignore", help="Lint files git ignores too."),
     base: Optional[str] = typer.Option(None, "--base", help="Git revision: status gates apply to transitions since it."),
-    statistics: bool = typer.Option(False, "--statistics", help="Print counts per rule and the scores."),
+    changed_since: Optional[str] = typer.Option(None, "--changed-since", help="Only entries changed since this git revision."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Report only issues not recorded in FILE."),
+    write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record the current issues in FILE."),
+    statistics: bool = typer.Option(False, "--statistics", help="Print counts per rule and checker, and the scores."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the issues."),
+    config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE (kblint.toml or pyproject.toml)."),
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
     """Lint knowledge bases (default: the current directory)."""
     global _VERBOSE
     _VERBOSE = verbose
-    if fail_on not in FAIL_ON_CHOICES:
-        _fail(f"--fail-on: expected one of {', '.join(FAIL_ON_CHOICES)}, got '{fail_on}'")
+    from .config import ConfigError, resolve, split_names
+    from .issue import FAIL_ON_CHOICES
     from .report import FORMATS
 
-    fmt = format or "text"
+    flags = dict(
+        paths=list(paths or []), format=format, output=output, fail_on=fail_on, select=split_names(select),
+        ignore=split_names(ignore), kb=kb, type=type_, strict_links=strict_links or None, stdin=stdin or None,
+        stdin_path=stdin_path, respect_gitignore=False if no_respect_gitignore else None,
+        statistics=statistics or None, quiet=quiet or None, verbose=verbose or None, base=base,
+        changed_since=changed_since, baseline=baseline, write_baseline=write_baseline,
+    )
+    try:
+        settings = resolve(flags, config)
+    except ConfigError as exc:
+        _fail(str(exc))
+    if settings.fail_on not in FAIL_ON_CHOICES:
+        _fail(f"--fail-on: expected one of {', '.join(FAIL_ON_CHOICES)}, got '{settings.fail_on}'")
+    if settings.format is None:
+        settings.format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" and "github" in FORMATS else "text"
+    fmt = settings.format
     if fmt not in FORMATS:
         _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{fmt}'")
-    settings = Settings(
-        paths=list(paths or []), format=fmt, output=output, fail_on=fail_on, select=split_names(select),
-        ignore=split_names(ignore), kb=kb, type=type_, strict_links=strict_links, stdin=stdin,
-        stdin_path=stdin_path, respect_gitignore=not no_respect_gitignore, statistics=statistics,
-        quiet=quiet, verbose=verbose, base=base,
-    )
-    if stdin and settings.paths:
+    if settings.stdin and settings.paths:
         _fail("--stdin reads the entry from standard input: give no PATH with it")
-    stdin_data = sys.stdin.buffer.read() if stdin else None
+    stdin_data = sys.stdin.buffer.read() if settings.stdin else None
     _warn_plugin_problems()
 
     from .engine import run
@@ -99,17 +110,17 @@ def validate(
         _fail(str(exc))
     for message in report.unreadable:
         typer.echo(f"kblint: {message}", err=True)
-    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and output is None
-    text = render(report, fmt, color=color, statistics=statistics)
-    if quiet and fmt == "text":
+    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and settings.output is None
+    text = render(report, fmt, color=color, statistics=settings.statistics)
+    if settings.quiet and fmt == "text":
         text = "".join(line + "\n" for line in text.splitlines() if line and ":" in line.split(" ", 1)[0])
-    if output:
+    if settings.output:
         try:
-            with open(output, "w", encoding="utf-8") as fh:
+            with open(settings.output, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as exc:
-            _fail(f"--output {output}: {exc.strerror}")
-        if not quiet:
+            _fail(f"--output {settings.output}: {exc.strerror}")
+        if not settings.quiet:
             from .report.text import summary_lines
 
             sys.stdout.write("\n".join(summary_lines(report)) + "\n")

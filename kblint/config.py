@@ -1,8 +1,10 @@
-"""Settings: everything a run is configured by (command-line flags, later configuration files)."""
+"""Settings: configuration file (kblint.toml or pyproject.toml [tool.kblint]) plus command-line
+flags, which win (SPEC §12)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, fields
 
 
 @dataclass
@@ -25,11 +27,166 @@ class Settings:
     verbose: bool = False
     no_judgment: bool = False
     base: str | None = None  # git revision: status gates apply to real transitions since it
+    changed_since: str | None = None
+    baseline: str | None = None
+    write_baseline: str | None = None
+    cache_dir: str | None = None
+    no_cache: bool = False
+    jobs: int | None = None
+    shard: str | None = None
+    # the judgment tier
+    llm: str | None = None  # "provider:model"
+    llm_base_url: str | None = None
+    llm_concurrency: int = 4
+    llm_min_confidence: float = 0.7
+    max_llm_calls: int | None = None
+    llm_required: bool = False
+    dry_run: bool = False
+    config_file: str | None = None  # the configuration file that was read, if any
 
 
-def split_names(values: list[str] | None) -> list[str]:
+class ConfigError(Exception):
+    """A configuration file kblint cannot use (exit 2), naming the file and the key."""
+
+
+def split_names(values: list[str] | str | None) -> list[str]:
     """`--select a,b --select c` → [a, b, c]."""
+    if isinstance(values, str):
+        values = [values]
     names: list[str] = []
     for value in values or []:
-        names.extend(part.strip() for part in value.split(",") if part.strip())
+        names.extend(part.strip() for part in str(value).split(",") if part.strip())
     return names
+
+
+# Keys of the configuration file: key → (Settings field, kind). Kinds check the value's type.
+_FILE_KEYS = {
+    "format": ("format", "str"), "output": ("output", "str"), "fail_on": ("fail_on", "fail_on"),
+    "select": ("select", "names"), "ignore": ("ignore", "names"), "exclude": ("exclude", "names"),
+    "kb": ("kb", "str"), "type": ("type", "str"), "strict_links": ("strict_links", "bool"),
+    "respect_gitignore": ("respect_gitignore", "bool"), "statistics": ("statistics", "bool"),
+    "quiet": ("quiet", "bool"), "no_judgment": ("no_judgment", "bool"), "base": ("base", "str"),
+    "baseline": ("baseline", "str"), "cache_dir": ("cache_dir", "str"), "no_cache": ("no_cache", "bool"),
+    "jobs": ("jobs", "int"),
+}
+_LLM_KEYS = {
+    "provider": ("llm_provider", "str"), "model": ("llm_model", "str"), "base_url": ("llm_base_url", "str"),
+    "concurrency": ("llm_concurrency", "int"), "min_confidence": ("llm_min_confidence", "float"),
+    "max_calls": ("max_llm_calls", "int"), "required": ("llm_required", "bool"),
+}
+_PATH_KEYS = ("output", "baseline", "cache_dir")
+
+
+def _check(kind: str, key: str, value, where: str):
+    if kind == "str" and isinstance(value, str):
+        return value
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if kind == "int" and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if kind == "names" and (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+        return split_names(value)
+    if kind == "fail_on" and value in ("error", "warning", "info", "never"):
+        return value
+    expected = {"str": "a string", "bool": "true or false", "int": "a whole number", "float": "a number",
+                "names": "a list of names", "fail_on": "one of error, warning, info, never"}[kind]
+    raise ConfigError(f"{where}: '{key}' must be {expected}, got {value!r}")
+
+
+def find_config(start: str) -> tuple[str, dict] | None:
+    """The nearest kblint.toml, or pyproject.toml with a [tool.kblint] table, from START upward."""
+    current = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(current, "kblint.toml")
+        if os.path.isfile(candidate):
+            return candidate, _read_toml(candidate, pyproject=False)
+        candidate = os.path.join(current, "pyproject.toml")
+        if os.path.isfile(candidate):
+            table = _read_toml(candidate, pyproject=True)
+            if table is not None:
+                return candidate, table
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _read_toml(path: str, *, pyproject: bool) -> dict | None:
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if pyproject:
+        tool = data.get("tool")
+        table = tool.get("kblint") if isinstance(tool, dict) else None
+        return table if isinstance(table, dict) else None
+    return data
+
+
+def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, dict]:
+    """(file, values by Settings field) from --config PATH or the nearest configuration file."""
+    if path is not None:
+        if not os.path.isfile(path):
+            raise ConfigError(f"--config {path}: no such file")
+        table = _read_toml(path, pyproject=os.path.basename(path) == "pyproject.toml")
+        found = (os.path.abspath(path), table or {})
+    else:
+        found = find_config(cwd or os.getcwd())
+        if found is None:
+            return None, {}
+    file, table = found
+    values: dict = {}
+    base_dir = os.path.dirname(file)
+    for key, value in table.items():
+        prefix = "tool.kblint." if os.path.basename(file) == "pyproject.toml" else ""
+        if key == "llm" and isinstance(value, dict):
+            for sub, subvalue in value.items():
+                if sub not in _LLM_KEYS:
+                    raise ConfigError(f"{file}: unknown key '{prefix}llm.{sub}' (known: {', '.join(_LLM_KEYS)})")
+                target, kind = _LLM_KEYS[sub]
+                values[target] = _check(kind, f"llm.{sub}", subvalue, file)
+            continue
+        if key not in _FILE_KEYS:
+            import difflib
+
+            near = difflib.get_close_matches(key, list(_FILE_KEYS) + ["llm"], n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise ConfigError(f"{file}: unknown key '{prefix}{key}'{hint}")
+        target, kind = _FILE_KEYS[key]
+        value = _check(kind, key, value, file)
+        if key in _PATH_KEYS and isinstance(value, str):
+            value = os.path.join(base_dir, value)
+        values[target] = value
+    if "llm_provider" in values or "llm_model" in values:
+        provider = values.pop("llm_provider", None)
+        model = values.pop("llm_model", None)
+        if not provider or not model:
+            raise ConfigError(f"{file}: [llm] needs both 'provider' and 'model'")
+        values["llm"] = f"{provider}:{model}"
+    return file, values
+
+
+def resolve(flags: dict, config_path: str | None = None, cwd: str | None = None) -> Settings:
+    """Settings from the configuration file, then the flags that were given (not None)."""
+    file, values = load_config(config_path, cwd)
+    settings = Settings()
+    names = {f.name for f in fields(Settings)}
+    for key, value in values.items():
+        setattr(settings, key, value)
+    for key, value in flags.items():
+        if key not in names:
+            raise KeyError(key)
+        if value is None or (isinstance(value, list) and not value):
+            continue
+        setattr(settings, key, value)
+    settings.config_file = file
+    if settings.cache_dir is None:
+        settings.cache_dir = os.path.join(os.path.dirname(file) if file else (cwd or os.getcwd()), ".kblint_cache")
+    return settings

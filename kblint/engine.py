@@ -137,6 +137,25 @@ def _run_policy(entry, b: Binding, measures, previous: dict | None, facts: graph
                         discriminator=b.id, item_id=b.id))
 
 
+def _apply_baseline(report: Report, settings: Settings) -> None:
+    from . import baseline
+    from .report import display_path
+
+    if settings.write_baseline:
+        baseline.write(settings.write_baseline, [
+            {"fingerprint": report.fingerprint(i), "path": display_path(i.path), "rule": i.rule,
+             "checker": i.checker, "message": i.message} for i in report.issues])
+    if settings.baseline:
+        known = baseline.load(settings.baseline)
+        prints = [(report.fingerprint(i), i) for i in report.issues]
+        report.issues = [i for fp, i in prints if fp not in known]
+        report.baselined = len(prints) - len(report.issues)
+        current = {fp for fp, _ in prints}
+        report.baseline_stale = sum(1 for fp in known if fp not in current)
+        if report.baselined:
+            report.hidden["baseline"] = report.baselined
+
+
 def _needs_full_entry(bindings: list[Binding]) -> bool:
     """A plugin checker that needs the graph gets the whole entry, re-read (SPEC §11)."""
     reg = registry()
@@ -243,7 +262,7 @@ def _config_issues(kb: KB, plan: Plan) -> list[Issue]:
     for problem in kb.schema.problems:
         issues.append(Issue(rule="config_error", severity=spec.severity, tier=spec.tier, message=problem.message,
                             kb_name=kb.name, entry_id=None, path=problem.path or kb.schema.kb_yaml or kb.root,
-                            line=problem.line, field=problem.field, discriminator=f"{problem.line}:{problem.message}"))
+                            line=problem.line, field=problem.field, discriminator=problem.message))
     return issues
 
 
@@ -347,6 +366,15 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
         names = ", ".join(sorted(kb.name for kb in ws.kbs)) or "none"
         raise UsageError(f"--kb {kb_name}: no such KB in this run (KBs found: {names})")
 
+    deleted_names: set[tuple[str, str]] = set()
+    if settings.changed_since:
+        from .history import changed_since
+
+        for kb in ws.kbs:
+            changed, deleted = changed_since(settings.changed_since, kb.root)
+            kb.reported = {p for p in kb.files if p in changed and (kb.reported is None or p in kb.reported)}
+            deleted_names.update((kb.name, os.path.basename(p)[:-3].casefold()) for p in deleted if p.endswith(".md"))
+
     runs = [pass_one(kb, settings.base) for kb in ws.kbs]
 
     graph_kbs = []
@@ -358,7 +386,14 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             unmatched_cross_sources=[(c.source, c.line) for c in r.kb.cross_links if c.source not in matched],
             cross_reported=r.kb.reported is None,
         ))
-    graph_result = graph.analyse(graph_kbs, strict_links=settings.strict_links)
+    touched = None
+    if settings.changed_since:
+        touched = set(deleted_names)
+        for gkb in graph_kbs:
+            for facts in gkb.facts:
+                if facts.reported:
+                    touched.update((gkb.name, n.casefold()) for n in (facts.id, facts.stem, *facts.aliases) if n)
+    graph_result = graph.analyse(graph_kbs, strict_links=settings.strict_links, touched=touched)
 
     issues: list[Issue] = []
     kb_reports: list[KBReport] = []
@@ -415,12 +450,15 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
     flt = IssueFilter(settings.select, settings.ignore, settings.type)
     kept = [i for i in issues if flt.keep(i)]
     kept.sort(key=Issue.sort_key)
-    for issue in kept:
-        by_kb[issue.kb_name].counts[issue.severity] += 1
     for name, count in flt.hidden.items():
         hidden[name] = hidden.get(name, 0) + count
     report = Report(kbs=kb_reports, issues=kept, hidden=hidden, fail_on=settings.fail_on,
                     unreadable=[str(e) for e in ws.unreadable])
+    _apply_baseline(report, settings)
+    for kb_report in kb_reports:
+        kb_report.counts = {"error": 0, "warning": 0, "info": 0}
+    for issue in report.issues:
+        by_kb[issue.kb_name].counts[issue.severity] += 1
     report.judgment["not_evaluated"] = not_evaluated
     report.judgment_items = judgment_items
     return report

@@ -143,7 +143,11 @@ def link_key(link: Link, own_kb: str) -> tuple[str, str]:
     return kb, (link.path if link.path is not None else link.target)
 
 
-def analyse(kbs: list[GraphKB], *, strict_links: bool = False) -> GraphResult:
+def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
+            touched: set[tuple[str, str]] | None = None) -> GraphResult:
+    """The graph issues of the reported entries. TOUCHED (with --changed-since): (KB, casefolded
+    name) of the entries that changed or were deleted; a link from an unchanged entry that names one
+    of them is reported too, as is a duplicate id shared with a changed entry."""
     indexes: dict[str, KBIndex] = {}
     by_abs_path: dict[str, EntryFacts] = {}
     for kb in kbs:
@@ -171,6 +175,8 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False) -> GraphResult:
                 index = indexes.get(target_kb)
                 where = link_origin(link, facts)
                 report = facts.reported if link.origin is None else kb.cross_reported
+                if not report and touched and (key[0], link.target.casefold()) in touched:
+                    report = True
                 if index is None:
                     if not _is_self(link, facts, kb.name):
                         has_outlinks.add(facts.path)
@@ -209,7 +215,7 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False) -> GraphResult:
                                      path=kb.cross_links_path, line=line, discriminator=f"source:{source}"))
 
     for kb in kbs:
-        issues.extend(_duplicates(kb))
+        issues.extend(_duplicates(kb, involve=touched is not None))
         for facts in kb.facts:
             if facts.parsed and facts.reported and facts.path not in has_outlinks and not inlinks.get(facts.path):
                 issues.append(_issue("orphan_entry", f"Entry '{facts.id}' has no links in or out", facts,
@@ -225,7 +231,7 @@ def _is_self(link: Link, facts: EntryFacts, kb_name: str) -> bool:
     return (link.kb or kb_name) == facts.kb_name and link.target in (facts.id, facts.stem)
 
 
-def _duplicates(kb: GraphKB) -> list[Issue]:
+def _duplicates(kb: GraphKB, involve: bool = False) -> list[Issue]:
     groups: dict[str, list[EntryFacts]] = defaultdict(list)
     for facts in kb.facts:
         if facts.parsed:
@@ -234,8 +240,9 @@ def _duplicates(kb: GraphKB) -> list[Issue]:
     for entry_id, members in groups.items():
         if len(members) < 2:
             continue
+        involved = involve and any(m.reported for m in members)
         for facts in members:
-            if not facts.reported:
+            if not facts.reported and not involved:
                 continue
             others = ", ".join(_display(o.path) for o in members if o is not facts)
             issues.append(_issue("duplicate_id", f"Duplicate id '{entry_id}' (also in {others})", facts,

@@ -63,3 +63,25 @@ def statuses_at(ref: str, kb_root: str, files: list[str]) -> dict[str, str | Non
         else:
             result[path] = NEW
     return result
+
+
+def changed_since(ref: str, root: str) -> tuple[set[str], set[str]]:
+    """(absolute paths of files under ROOT changed or added since REF — untracked ones included —,
+    absolute paths of files deleted since REF)."""
+    top = _git(["rev-parse", "--show-toplevel"], root)
+    if top.returncode != 0:
+        raise UsageError(f"--changed-since {ref}: {root} is not inside a git work tree")
+    toplevel = top.stdout.decode().strip()
+    if _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root).returncode != 0:
+        raise UsageError(f"--changed-since {ref}: no such git revision")
+
+    def paths(args: list[str]) -> set[str]:
+        out = _git(args, root).stdout.decode("utf-8", "surrogateescape")
+        return {os.path.normpath(os.path.join(toplevel, p)) for p in out.split("\0") if p}
+
+    changed = paths(["diff", "--name-only", "-z", "--diff-filter=d", ref, "--", "."])
+    deleted = paths(["diff", "--name-only", "-z", "--diff-filter=D", ref, "--", "."])
+    untracked = {os.path.normpath(os.path.join(root, p)) for p in
+                 _git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], root).stdout
+                 .decode("utf-8", "surrogateescape").split("\0") if p}
+    return changed | untracked, deleted

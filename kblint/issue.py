@@ -84,7 +84,13 @@ class Report:
         "prompt_tokens": 0, "completion_tokens": 0, "not_evaluated": 0})
     fail_on: str = "error"
     judgment_items: int = 0  # judgment items in the plans of the reported KBs
+    baselined: int | None = None  # with --baseline: issues it hid
+    baseline_stale: int = 0  # with --baseline: recorded issues that no longer occur
     unreadable: list[str] = dc_field(default_factory=list)  # kb.yaml files that could not be read
+
+    def fingerprint(self, issue: Issue) -> str:
+        """Stable across runs and directories: the path in it is relative to the issue's KB."""
+        return issue.fingerprint(kb_relative(issue, self.kbs))
 
     @property
     def files(self) -> int:
@@ -106,3 +112,12 @@ class Report:
         if self.unreadable:
             return 2
         return 1 if any(at_or_above(i.severity, self.fail_on) for i in self.issues) else 0
+
+
+def kb_relative(issue: Issue, kbs: list[KBReport]) -> str:
+    import os
+
+    for kb in kbs:
+        if kb.name == issue.kb_name:
+            return os.path.relpath(issue.path, kb.root).replace(os.sep, "/")
+    return issue.path

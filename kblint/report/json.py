@@ -11,7 +11,7 @@ from . import display_path
 _OPTIONAL = ("checker", "policy", "confidence", "evaluator", "cached")
 
 
-def issue_dict(issue: Issue) -> dict:
+def issue_dict(issue: Issue, report: Report) -> dict:
     path = display_path(issue.path)
     out = {
         "kb_name": issue.kb_name,
@@ -30,13 +30,13 @@ def issue_dict(issue: Issue) -> dict:
         value = getattr(issue, key)
         if value is not None:
             out[key] = value
-    out["fingerprint"] = issue.fingerprint(path)
+    out["fingerprint"] = report.fingerprint(issue)
     return out
 
 
 def as_dict(report: Report) -> dict:
     counts = report.counts
-    return {
+    data = {
         "schema_version": 1,
         "kblint_version": __version__,
         "kbs": [
@@ -44,11 +44,14 @@ def as_dict(report: Report) -> dict:
              "counts": dict(kb.counts), "score": kb.score, "coverage": dict(kb.coverage)}
             for kb in report.kbs
         ],
-        "issues": [issue_dict(i) for i in report.issues],
+        "issues": [issue_dict(i, report) for i in report.issues],
         "judgment": dict(report.judgment),
         "summary": {"files": report.files, "entries": report.entries, "counts": counts,
                     "fail_on": report.fail_on, "exit_code": report.exit_code},
     }
+    if report.baselined is not None:
+        data["summary"]["baseline"] = {"baselined": report.baselined, "stale": report.baseline_stale}
+    return data
 
 
 def render(report: Report) -> str:

@@ -72,6 +72,11 @@ def summary_lines(report: Report) -> list[str]:
     if report.hidden:
         hid = ", ".join(f"{n} by {name}" for name, n in sorted(report.hidden.items()))
         lines.append(f"hidden: {sum(report.hidden.values())} issues ({hid})")
+    if report.baselined is not None:
+        n = report.baseline_stale
+        stale = f", {n} baseline {'entry no longer occurs' if n == 1 else 'entries no longer occur'}" if n else ""
+        lines.append(f"baseline: {_plural(report.baselined, 'issue')} baselined{stale}"
+                     + (" (fixed: write the baseline again to prune)" if report.baseline_stale else ""))
     for message in report.unreadable:
         lines.append(f"could not lint: {message}")
     return lines

@@ -69,7 +69,7 @@ def loader_dates(entry: Entry) -> tuple[list[Issue], set[str]]:
             fields.add(name)
         issues.append(entry_issue(entry, "invalid_date", f"Value {text!r} is not a real date"
                                   + (f" (field '{name}')" if name else ""),
-                                  line=line, field=name, discriminator=f"{line}"))
+                                  line=line, field=name, discriminator=text))
     return issues, fields
 
 

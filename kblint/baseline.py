@@ -1,0 +1,34 @@
+"""Baselines (SPEC §12): record the fingerprints of today's issues, then report only new ones."""
+
+from __future__ import annotations
+
+import json
+
+from .workspace import UsageError
+
+
+def write(path: str, rows: list[dict]) -> None:
+    """A sorted JSON file, one issue per line, stable for version control."""
+    rows = sorted(rows, key=lambda r: (r["path"], r["rule"], r["fingerprint"]))
+    lines = ["{", '  "kblint_baseline": 1,', '  "issues": [']
+    lines.extend("    " + json.dumps(r, ensure_ascii=False, sort_keys=True) + ("," if i < len(rows) - 1 else "")
+                 for i, r in enumerate(rows))
+    lines.extend(["  ]", "}"])
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+    except OSError as exc:
+        raise UsageError(f"--write-baseline {path}: {exc.strerror}") from None
+
+
+def load(path: str) -> set[str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise UsageError(f"--baseline {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--baseline {path}:{exc.lineno}: not a kblint baseline (invalid JSON: {exc.msg})") from None
+    if not isinstance(data, dict) or data.get("kblint_baseline") != 1 or not isinstance(data.get("issues"), list):
+        raise UsageError(f"--baseline {path}: not a kblint baseline file (write one with --write-baseline)")
+    return {row["fingerprint"] for row in data["issues"] if isinstance(row, dict) and "fingerprint" in row}

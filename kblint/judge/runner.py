@@ -1,0 +1,455 @@
+"""Running the judgment tier: cache look-up, then one HTTP request per entry, N in flight (SPEC §7).
+
+httpx is imported only when a request is actually sent (SPEC §13: start-up stays small).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from .cache import VerdictCache, item_key
+from .model import (API_KEY_ENV, DEFAULT_BASE_URLS, ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest,
+                    JudgeStats, JudgeUnavailable, Verdict)
+from .prompt import SYSTEM_PROMPT, canonical, estimate_tokens, parse_answer, prompt_entry, user_message
+
+log = logging.getLogger("kblint.judge")
+
+RETRY_STATUS = frozenset({408, 409, 425, 429})
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class _Work:
+    """One entry's judgment: what the cache answered, what is still to be asked, and what came back."""
+
+    index: int
+    request: JudgeRequest
+    items: list[JudgeItem]  # de-duplicated by id, in the caller's order
+    sent_entry: dict
+    guidelines: dict
+    keys: dict[str, str] = field(default_factory=dict)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    errors: dict[str, ItemError] = field(default_factory=dict)
+    not_evaluated: list[str] = field(default_factory=list)
+    not_evaluated_reason: str | None = None
+
+    @property
+    def pending(self) -> list[JudgeItem]:
+        return [it for it in self.items if it.id not in self.verdicts]
+
+    def outcome(self) -> JudgeOutcome:
+        return JudgeOutcome(
+            key=self.request.key,
+            verdicts=[self.verdicts[it.id] for it in self.items if it.id in self.verdicts],
+            errors=[self.errors[it.id] for it in self.items if it.id in self.errors],
+            not_evaluated=list(self.not_evaluated), not_evaluated_reason=self.not_evaluated_reason)
+
+
+def _plan(requests: Sequence[JudgeRequest], config: JudgeConfig, cache: VerdictCache | None,
+          stats: JudgeStats | None) -> list[_Work]:
+    works = []
+    for i, req in enumerate(requests):
+        seen: set[str] = set()
+        items = []
+        for it in req.items:
+            if it.id not in seen:
+                seen.add(it.id)
+                items.append(it)
+        entry = dict(req.entry)
+        guidelines = req.guidelines or {}
+        w = _Work(index=i, request=req, items=items, sent_entry=prompt_entry(entry, config.max_body_chars),
+                  guidelines=guidelines)
+        entry_canon, guidelines_canon = canonical(entry), canonical(guidelines)
+        for it in items:
+            w.keys[it.id] = key = item_key(config, entry_canon, guidelines_canon, it.text)
+            if cache is not None:
+                hit = cache.get(key, it.id)
+                if hit is not None:
+                    w.verdicts[it.id] = hit
+                    if stats is not None:
+                        stats.cache_hits += 1
+        works.append(w)
+    return works
+
+
+def _redact(text: str, config: JudgeConfig) -> str:
+    if config.api_key:
+        text = text.replace(config.api_key, "***")
+    return text
+
+
+def _missing_key_reason(config: JudgeConfig) -> str | None:
+    """A provider that cannot work without a key: say so before sending anything."""
+    if config.api_key:
+        return None
+    if config.provider == "anthropic" and urlsplit(config.base_url).hostname == "api.anthropic.com":
+        return f"{API_KEY_ENV['anthropic']} is not set"
+    if config.provider == "openai" and config.base_url == DEFAULT_BASE_URLS["openai"]:
+        return f"{API_KEY_ENV['openai']} is not set (set it, or --llm-base-url for a local server)"
+    return None
+
+
+class _Slots:
+    """At most N entries in conversation with the provider. An entry holds its slot while it is asked and
+    asked again; during a backoff sleep it gives the slot up, and takes it back before entries that have
+    not started yet (so a started entry finishes first, and its retry is not starved by new work)."""
+
+    def __init__(self, n: int):
+        self.free = n
+        self.waiters: deque = deque()
+        self.first: deque = deque()
+
+    async def acquire(self, priority: bool = False) -> None:
+        if self.free > 0:
+            self.free -= 1
+            return
+        fut = asyncio.get_running_loop().create_future()
+        (self.first if priority else self.waiters).append(fut)
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release()
+            raise
+
+    def release(self) -> None:
+        while self.first or self.waiters:
+            fut = (self.first or self.waiters).popleft()
+            if not fut.done():
+                fut.set_result(None)  # the slot passes straight to the waiter
+                return
+        self.free += 1
+
+
+class _Hold:
+    def __init__(self, slots: _Slots):
+        self.slots = slots
+        self.held = False
+
+    async def take(self, priority: bool = False) -> None:
+        await self.slots.acquire(priority)
+        self.held = True
+
+    def give(self) -> None:
+        if self.held:
+            self.held = False
+            self.slots.release()
+
+
+class _Runner:
+    def __init__(self, config: JudgeConfig, cache: VerdictCache | None, stats: JudgeStats, total: int,
+                 progress: Progress | None):
+        self.config = config
+        self.cache = cache
+        self.stats = stats
+        self.total = total
+        self.done = 0
+        self.progress = progress
+        self.slots = _Slots(config.concurrency)
+        self.unavailable: str | None = None
+        self.reached = False  # some HTTP response came back from the provider
+        self.succeeded = False  # some 2xx came back
+        self.budget_used = 0
+        # Entries that used up their tries on refused connections, with no answer since: after a few,
+        # the provider has gone away, and the rest of the run stops asking (no hammering).
+        self.connect_streak = 0
+        self.max_connect_streak = max(3, config.concurrency)
+        if config.provider == "anthropic":
+            self.url = config.base_url + ("/messages" if config.base_url.endswith("/v1") else "/v1/messages")
+        else:
+            self.url = config.base_url + "/chat/completions"
+
+    # -- the provider's wire format ---------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        from kblint import __version__
+
+        h = {"content-type": "application/json", "accept": "application/json", "user-agent": f"kblint/{__version__}"}
+        if self.config.provider == "anthropic":
+            h["anthropic-version"] = "2023-06-01"
+            if self.config.api_key:
+                h["x-api-key"] = self.config.api_key
+        elif self.config.api_key:
+            h["authorization"] = f"Bearer {self.config.api_key}"
+        return h
+
+    def _body(self, user: str) -> bytes:
+        c = self.config
+        if c.provider == "anthropic":
+            payload = {"model": c.model, "max_tokens": c.max_tokens, "temperature": 0, "system": SYSTEM_PROMPT,
+                       "messages": [{"role": "user", "content": user}]}
+        else:
+            payload = {"model": c.model, "temperature": 0,
+                       "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]}
+        return json.dumps(payload).encode("utf-8")
+
+    def _read(self, data) -> tuple[str, int, int]:
+        """(answer text, prompt tokens, completion tokens) of a 2xx response body."""
+        text, usage = "", {}
+        if isinstance(data, dict):
+            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+            if self.config.provider == "anthropic":
+                blocks = data.get("content")
+                if isinstance(blocks, list):
+                    text = "".join(b.get("text", "") for b in blocks
+                                   if isinstance(b, dict) and b.get("type", "text") == "text")
+            else:
+                try:
+                    content = data["choices"][0]["message"]["content"]
+                except (KeyError, IndexError, TypeError):
+                    content = ""
+                if isinstance(content, list):  # content parts
+                    content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+                text = content if isinstance(content, str) else ""
+        if self.config.provider == "anthropic":
+            pt, ct = usage.get("input_tokens"), usage.get("output_tokens")
+        else:
+            pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        as_int = lambda v: v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0  # noqa: E731
+        return text, as_int(pt), as_int(ct)
+
+    # -- one entry ----------------------------------------------------------------------------------
+
+    def _finish(self, w: _Work) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+    def _skip(self, w: _Work, items: list[JudgeItem], reason: str) -> None:
+        w.not_evaluated.extend(it.id for it in items)
+        w.not_evaluated_reason = reason
+
+    def _fail(self, w: _Work, items: list[JudgeItem], message: str) -> None:
+        for it in items:
+            w.errors[it.id] = ItemError(it.id, message)
+
+    async def judge_entry(self, client, w: _Work) -> None:
+        hold = _Hold(self.slots)
+        try:
+            await hold.take()
+            items = w.pending
+            note = None
+            for answer_no in (1, 2):  # an invalid answer is asked again once, for the unanswered items
+                kind, value = await self._ask(client, hold, w, items, note)
+                if kind == "budget":
+                    if answer_no == 1:
+                        self._skip(w, items, value)
+                    else:
+                        self._fail(w, items, f"invalid answer from {self.config.evaluator} ({note}); "
+                                             f"not asked again: {value}")
+                    return
+                if kind == "skip":
+                    self._skip(w, items, value)
+                    return
+                if kind == "error":
+                    self._fail(w, items, value)
+                    return
+                got, problem = parse_answer(value, [it.id for it in items])
+                for it in items:
+                    if it.id in got:
+                        verdict, conf, reason = got[it.id]
+                        v = Verdict(item_id=it.id, verdict=verdict, confidence=conf, reason=reason, cached=False)
+                        w.verdicts[it.id] = v
+                        if self.cache is not None:
+                            self.cache.put(w.keys[it.id], v, self.config.evaluator)
+                items = [it for it in items if it.id not in got]
+                if not items:
+                    return
+                note = problem
+                log.debug("entry %s: invalid answer (%s)", w.request.key, problem)
+            self._fail(w, items, f"{self.config.evaluator} gave no valid verdict after 2 answers: {note}")
+        finally:
+            hold.give()
+            self._finish(w)
+
+    async def _ask(self, client, hold: _Hold, w: _Work, items: list[JudgeItem], note: str | None) -> tuple[str, str]:
+        """Send one request, with retries: ("ok", answer text) | ("error", message) | ("skip", reason: provider
+        unavailable) | ("budget", reason: --max-llm-calls reached before the first attempt)."""
+        import httpx
+
+        c = self.config
+        user = user_message(w.sent_entry, items, w.guidelines, note)
+        body = self._body(user)
+        headers = self._headers()
+        last_error = connect_detail = "no attempt made"
+        for attempt in range(1, c.tries + 1):
+            connect_failed = False
+            delay = c.retry_base_delay * (2 ** (attempt - 1))
+            if self.unavailable is not None:
+                return "skip", f"provider unavailable: {self.unavailable}"
+            if c.max_calls is not None and self.budget_used >= c.max_calls:
+                budget = f"budget exhausted (--max-llm-calls {c.max_calls})"
+                if attempt == 1:
+                    return "budget", budget
+                return "error", f"{last_error}; not tried again: {budget}"
+            self.budget_used += 1
+            try:
+                resp = await client.post(self.url, content=body, headers=headers)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                self.budget_used -= 1  # nothing reached the provider
+                connect_failed = True
+                connect_detail = _describe(exc)
+                last_error = f"cannot connect to {self.url}: {connect_detail}"
+            except httpx.HTTPError as exc:  # timeouts, dropped connections, protocol errors
+                last_error = f"network error talking to {self.url}: {_describe(exc)}"
+            else:
+                self.reached = True
+                self.connect_streak = 0
+                status = resp.status_code
+                if 200 <= status < 300:
+                    try:
+                        data = resp.json()
+                    except ValueError:
+                        data = None
+                    text, pt, ct = self._read(data)
+                    self.stats.prompt_tokens += pt
+                    self.stats.completion_tokens += ct
+                    self.succeeded = True
+                    return "ok", text
+                detail = _redact(_snippet(resp), c)
+                last_error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
+                if status in (401, 403) or (status == 404 and not self.succeeded):
+                    self._mark_unavailable(f"HTTP {status}" + (f": {detail}" if detail else ""))
+                    return "skip", f"provider unavailable: {self.unavailable}"
+                if status not in RETRY_STATUS and status < 500:
+                    return "error", last_error
+                retry_after = _retry_after(resp)
+                if retry_after is not None:
+                    delay = max(delay, min(retry_after, c.max_retry_delay))
+            log.debug("entry %s: attempt %d failed: %s", w.request.key, attempt, last_error)
+            if attempt < c.tries:
+                hold.give()  # others may talk to the provider while this one waits
+                await asyncio.sleep(delay)
+                await hold.take(priority=True)
+            elif connect_failed and not self.reached:
+                self._mark_unavailable(f"cannot connect to {c.base_url}: {connect_detail}")
+                return "skip", f"provider unavailable: {self.unavailable}"
+            elif connect_failed:
+                self.connect_streak += 1
+                if self.connect_streak >= self.max_connect_streak:
+                    self._mark_unavailable(f"cannot connect to {c.base_url} any more ({self.connect_streak} requests "
+                                           f"in a row failed): {connect_detail}")
+        return "error", f"{last_error} (after {c.tries} tries)"
+
+    def _mark_unavailable(self, reason: str) -> None:
+        if self.unavailable is None:
+            self.unavailable = reason
+            log.debug("provider %s unavailable: %s", self.config.provider, reason)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _snippet(resp) -> str:
+    try:
+        data = resp.json()
+        if isinstance(data, dict) and isinstance(data.get("error"), dict) and data["error"].get("message"):
+            text = str(data["error"]["message"])
+        else:
+            text = resp.text
+    except ValueError:
+        text = resp.text
+    text = " ".join(text.split())
+    return text[:200] + ("…" if len(text) > 200 else "")
+
+
+def _retry_after(resp) -> float | None:
+    value = resp.headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+async def _run(works: list[_Work], runner: _Runner) -> None:
+    import httpx
+
+    c = runner.config
+    limits = httpx.Limits(max_connections=c.concurrency, max_keepalive_connections=c.concurrency)
+    timeout = httpx.Timeout(c.timeout, connect=min(c.timeout, 10.0))
+    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+        await asyncio.gather(*(runner.judge_entry(client, w) for w in works))
+
+
+def _run_sync(coro) -> None:
+    """asyncio.run, also when the caller already runs an event loop (then in a helper thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(coro)
+        return
+    failure: list[BaseException] = []
+
+    def target():
+        try:
+            asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            failure.append(exc)
+
+    t = threading.Thread(target=target, name="kblint-judge")
+    t.start()
+    t.join()
+    if failure:
+        raise failure[0]
+
+
+def judge(requests: Sequence[JudgeRequest], config: JudgeConfig, progress: Progress | None = None,
+          raise_unavailable: bool = False) -> tuple[list[JudgeOutcome], JudgeStats, str | None]:
+    """Judge every request's items; see the package docstring."""
+    stats = JudgeStats()
+    cache = VerdictCache(config.cache_dir) if config.cache_dir else None
+    works = _plan(requests, config, cache, stats)
+    total = len(works)
+    todo = [w for w in works if w.pending]
+    done = total - len(todo)
+    if progress is not None:
+        progress(done, total)
+    unavailable: str | None = None
+    if todo:
+        unavailable = _missing_key_reason(config)
+        if unavailable is None:
+            runner = _Runner(config, cache, stats, total, progress)
+            runner.done = done
+            _run_sync(_run(todo, runner))
+            stats.calls = runner.budget_used
+            unavailable = runner.unavailable
+        else:
+            for w in todo:
+                w.not_evaluated = [it.id for it in w.pending]
+                w.not_evaluated_reason = f"provider unavailable: {unavailable}"
+            if progress is not None:
+                progress(total, total)
+    if unavailable is not None:
+        if raise_unavailable:
+            raise JudgeUnavailable(config.provider, unavailable)
+        unavailable = f"{config.provider}: {unavailable}"
+    return [w.outcome() for w in works], stats, unavailable
+
+
+def dry_run(requests: Sequence[JudgeRequest], config: JudgeConfig) -> list[dict]:
+    """What `judge` would send, sending nothing: per entry its key and id, the item ids that would be asked
+    (cached ones apart), and the estimated prompt tokens (characters / 4) of that request (0: no request)."""
+    cache = VerdictCache(config.cache_dir) if config.cache_dir else None
+    out = []
+    for w in _plan(requests, config, cache, None):
+        pending = w.pending
+        tokens = estimate_tokens(SYSTEM_PROMPT, user_message(w.sent_entry, pending, w.guidelines)) if pending else 0
+        out.append({"key": w.request.key, "entry_id": w.request.entry.get("id"),
+                    "items": [it.id for it in pending], "cached_items": [it.id for it in w.items if it.id in w.verdicts],
+                    "estimated_prompt_tokens": tokens, "body_truncated": bool(w.sent_entry.get("body_truncated"))})
+    return out
+
+
+def render_prompt(request: JudgeRequest, config: JudgeConfig) -> dict:
+    """The system and user messages that would be sent for `request` (all its items), e.g. for --verbose."""
+    w = _plan([request], config, None, None)[0]
+    return {"system": SYSTEM_PROMPT, "user": user_message(w.sent_entry, w.items, w.guidelines)}

@@ -1,0 +1,200 @@
+"""A real HTTP server on 127.0.0.1 that plays an LLM provider, for the judgment-tier tests.
+
+It speaks OpenAI Chat Completions (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`),
+reads the single ```json block of the last user message, and decides each item's verdict from its text:
+"FAIL" → fail 0.9, "UNSURE" → uncertain 0.5, "LOW" → fail 0.4, "NA" → not_applicable 0.9, else pass 0.95.
+
+Knobs (set them before or between runs): `delay` (seconds per request), `garbage` (how many answers are
+not JSON; `ALWAYS` for all), `fail_status` + `fail_count` (answer that status N times first), `style`
+("bare" | "fenced" | "prose"), `drop_ids` (ids left out of the first `drop_count` answers), `rename_ids`
+(answer these ids under another name). It records every request (path, headers, body, the json blocks
+found) and the largest number of requests it served at once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ALWAYS = 10**9
+PROMPT_TOKENS = 100  # usage reported per request
+COMPLETION_TOKENS = 7
+
+BLOCK_RE = re.compile(r"```json\n(.*?)\n```", re.S)
+
+
+def decide(text: str) -> tuple[str, float]:
+    if "FAIL" in text:
+        return "fail", 0.9
+    if "UNSURE" in text:
+        return "uncertain", 0.5
+    if "LOW" in text:
+        return "fail", 0.4
+    if "NA" in text:
+        return "not_applicable", 0.9
+    return "pass", 0.95
+
+
+class FakeLLM:
+    def __init__(self):
+        self.delay = 0.0
+        self.garbage = 0
+        self.fail_status = 500
+        self.fail_count = 0
+        self.style = "bare"
+        self.drop_ids: set[str] = set()
+        self.drop_count = 0
+        self.rename_ids: set[str] = set()
+        self.requests: list[dict] = []
+        self.dead = False
+        self._stopped = False
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True
+        self._server.fake = self  # type: ignore[attr-defined]
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+
+    # base URLs as a user would pass them to --llm-base-url
+    @property
+    def openai_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "FakeLLM":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self._server.shutdown()
+        self._server.server_close()
+
+    def kill(self) -> None:
+        """Go away mid-run: stop listening, and drop kept-alive connections without answering."""
+        self.dead = True
+        self.stop()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def count(self) -> int:
+        return len(self.requests)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.max_in_flight = 0
+
+    def sent_item_ids(self) -> list[list[str]]:
+        """The item ids of each request's block, in order."""
+        return [[it["id"] for it in r["block"]["items"]] for r in self.requests if r.get("block")]
+
+    # -- called from handler threads ------------------------------------------------------------
+
+    def _take(self, attr: str) -> bool:
+        with self._lock:
+            n = getattr(self, attr)
+            if n > 0:
+                setattr(self, attr, n - 1)
+                return True
+            return False
+
+    def answer(self, path: str, headers: dict, raw: bytes) -> tuple[int, dict | str]:
+        record: dict = {"path": path, "headers": headers, "raw": raw.decode("utf-8", "replace")}
+        with self._lock:
+            self.requests.append(record)
+        body = json.loads(raw)
+        record["body"] = body
+        messages = body.get("messages") or []
+        users = [m for m in messages if m.get("role") == "user"]
+        last = users[-1]["content"] if users else ""
+        if isinstance(last, list):
+            last = "".join(p.get("text", "") for p in last if isinstance(p, dict))
+        record["last_user"] = last
+        blocks = BLOCK_RE.findall(last)
+        record["json_fences"] = last.count("```json")
+        record["block"] = json.loads(blocks[0]) if len(blocks) == 1 else None
+        if self.delay:
+            time.sleep(self.delay)
+        if self._take("fail_count"):
+            return self.fail_status, {"error": {"message": f"simulated {self.fail_status}"}}
+        if self._take("garbage"):
+            text = "Sorry, I cannot help with that {not json"
+        else:
+            items = record["block"]["items"] if record["block"] else []
+            drop = self._take("drop_count")
+            verdicts = []
+            for it in items:
+                if drop and it["id"] in self.drop_ids:
+                    continue
+                verdict, conf = decide(it["text"])
+                vid = it["id"] + "-renamed" if it["id"] in self.rename_ids else it["id"]
+                verdicts.append({"id": vid, "verdict": verdict, "confidence": conf, "reason": f"judged {it['id']}"})
+            obj = json.dumps({"verdicts": verdicts}, indent=2)
+            text = {"bare": obj, "fenced": f"```json\n{obj}\n```",
+                    "prose": f"Here is my review.\n\n```json\n{obj}\n```\nHope this helps."}[self.style]
+        if path.endswith("/messages"):
+            return 200, {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model"),
+                         "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                         "usage": {"input_tokens": PROMPT_TOKENS, "output_tokens": COMPLETION_TOKENS}}
+        return 200, {"id": "chatcmpl-1", "object": "chat.completion", "model": body.get("model"),
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                  "finish_reason": "stop"}],
+                     "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
+                               "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def do_POST(self):
+        fake: FakeLLM = self.server.fake  # type: ignore[attr-defined]
+        if fake.dead:
+            self.close_connection = True
+            return
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        with fake._lock:
+            fake.in_flight += 1
+            fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+        try:
+            if self.path not in ("/v1/chat/completions", "/v1/messages"):
+                status, payload = 404, {"error": {"message": f"no route {self.path}"}}
+            else:
+                status, payload = fake.answer(self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
+        finally:
+            with fake._lock:
+                fake.in_flight -= 1
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (connections are refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

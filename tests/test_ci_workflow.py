@@ -1,0 +1,171 @@
+"""Living in CI (SPEC §12): configuration files, baselines, --changed-since (with real git history)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import issues_of, run_kblint, write_kb
+
+KB = "name: ci\nevaluation_rubric:\n  - {text: Has status, checker: status_present}\n"
+
+
+def entry(title: str, link: str, status: str | None = None) -> str:
+    st = f"status: {status}\n" if status else ""
+    return f"---\ntitle: {title}\ntype: note\ntags: [t]\n{st}---\nSee [[{link}]].\n"
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    return write_kb(tmp_path / "proj" / "ci", KB, {
+        "a.md": entry("Alpha", "b"),
+        "b.md": entry("Beta", "a", status="ok"),
+        "c.md": entry("Gamma", "a", status="ok"),
+    })
+
+
+# --- configuration ------------------------------------------------------------------------------
+
+
+def test_kblint_toml_is_found_upward_and_flags_override(kb: Path):
+    proj = kb.parent
+    (proj / "kblint.toml").write_text('fail_on = "warning"\nignore = ["orphan_entry"]\nformat = "json"\n',
+                                      encoding="utf-8")
+    sub = kb / "deeper"
+    sub.mkdir()
+    result = run_kblint("validate", "..", cwd=sub)
+    assert result.code == 1  # a warning fails with fail_on = warning
+    assert result.json["summary"]["fail_on"] == "warning"
+    assert run_kblint("validate", "..", "--fail-on", "error", cwd=sub).code == 0
+    assert "Traceback" not in run_kblint("validate", "..", "--format", "text", cwd=sub).stdout
+
+
+def test_pyproject_tool_table(kb: Path):
+    (kb.parent / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.kblint]\nselect = ["status_present"]\n'
+                                              'format = "json"\n', encoding="utf-8")
+    report = run_kblint("validate", "ci", cwd=kb.parent).json
+    assert {i["checker"] for i in report["issues"]} == {"status_present"}
+
+
+def test_pyproject_without_the_table_is_skipped(kb: Path):
+    (kb / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    (kb.parent / "kblint.toml").write_text('format = "json"\n', encoding="utf-8")
+    assert run_kblint("validate", ".", cwd=kb).json["schema_version"] == 1
+
+
+def test_config_flag_and_unknown_keys(kb: Path, tmp_path: Path):
+    conf = tmp_path / "custom.toml"
+    conf.write_text('fail_on = "never"\n', encoding="utf-8")
+    assert run_kblint("validate", str(kb), "--config", str(conf)).code == 0
+    conf.write_text('fail_onn = "never"\n', encoding="utf-8")
+    result = run_kblint("validate", str(kb), "--config", str(conf))
+    assert result.code == 2 and "unknown key 'fail_onn'" in result.stderr and "did you mean 'fail_on'" in result.stderr
+    conf.write_text('[llm]\nprovider = "openai"\nmodle = "x"\n', encoding="utf-8")
+    result = run_kblint("validate", str(kb), "--config", str(conf))
+    assert result.code == 2 and "llm.modle" in result.stderr
+    conf.write_text('fail_on = 3\n', encoding="utf-8")
+    result = run_kblint("validate", str(kb), "--config", str(conf))
+    assert result.code == 2 and "'fail_on' must be one of" in result.stderr
+    py = tmp_path / "pyproject.toml"
+    py.write_text('[tool.kblint]\nbogus = 1\n', encoding="utf-8")
+    result = run_kblint("validate", str(kb), "--config", str(py))
+    assert result.code == 2 and "unknown key 'tool.kblint.bogus'" in result.stderr
+    assert run_kblint("validate", str(kb), "--config", str(tmp_path / "none.toml")).code == 2
+
+
+def test_exclude_globs_from_the_configuration(kb: Path):
+    (kb / "drafts" / "deep").mkdir(parents=True)
+    (kb / "drafts" / "deep" / "x.md").write_text("no frontmatter", encoding="utf-8")
+    (kb / "scratch.md").write_text("no frontmatter", encoding="utf-8")
+    (kb.parent / "kblint.toml").write_text('exclude = ["drafts/**", "scr*.md"]\n', encoding="utf-8")
+    report = run_kblint("validate", "ci", "--format", "json", cwd=kb.parent).json
+    assert report["summary"]["files"] == 3 and issues_of(report, "parse_error") == []
+
+
+# --- baselines ----------------------------------------------------------------------------------
+
+
+def test_baseline_round_trip(kb: Path, tmp_path: Path):
+    base = tmp_path / "baseline.json"
+    first = run_kblint("validate", str(kb), "--format", "json", "--write-baseline", str(base))
+    assert first.json["issues"]  # a has no status
+    text = base.read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert [r["path"] for r in data["issues"]] == sorted(r["path"] for r in data["issues"])
+    assert len(text.splitlines()) == len(data["issues"]) + 5  # one issue per line
+    again = run_kblint("validate", str(kb), "--format", "json", "--baseline", str(base)).json
+    assert again["issues"] == []
+    assert again["summary"]["baseline"] == {"baselined": len(data["issues"]), "stale": 0}
+    assert again["summary"]["exit_code"] == 0
+    # an unrelated edit keeps the fingerprint; a new problem is reported; a fixed one is stale
+    (kb / "a.md").write_text(entry("Alpha", "b") + "\nMore words later.\n", encoding="utf-8")
+    (kb / "b.md").write_text(entry("Beta", "a"), encoding="utf-8")  # loses its status: new issue
+    (kb / "c.md").write_text(entry("Gamma", "a", status="ok"), encoding="utf-8")
+    report = run_kblint("validate", str(kb), "--format", "json", "--baseline", str(base)).json
+    assert [(i["entry_id"], i["checker"]) for i in report["issues"]] == [("b", "status_present")]
+    text_out = run_kblint("validate", str(kb), "--baseline", str(base)).stdout
+    assert "issues baselined" in text_out or "issue baselined" in text_out
+
+
+def test_fingerprints_stable_under_unrelated_edits_and_distinct(tmp_path: Path):
+    kb = write_kb(tmp_path / "k", "name: k\ntypes:\n  t:\n    required: [title, x, y]\n", {
+        "e.md": "---\ntitle: E\ntype: t\ntags: [a]\n---\n[[gone]] [[lost]]\n",
+    })
+    before = {(i["rule"], i["field"], i["message"]): i["fingerprint"]
+              for i in run_kblint("validate", str(kb), "--format", "json").json["issues"]}
+    assert len(set(before.values())) == len(before)  # two missing fields, two broken links: all distinct
+    (kb / "e.md").write_text("---\ntitle: E\ntype: t\nsummary: added\ntags: [a]\n---\n\nNew paragraph.\n\n"
+                             "[[gone]] and later [[lost]]\n", encoding="utf-8")
+    after = {(i["rule"], i["field"], i["message"]): i["fingerprint"]
+             for i in run_kblint("validate", str(kb), "--format", "json").json["issues"]}
+    assert after == before
+    # and independent of the directory kblint runs from
+    moved = {(i["rule"], i["field"], i["message"]): i["fingerprint"]
+             for i in run_kblint("validate", ".", "--format", "json", cwd=kb).json["issues"]}
+    assert moved == before
+
+
+def test_bad_baseline_file_is_exit_2(kb: Path, tmp_path: Path):
+    bad = tmp_path / "b.json"
+    bad.write_text("[1, 2]", encoding="utf-8")
+    result = run_kblint("validate", str(kb), "--baseline", str(bad))
+    assert result.code == 2 and "not a kblint baseline" in result.stderr
+
+
+# --- --changed-since ----------------------------------------------------------------------------
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo, check=True,
+                   capture_output=True)
+
+
+def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb: Path):
+    repo = kb.parent
+    (kb / "d.md").write_text(entry("Delta", "c"), encoding="utf-8")  # no status: an issue, unchanged later
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    (kb / "b.md").write_text(entry("Beta", "a"), encoding="utf-8")  # edited: now lacks a status
+    (kb / "c.md").unlink()  # d links to c: now broken
+    (kb / "e.md").write_text(entry("Epsilon", "a"), encoding="utf-8")  # new, untracked
+    report = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "HEAD").json
+    found = sorted((i["entry_id"], i["rule"], i.get("checker")) for i in report["issues"])
+    assert found == [
+        ("b", "rubric_violation", "status_present"),
+        ("d", "broken_link", None),  # unchanged, but its link names the deleted entry
+        ("e", "rubric_violation", "status_present"),
+    ]
+    assert report["summary"]["files"] == 2
+    full = run_kblint("validate", str(kb), "--format", "json").json
+    assert ("d", "status_present") in {(i["entry_id"], i.get("checker")) for i in full["issues"]}
+    bad = run_kblint("validate", str(kb), "--changed-since", "nope")
+    assert bad.code == 2 and "no such git revision" in bad.stderr
+
+
+def test_statistics_counts_per_rule_and_checker(kb: Path):
+    out = run_kblint("validate", str(kb), "--statistics").stdout
+    assert "statistics:" in out and "rubric_violation/status_present" in out
