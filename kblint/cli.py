@@ -181,6 +181,29 @@ def schema(
 
 
 @app.command()
+def migrate(
+    path: str = typer.Argument(".", help="A KB directory (or its kb.yaml)."),
+    write: bool = typer.Option(False, "--write", help="Apply the proposals to kb.yaml in place."),
+    verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
+) -> None:
+    """Suggest bindings for string rubric items; --write edits kb.yaml in place, keeping everything else."""
+    global _VERBOSE
+    _VERBOSE = verbose
+    from .migrate import MigrationError, propose, summary, unified_diff, write as write_kb
+
+    try:
+        result = propose(path)
+        wrote = write_kb(result) if write else False
+    except MigrationError as exc:
+        _fail(str(exc))
+    sys.stdout.write(unified_diff(result))
+    for p in result.proposals:  # why each item was bound; stderr keeps stdout a clean diff
+        typer.echo(f"{result.path}:{p.line}: {p.text!r}: {p.reason}", err=True)
+    typer.echo(summary(result) + (f"; wrote {result.path}" if wrote else ""))
+    raise typer.Exit(0)
+
+
+@app.command()
 def explain(name: str = typer.Argument(..., help="A rule, a checker, or 'policy'.")) -> None:
     """Print the documentation of a rule, a checker, or the policy grammar."""
     from .explain import UnknownName, explain as explain_name

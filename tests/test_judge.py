@@ -66,7 +66,8 @@ def test_openai_end_to_end(server):
     assert stats.calls == 2 and stats.cache_hits == 0
     assert (stats.prompt_tokens, stats.completion_tokens) == (2 * PROMPT_TOKENS, 2 * COMPLETION_TOKENS)
 
-    r = server.requests[0]
+    # requests run concurrently: take e1's, whichever arrived first
+    r = next(req for req in server.requests if req["block"]["entry"]["id"] == "e1")
     assert r["path"] == "/v1/chat/completions"
     assert r["headers"]["authorization"] == f"Bearer {KEY}"
     assert r["body"]["model"] == "test-model" and r["body"]["temperature"] == 0
