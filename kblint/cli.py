@@ -34,6 +34,18 @@ def _root(
     """kblint checks every entry of a KB in five tiers and exits 0 (clean), 1 (issues) or 2 (could not run)."""
 
 
+def _evaluator(llm: Optional[str], config: Optional[str]) -> Optional[str]:
+    """`provider:model` of the LLM configured by --llm, the configuration file or KBLINT_LLM."""
+    from .config import ConfigError, resolve
+    from .judgment import JudgmentSetupError, llm_spec, make_config
+
+    try:
+        settings = resolve({"llm": llm}, config)
+        return make_config(settings).evaluator if llm_spec(settings) else None
+    except (ConfigError, JudgmentSetupError) as exc:
+        _fail(str(exc))
+
+
 def _warn_plugin_problems() -> None:
     from .checkers.registry import registry
 
@@ -67,6 +79,17 @@ def validate(
     write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record the current issues in FILE."),
     statistics: bool = typer.Option(False, "--statistics", help="Print counts per rule and checker, and the scores."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the issues."),
+    no_judgment: bool = typer.Option(False, "--no-judgment", help="Do not run the judgment tier."),
+    llm: Optional[str] = typer.Option(None, "--llm", help="PROVIDER:MODEL (openai, ollama, anthropic) for judgment items."),
+    llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="Base URL of an OpenAI-compatible server."),
+    llm_concurrency: Optional[int] = typer.Option(None, "--llm-concurrency", min=1, help="LLM requests in flight (default 4)."),
+    llm_min_confidence: Optional[float] = typer.Option(None, "--llm-min-confidence", min=0.0, max=1.0,
+                                                       help="Confidence a fail needs to be a violation (default 0.7)."),
+    max_llm_calls: Optional[int] = typer.Option(None, "--max-llm-calls", min=0, help="At most N LLM requests."),
+    llm_required: bool = typer.Option(False, "--llm-required", help="Exit 2 when the LLM cannot be reached."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be sent to the LLM; send nothing."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the caches."),
+    cache_dir: Optional[str] = typer.Option(None, "--cache-dir", help="Cache directory (default .kblint_cache/)."),
     config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE (kblint.toml or pyproject.toml)."),
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
@@ -83,6 +106,9 @@ def validate(
         stdin_path=stdin_path, respect_gitignore=False if no_respect_gitignore else None,
         statistics=statistics or None, quiet=quiet or None, verbose=verbose or None, base=base,
         changed_since=changed_since, baseline=baseline, write_baseline=write_baseline,
+        no_judgment=no_judgment or None, llm=llm, llm_base_url=llm_base_url, llm_concurrency=llm_concurrency,
+        llm_min_confidence=llm_min_confidence, max_llm_calls=max_llm_calls, llm_required=llm_required or None,
+        dry_run=dry_run or None, no_cache=no_cache or None, cache_dir=cache_dir,
     )
     try:
         settings = resolve(flags, config)
@@ -104,12 +130,21 @@ def validate(
     from .report import render
     from .workspace import UsageError
 
+    from .judgment import JudgmentSetupError
+
     try:
         report = run(settings, stdin_data=stdin_data)
-    except UsageError as exc:
+    except (UsageError, JudgmentSetupError) as exc:
         _fail(str(exc))
     for message in report.unreadable:
         typer.echo(f"kblint: {message}", err=True)
+    if report.fatal:
+        typer.echo(f"kblint: {report.fatal}", err=True)
+    if report.dry_run is not None:
+        from .report.text import dry_run_lines
+
+        sys.stdout.write("\n".join(dry_run_lines(report)) + "\n")
+        raise typer.Exit(0)
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and settings.output is None
     text = render(report, fmt, color=color, statistics=settings.statistics)
     if settings.quiet and fmt == "text":
@@ -133,6 +168,8 @@ def validate(
 def checkers(
     kb: Optional[str] = typer.Option(None, "--kb", help="A KB directory or name: show how its rubric is enforced."),
     format: str = typer.Option("text", "--format", "-f", help="text or json."),
+    llm: Optional[str] = typer.Option(None, "--llm", help="PROVIDER:MODEL that would judge the judgment items."),
+    config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
     """List the checkers; with --kb, the coverage table: how every rubric item is enforced."""
@@ -155,7 +192,8 @@ def checkers(
     except UsageError as exc:
         _fail(str(exc))
     plans = [(build_plan(schema, reg), schema.root) for schema in schemas]
-    text = coverage.render_json(reg, plans) if format == "json" else coverage.render_text(plans)
+    evaluator = _evaluator(llm, config)
+    text = coverage.render_json(reg, plans, evaluator) if format == "json" else coverage.render_text(plans, evaluator)
     sys.stdout.write(text)
     raise typer.Exit(1 if any(plan.broken() for plan, _ in plans) else 0)
 
@@ -212,6 +250,43 @@ def explain(name: str = typer.Argument(..., help="A rule, a checker, or 'policy'
         sys.stdout.write(explain_name(name))
     except UnknownName as exc:
         _fail(str(exc))
+
+
+cache_app = typer.Typer(help="The judgment cache: `kblint cache info`, `kblint cache clear`.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+def _cache_dir(cache_dir: Optional[str], config: Optional[str]) -> str:
+    from .config import ConfigError, resolve
+
+    try:
+        return resolve({"cache_dir": cache_dir}, config).cache_dir
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+@cache_app.command("info")
+def cache_info(
+    cache_dir: Optional[str] = typer.Option(None, "--cache-dir", help="Cache directory (default .kblint_cache/)."),
+    config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
+) -> None:
+    """Where the cache is and how much it holds."""
+    from .judge import cache_info as info
+
+    data = info(_cache_dir(cache_dir, config))
+    typer.echo(f"{data['path']}: {data['entries']} cached verdicts, {data['bytes']} bytes")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    cache_dir: Optional[str] = typer.Option(None, "--cache-dir", help="Cache directory (default .kblint_cache/)."),
+    config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
+) -> None:
+    """Empty the cache."""
+    from .judge import cache_clear as clear
+
+    directory = _cache_dir(cache_dir, config)
+    typer.echo(f"{directory}: removed {clear(directory)} cached verdicts")
 
 
 def run_app() -> None:

@@ -167,9 +167,10 @@ def _needs_full_entry(bindings: list[Binding]) -> bool:
     return False
 
 
-def _reread(kb: KB, facts: graph.EntryFacts, candidates: dict):
-    cand = candidates.get(facts.path)
-    data = cand.data if cand is not None else _read(facts.path)
+def read_entry(kb: KB, facts: graph.EntryFacts, data: bytes | None = None):
+    """Read an entry again after pass 1 (for graph checkers of plugins and for the judge)."""
+    if data is None:
+        data = _read(facts.path)
     if data is None:
         return None
     text = decode(data)
@@ -399,22 +400,19 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
     kb_reports: list[KBReport] = []
     by_kb: dict[str, KBReport] = {}
     judgment_items = 0
-    not_evaluated = 0
     suppressed_by: dict[str, tuple[graph.EntryFacts, list[Binding]]] = {}
     hidden: dict[str, int] = {}
-    for r in runs:
+    reported_runs = [r for r in runs if kb_name is None or r.kb.name == kb_name]
+
+    # pass 2 (continued): the checks that need the graph, on each reported entry
+    for r in reported_runs:
         kb = r.kb
-        if kb_name is not None and kb.name != kb_name:
-            continue
         report = KBReport(name=kb.name, root=kb.root)
         kb_reports.append(report)
         by_kb[kb.name] = report
-        totals = r.plan.totals()
-        report.coverage = {**totals, "judgment_evaluated": False}
-        judgment_items += totals["judgment"]
+        judgment_items += r.plan.totals()["judgment"]
         graph_context = CheckContext(schema=kb.schema, inlinks=graph_result.inlinks, graph=graph_result)
-        candidates = {c.path: c for c in kb.candidates}
-        scores = []
+        candidates = {c.path: c.data for c in kb.candidates}
         for res in r.results:
             facts = res.facts
             if not facts.reported:
@@ -424,27 +422,41 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             if not facts.parsed:
                 continue
             report.entries += 1
-            if facts.suppress:
-                suppressed_by[facts.path] = (facts, r.plan.for_type(facts.type))
             bindings = r.plan.for_type(facts.type)
+            if facts.suppress:
+                suppressed_by[facts.path] = (facts, bindings)
             subject = facts
             if _needs_full_entry(bindings):
-                subject = _reread(kb, facts, candidates) or facts
+                subject = read_entry(kb, facts, candidates.get(facts.path)) or facts
             run_checkers(subject, bindings, graph_context, facts, issues,
                          measures=FactsMeasures(facts, graph_result), previous=r.previous, graph_pass=True)
-            not_evaluated += facts.judgment_items
+        if kb.reported is None:
+            issues.extend(_config_issues(kb, r.plan))
+    issues.extend(i for i in graph_result.issues if i.kb_name in by_kb)
+
+    # pass 3: judgment
+    judgment_block, dry_rows, unavailable = _judgment(reported_runs, settings, issues)
+    for report in kb_reports:
+        report.coverage = {**next(r.plan for r in reported_runs if r.kb.name == report.name).totals(),
+                           "judgment_evaluated": bool(judgment_block["enabled"])}
+
+    # scores (SPEC §5.4), once every tier has given its outcomes
+    for r in reported_runs:
+        scores = []
+        threshold = r.kb.schema.pass_threshold
+        for res in r.results:
+            facts = res.facts
+            if not (facts.reported and facts.parsed):
+                continue
             scores.append(facts.score)
-            threshold = kb.schema.pass_threshold
             if threshold is not None and facts.score < threshold:
                 spec = RULES["score_below_threshold"]
                 issues.append(Issue(rule="score_below_threshold", severity=spec.severity, tier=spec.tier,
                                     message=f"Entry '{facts.id}' scores {facts.score:.2f}, below the KB's "
                                             f"pass_threshold {threshold:.2f}",
-                                    kb_name=kb.name, entry_id=facts.id, path=facts.path, entry_type=facts.type))
-        report.score = round(sum(scores) / len(scores), 4) if scores else None
-        if kb.reported is None:
-            issues.extend(_config_issues(kb, r.plan))
-    issues.extend(i for i in graph_result.issues if i.kb_name in by_kb)
+                                    kb_name=r.kb.name, entry_id=facts.id, path=facts.path, entry_type=facts.type,
+                                    discriminator="score"))
+        by_kb[r.kb.name].score = round(sum(scores) / len(scores), 4) if scores else None
 
     issues = apply_suppressions(issues, suppressed_by, hidden)
     flt = IssueFilter(settings.select, settings.ignore, settings.type)
@@ -459,6 +471,43 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
         kb_report.counts = {"error": 0, "warning": 0, "info": 0}
     for issue in report.issues:
         by_kb[issue.kb_name].counts[issue.severity] += 1
-    report.judgment["not_evaluated"] = not_evaluated
+    report.judgment = judgment_block
     report.judgment_items = judgment_items
+    report.dry_run = dry_rows
+    if unavailable and settings.llm_required:
+        report.fatal = f"--llm-required: the LLM is not reachable: {unavailable}"
     return report
+
+
+def _judgment(runs: list[_KBRun], settings: Settings, issues: list[Issue]) -> tuple[dict, list | None, str | None]:
+    """Pass 3. Without an LLM (or with --no-judgment) the judgment items are counted as not evaluated."""
+    from .judgment import Pending, llm_spec, run_judgment
+
+    pending = []
+    checks = 0
+    for r in runs:
+        candidates = {c.path: c.data for c in r.kb.candidates}
+        for res in r.results:
+            facts = res.facts
+            if facts.reported and facts.parsed and facts.judgment_items:
+                checks += facts.judgment_items
+                items = [b for b in r.plan.for_type(facts.type) if b.kind == "judgment"]
+                pending.append(Pending(r.kb, facts, items, candidates.get(facts.path)))
+    block = {"enabled": False, "reason": "no LLM configured", "evaluator": None, "calls": 0, "cache_hits": 0,
+             "prompt_tokens": 0, "completion_tokens": 0, "not_evaluated": checks}
+    if settings.no_judgment:
+        block["reason"] = "judgment tier disabled (--no-judgment)"
+        return block, None, None
+    if llm_spec(settings) is None:
+        if settings.llm_required:
+            block["reason"] = "no LLM configured"
+            return block, None, "no LLM configured (use --llm PROVIDER:MODEL or KBLINT_LLM)"
+        return block, None, None
+    if not pending:
+        from .judgment import make_config
+
+        block.update(enabled=True, reason=None, evaluator=make_config(settings).evaluator, not_evaluated=0)
+        return block, None, None
+    result = run_judgment(pending, settings)
+    issues.extend(result.issues)
+    return result.block, result.dry_run, result.unavailable

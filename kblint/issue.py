@@ -85,6 +85,8 @@ class Report:
     fail_on: str = "error"
     judgment_items: int = 0  # judgment items in the plans of the reported KBs
     baselined: int | None = None  # with --baseline: issues it hid
+    dry_run: list | None = None  # with --dry-run: what the judge would have been sent
+    fatal: str | None = None  # the run could not do its job (exit 2), e.g. --llm-required without an LLM
     baseline_stale: int = 0  # with --baseline: recorded issues that no longer occur
     unreadable: list[str] = dc_field(default_factory=list)  # kb.yaml files that could not be read
 
@@ -109,7 +111,7 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        if self.unreadable:
+        if self.unreadable or self.fatal:
             return 2
         return 1 if any(at_or_above(i.severity, self.fail_on) for i in self.issues) else 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
 def display_path(path: str) -> str:
@@ -21,6 +21,18 @@ def render(report, fmt: str, *, color: bool = False, statistics: bool = False) -
         from . import json as json_report
 
         return json_report.render(report)
+    if fmt == "sarif":
+        from . import sarif
+
+        return sarif.render(report)
+    if fmt == "github":
+        from . import github
+
+        return github.render(report)
+    if fmt == "junit":
+        from . import junit
+
+        return junit.render(report)
     from . import text as text_report
 
     return text_report.render(report, color=color, statistics=statistics)

@@ -11,12 +11,16 @@ from . import display_path
 NOT_EVALUATED = "not evaluated: no LLM configured"
 
 
+def judgment_note(evaluator: str | None) -> str:
+    return f"evaluated by {evaluator}" if evaluator else NOT_EVALUATED
+
+
 def _call(b: Binding) -> str:
     args = ", ".join(f"{k}={v}" for k, v in b.params.items())
     return f"{b.checker}({args})"
 
 
-def item_line(b: Binding) -> str:
+def item_line(b: Binding, evaluator: str | None = None) -> str:
     if b.kind == "checker":
         return f"[checker] {b.text} → {_call(b)}"
     if b.kind == "policy":
@@ -25,7 +29,7 @@ def item_line(b: Binding) -> str:
         fields = f" ({', '.join(b.fields)})" if b.fields else ""
         return f"[schema] {b.text}{fields}"
     if b.kind == "judgment":
-        return f"[judgment] {b.text} ({NOT_EVALUATED})"
+        return f"[judgment] {b.text} ({judgment_note(evaluator)})"
     return f"[broken] {b.text} — {b.reason}"
 
 
@@ -33,7 +37,7 @@ def _scope_title(scope) -> str:
     return {"system": "system", "kb": "KB"}.get(scope.scope) or f"type {scope.type_name}"
 
 
-def render_text(plans: list[tuple[Plan, str]]) -> str:
+def render_text(plans: list[tuple[Plan, str]], evaluator: str | None = None) -> str:
     lines: list[str] = []
     for plan, root in plans:
         lines.append(f"{plan.kb_name} ({display_path(root)})")
@@ -43,10 +47,10 @@ def render_text(plans: list[tuple[Plan, str]]) -> str:
             lines.append(f"  {_scope_title(scope)}:")
             for b in scope.items:
                 where = f"kb.yaml:{b.line}: " if b.kind == "broken" and b.line else ""
-                lines.append(f"    {where}{item_line(b)}")
+                lines.append(f"    {where}{item_line(b, evaluator)}")
         t = plan.totals()
         lines.append(f"  totals: {t['checker']} checker, {t['policy']} policy, {t['schema']} schema, "
-                     f"{t['judgment']} judgment ({NOT_EVALUATED}), {t['broken']} broken")
+                     f"{t['judgment']} judgment ({judgment_note(evaluator)}), {t['broken']} broken")
         lines.append("")
     return "\n".join(lines)
 
@@ -72,7 +76,7 @@ def plugin_dict(reg: Registry) -> dict:
             "problems": [{"package": p.package, "message": p.message} for p in plugins.problems]}
 
 
-def render_json(reg: Registry, plans: list[tuple[Plan, str]]) -> str:
+def render_json(reg: Registry, plans: list[tuple[Plan, str]], evaluator: str | None = None) -> str:
     data = {"checkers": checker_dicts(reg), "plugins": plugin_dict(reg), "kbs": []}
     for plan, root in plans:
         data["kbs"].append({
@@ -80,7 +84,8 @@ def render_json(reg: Registry, plans: list[tuple[Plan, str]]) -> str:
             "path": display_path(root),
             "scopes": [{"scope": s.scope, "type": s.type_name, "items": [item_dict(b) for b in s.items]}
                        for s in plan.scopes],
-            "totals": {**plan.totals(), "judgment_evaluated": False},
+            "totals": {**plan.totals(), "judgment_evaluated": evaluator is not None},
+            "evaluator": evaluator,
         })
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 

@@ -69,6 +69,14 @@ def summary_lines(report: Report) -> list[str]:
         lines.append(f"judgment: {_plural(report.judgment_items, 'judgment item')} not evaluated on "
                      f"{_entries(report.entries)} ({_plural(judgment['not_evaluated'], 'check')}): "
                      f"{judgment['reason']}")
+    elif judgment["enabled"]:
+        tokens = f"{judgment['prompt_tokens']} prompt + {judgment['completion_tokens']} completion tokens"
+        line = (f"judgment: {judgment['evaluator']}: {_plural(judgment['calls'], 'call')}, "
+                f"{_plural(judgment['cache_hits'], 'cache hit')}, {tokens}")
+        if judgment["not_evaluated"]:
+            why = judgment.get("not_evaluated_reason") or "not evaluated"
+            line += f"; {_plural(judgment['not_evaluated'], 'check')} not evaluated ({why})"
+        lines.append(line)
     if report.hidden:
         hid = ", ".join(f"{n} by {name}" for name, n in sorted(report.hidden.items()))
         lines.append(f"hidden: {sum(report.hidden.values())} issues ({hid})")
@@ -79,6 +87,20 @@ def summary_lines(report: Report) -> list[str]:
                      + (" (fixed: write the baseline again to prune)" if report.baseline_stale else ""))
     for message in report.unreadable:
         lines.append(f"could not lint: {message}")
+    return lines
+
+
+def dry_run_lines(report: Report) -> list[str]:
+    rows = report.dry_run or []
+    lines = [f"dry run: {report.judgment.get('evaluator')} would be sent {sum(1 for r in rows if r['items'])} "
+             "requests; nothing was sent"]
+    total = 0
+    for row in rows:
+        total += row["estimated_prompt_tokens"]
+        cached = f", {len(row['cached_items'])} cached" if row.get("cached_items") else ""
+        lines.append(f"  {display_path(row['path'])}: {len(row['items'])} items ({', '.join(row['items'])})"
+                     f"{cached}, ~{row['estimated_prompt_tokens']} prompt tokens")
+    lines.append(f"total: ~{total} prompt tokens")
     return lines
 
 

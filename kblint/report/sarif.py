@@ -1,0 +1,129 @@
+"""The SARIF 2.1.0 report (SPEC §9): one run, a rule for every rule and rule/checker that fired."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+from .. import __version__
+from ..issue import Issue, Report
+from ..rules import RULES
+from . import display_path
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FINGERPRINT_KEY = "kblint/v1"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+SRCROOT = "%SRCROOT%"
+
+# Result properties copied from the issue when set (SPEC §9 json keys).
+_PROPERTIES = ("kb_name", "entry_id", "tier", "field", "rubric_item", "policy", "confidence", "evaluator", "cached")
+
+
+def rule_id(issue: Issue) -> str:
+    """The rule, with `/CHECKER` appended when the issue has a checker (`rubric_violation/has_tags`)."""
+    return f"{issue.rule}/{issue.checker}" if issue.checker else issue.rule
+
+
+def _first_paragraph(text: str) -> str:
+    return " ".join(text.strip().split("\n\n", 1)[0].split())
+
+
+def _checker_texts(rule: str, checker: str) -> tuple[str, str]:
+    """(short description, full help) of a rule/checker pair."""
+    base = RULES[rule].summary if rule in RULES else rule
+    if checker == "policy":
+        from ..explain import policy_doc
+
+        doc = policy_doc()
+        body = doc.split("\n\n", 1)[1] if "\n\n" in doc else doc
+        return ("A rubric item bound to a policy expression fails.",
+                f"{base}\n\nThe item is checked by a policy expression (kblint explain policy).\n\n{body}")
+    from ..checkers.registry import registry
+
+    found = registry().get(checker)
+    if found is None or not found.doc:
+        return (f"{base} (checker '{checker}')", f"{base}\n\nChecker '{checker}'.")
+    short = found.description or f"Checker '{checker}'"
+    return (short, f"{base}\n\nChecker '{checker}' ({found.source}): {found.doc}")
+
+
+def rule_descriptor(rid: str, sample: Issue) -> dict:
+    rule = RULES.get(sample.rule)
+    summary = rule.summary if rule else sample.rule
+    if sample.checker:
+        short, full = _checker_texts(sample.rule, sample.checker)
+    else:
+        short, full = _first_paragraph(summary), summary
+    tier = rule.tier if rule else sample.tier
+    severity = rule.severity if rule else sample.severity
+    return {
+        "id": rid,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": full},
+        "help": {"text": full},
+        "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
+        "properties": {"tags": ["kblint", tier]},
+    }
+
+
+def _uri(path: str) -> tuple[str, str | None]:
+    """A URI reference for a display path, and its base id (None for an absolute file URI)."""
+    if os.path.isabs(path):
+        return Path(path).as_uri(), None
+    return quote(path, safe="/-._~!$&'()*+,;=@"), SRCROOT
+
+
+def result(issue: Issue, rule_index: int, report: Report) -> dict:
+    uri, base = _uri(display_path(issue.path))
+    artifact = {"uri": uri}
+    if base:
+        artifact["uriBaseId"] = base
+    out = {
+        "ruleId": rule_id(issue),
+        "ruleIndex": rule_index,
+        "level": LEVELS[issue.severity],
+        "message": {"text": issue.message or issue.rule},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": artifact,
+            "region": {"startLine": max(int(issue.line or 1), 1), "startColumn": max(int(issue.column or 1), 1)},
+        }}],
+        "partialFingerprints": {FINGERPRINT_KEY: report.fingerprint(issue)},
+    }
+    props = {key: getattr(issue, key) for key in _PROPERTIES if getattr(issue, key) is not None}
+    if props:
+        out["properties"] = props
+    return out
+
+
+def as_dict(report: Report) -> dict:
+    index: dict[str, int] = {}
+    samples: dict[str, Issue] = {}
+    for issue in report.issues:
+        samples.setdefault(rule_id(issue), issue)
+    rules = []
+    for rid in sorted(samples):
+        index[rid] = len(rules)
+        rules.append(rule_descriptor(rid, samples[rid]))
+    results = [result(issue, index[rule_id(issue)], report) for issue in report.issues]
+    problems = list(report.unreadable) + ([report.fatal] if report.fatal else [])
+    invocation: dict = {"executionSuccessful": not problems, "exitCode": report.exit_code}
+    if problems:
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": text}} for text in problems]
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "kblint", "version": __version__, "semanticVersion": __version__,
+                                "rules": rules}},
+            "invocations": [invocation],
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps(as_dict(report), indent=2, ensure_ascii=False) + "\n"

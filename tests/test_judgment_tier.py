@@ -1,0 +1,166 @@
+"""The judgment tier through `kblint validate`, against a real LLM-protocol server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import issues_of, run_kblint, write_kb
+from llm_server import FakeLLM, closed_port
+
+KEY = "sk-test-DO-NOT-LEAK-4242"
+
+KB = """\
+name: judged
+evaluation_rubric:
+  - "Body explains why it matters"
+  - {text: "Claims are FAIL checked", id: claims, severity: error}
+  - "Tone is UNSURE"
+  - "Quotes are NA attributed"
+  - "Reasoning is LOW quality"
+"""
+
+
+def note(title: str, link: str) -> str:
+    return f"---\ntitle: {title}\ntype: note\ntags: [t]\n---\nSome body about {title}. [[{link}]]\n"
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    return write_kb(tmp_path / "judged", KB, {"a.md": note("Alpha", "b"), "b.md": note("Beta", "a")})
+
+
+@pytest.fixture
+def server():
+    with FakeLLM() as fake:
+        yield fake
+
+
+def judge_args(server: FakeLLM, cache: Path, *extra: str) -> list[str]:
+    return ["--llm", "openai:test-model", "--llm-base-url", server.openai_url, "--cache-dir", str(cache),
+            "--format", "json", "--fail-on", "never", *extra]
+
+
+ENV = {"OPENAI_API_KEY": KEY}
+
+
+def test_verdicts_become_issues_and_the_block_is_filled(kb: Path, server: FakeLLM, tmp_path: Path):
+    cache = tmp_path / "cache"
+    result = run_kblint("validate", str(kb), *judge_args(server, cache), env=ENV)
+    report = result.json
+    assert server.count == 2  # one request per entry, all its items in it
+    assert sorted(len(ids) for ids in server.sent_item_ids()) == [5, 5]
+    violations = issues_of(report, "llm_rubric_violation")
+    assert sorted((i["entry_id"], i["rubric_item"], i["severity"]) for i in violations) == [
+        ("a", "Claims are FAIL checked", "error"), ("b", "Claims are FAIL checked", "error")]
+    v = violations[0]
+    assert v["confidence"] == 0.9 and v["evaluator"] == "openai:test-model" and v["cached"] is False
+    assert v["tier"] == "judgment" and v["message"]
+    uncertain = issues_of(report, "judgment_uncertain")
+    assert sorted((i["entry_id"], i["rubric_item"]) for i in uncertain) == [
+        ("a", "Reasoning is LOW quality"), ("a", "Tone is UNSURE"), ("b", "Reasoning is LOW quality"),
+        ("b", "Tone is UNSURE")]
+    assert all(i["severity"] == "info" for i in uncertain)
+    assert not any("NA attributed" in (i["rubric_item"] or "") for i in report["issues"])
+    block = report["judgment"]
+    assert block["enabled"] is True and block["evaluator"] == "openai:test-model"
+    assert (block["calls"], block["cache_hits"], block["not_evaluated"]) == (2, 0, 0)
+    assert block["prompt_tokens"] == 200 and block["completion_tokens"] == 14
+    assert report["kbs"][0]["coverage"]["judgment_evaluated"] is True
+    # score: per entry, pass = 1 (the "why it matters" item) + 3 system checkers, fail = 1 (claims)
+    assert report["kbs"][0]["score"] == pytest.approx(4 / 5)
+    # the key never shows: not in the report, not on stderr, not in the cache
+    assert KEY not in result.stdout and KEY not in result.stderr
+    for path in cache.rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text(encoding="utf-8", errors="replace")
+
+
+def test_second_run_is_served_from_the_cache(kb: Path, server: FakeLLM, tmp_path: Path):
+    cache = tmp_path / "cache"
+    run_kblint("validate", str(kb), *judge_args(server, cache), env=ENV)
+    server.reset()
+    report = run_kblint("validate", str(kb), *judge_args(server, cache), env=ENV).json
+    assert server.count == 0
+    assert report["judgment"]["calls"] == 0 and report["judgment"]["cache_hits"] == 10
+    assert all(i["cached"] is True for i in issues_of(report, "llm_rubric_violation"))
+    (kb / "a.md").write_text(note("Alpha", "b") + "\nMore text.\n", encoding="utf-8")
+    run_kblint("validate", str(kb), *judge_args(server, cache), env=ENV)
+    assert server.count == 1  # only the edited entry
+    server.reset()
+    run_kblint("validate", str(kb), *judge_args(server, cache, "--no-cache"), env=ENV)
+    assert server.count == 2
+    info = run_kblint("cache", "info", "--cache-dir", str(cache))
+    assert info.code == 0 and "15 cached verdicts" in info.stdout  # the edited entry's 5 are new ones
+    cleared = run_kblint("cache", "clear", "--cache-dir", str(cache))
+    assert cleared.code == 0 and "removed 15" in cleared.stdout
+    assert "0 cached verdicts" in run_kblint("cache", "info", "--cache-dir", str(cache)).stdout
+
+
+def test_budget_leaves_items_not_evaluated(kb: Path, server: FakeLLM, tmp_path: Path):
+    result = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "c", "--max-llm-calls", "1"), env=ENV)
+    block = result.json["judgment"]
+    assert server.count == 1 and block["calls"] == 1
+    assert block["not_evaluated"] == 5 and "budget" in block["not_evaluated_reason"]
+    text = run_kblint("validate", str(kb), "--llm", "openai:test-model", "--llm-base-url", server.openai_url,
+                      "--cache-dir", str(tmp_path / "d"), "--max-llm-calls", "1", "--fail-on", "never",
+                      env=ENV).stdout
+    assert "5 checks not evaluated (budget exhausted" in text
+
+
+def test_unreachable_provider(kb: Path, tmp_path: Path):
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    args = ["validate", str(kb), "--llm", "openai:m", "--llm-base-url", url, "--cache-dir", str(tmp_path / "c"),
+            "--format", "json"]
+    result = run_kblint(*args, env=ENV)
+    assert result.code == 0  # warnings only; the run completes
+    unavailable = issues_of(result.json, "judgment_unavailable")
+    assert len(unavailable) == 1 and unavailable[0]["severity"] == "warning"
+    assert result.json["judgment"]["not_evaluated"] == 10
+    required = run_kblint(*args, "--llm-required", env=ENV)
+    assert required.code == 2
+    lines = [line for line in required.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "openai" in lines[0] and "not reachable" in lines[0]
+    none = run_kblint("validate", str(kb), "--llm-required", env={"KBLINT_LLM": ""})
+    assert none.code == 2 and "no LLM configured" in none.stderr
+
+
+def test_dry_run_sends_nothing(kb: Path, server: FakeLLM, tmp_path: Path):
+    args = judge_args(server, tmp_path / "c", "--dry-run")
+    args.remove("--format")
+    args.remove("json")
+    result = run_kblint("validate", str(kb), *args, env=ENV)
+    assert result.code == 0 and server.count == 0
+    assert "would be sent 2 requests; nothing was sent" in result.stdout
+    assert "5 items (" in result.stdout and "prompt tokens" in result.stdout
+
+
+def test_anthropic_protocol_and_env_configuration(kb: Path, server: FakeLLM, tmp_path: Path):
+    env = {"ANTHROPIC_API_KEY": KEY, "KBLINT_LLM": "anthropic:claude-test"}
+    report = run_kblint("validate", str(kb), "--llm-base-url", server.anthropic_url, "--cache-dir",
+                        str(tmp_path / "c"), "--format", "json", "--fail-on", "never", env=env).json
+    assert {r["path"] for r in server.requests} == {"/v1/messages"}
+    assert all(r["headers"]["x-api-key"] == KEY for r in server.requests)
+    assert report["judgment"]["evaluator"] == "anthropic:claude-test"
+    assert len(issues_of(report, "llm_rubric_violation")) == 2
+
+
+def test_coverage_says_who_evaluates(kb: Path):
+    out = run_kblint("checkers", "--kb", str(kb), "--llm", "ollama:llama3").stdout
+    assert "[judgment] Body explains why it matters (evaluated by ollama:llama3)" in out
+    out = run_kblint("checkers", "--kb", str(kb), env={"KBLINT_LLM": ""}).stdout
+    assert "(not evaluated: no LLM configured)" in out
+
+
+def test_no_judgment_and_config_file(kb: Path, server: FakeLLM, tmp_path: Path):
+    report = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "c", "--no-judgment"), env=ENV).json
+    assert server.count == 0 and report["judgment"]["enabled"] is False
+    assert "--no-judgment" in report["judgment"]["reason"] and report["judgment"]["not_evaluated"] == 10
+    conf = tmp_path / "kblint.toml"
+    conf.write_text(f'[llm]\nprovider = "openai"\nmodel = "from-config"\nbase_url = "{server.openai_url}"\n'
+                    f'concurrency = 2\n', encoding="utf-8")
+    report = run_kblint("validate", str(kb), "--config", str(conf), "--format", "json", "--no-cache",
+                        env=ENV).json
+    assert report["judgment"]["evaluator"] == "openai:from-config" and server.count == 2
