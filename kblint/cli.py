@@ -90,6 +90,8 @@ def validate(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be sent to the LLM; send nothing."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the caches."),
     cache_dir: Optional[str] = typer.Option(None, "--cache-dir", help="Cache directory (default .kblint_cache/)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Parse in N processes (default: CPU count)."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="K/N: report shard K of N (for parallel CI jobs)."),
     config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE (kblint.toml or pyproject.toml)."),
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
@@ -108,7 +110,7 @@ def validate(
         changed_since=changed_since, baseline=baseline, write_baseline=write_baseline,
         no_judgment=no_judgment or None, llm=llm, llm_base_url=llm_base_url, llm_concurrency=llm_concurrency,
         llm_min_confidence=llm_min_confidence, max_llm_calls=max_llm_calls, llm_required=llm_required or None,
-        dry_run=dry_run or None, no_cache=no_cache or None, cache_dir=cache_dir,
+        dry_run=dry_run or None, no_cache=no_cache or None, cache_dir=cache_dir, jobs=jobs, shard=shard,
     )
     try:
         settings = resolve(flags, config)
@@ -282,11 +284,16 @@ def cache_clear(
     cache_dir: Optional[str] = typer.Option(None, "--cache-dir", help="Cache directory (default .kblint_cache/)."),
     config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
 ) -> None:
-    """Empty the cache."""
+    """Empty the cache: judge verdicts and lint results."""
+    import shutil
+
     from .judge import cache_clear as clear
 
     directory = _cache_dir(cache_dir, config)
-    typer.echo(f"{directory}: removed {clear(directory)} cached verdicts")
+    verdicts = clear(directory)
+    results = os.path.join(directory, "results")
+    shutil.rmtree(results, ignore_errors=True)
+    typer.echo(f"{directory}: removed {verdicts} cached verdicts and the cached lint results")
 
 
 def run_app() -> None:

@@ -275,14 +275,6 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _unreadable(kb: KB, path: str, relpath: str, reported: bool) -> FileResult:
-    spec = RULES["parse_error"]
-    issue = Issue(rule="parse_error", severity=spec.severity, tier=spec.tier, message="cannot read the file",
-                  kb_name=kb.name, path=path)
-    return FileResult([issue], graph.EntryFacts(kb_name=kb.name, path=path, relpath=relpath, parsed=False,
-                                                reported=reported))
-
-
 @dataclass(slots=True)
 class _KBRun:
     kb: KB
@@ -291,22 +283,107 @@ class _KBRun:
     previous: dict | None = None
 
 
-def pass_one(kb: KB, base: str | None = None) -> _KBRun:
+def _lint_file(ctx: KBContext, kb_name: str, path: str, relpath: str) -> FileResult:
+    data = _read(path)
+    if data is None:
+        spec = RULES["parse_error"]
+        issue = Issue(rule="parse_error", severity=spec.severity, tier=spec.tier, message="cannot read the file",
+                      kb_name=kb_name, path=path)
+        return FileResult([issue], graph.EntryFacts(kb_name=kb_name, path=path, relpath=relpath, parsed=False,
+                                                    reported=True))
+    return lint_source(ctx, path, relpath, data)
+
+
+# Worker processes inherit the KB context from the parent (fork), so it is not pickled per task.
+_WORKER_CTX: KBContext | None = None
+
+
+def _lint_chunk(chunk: list[tuple[str, str, str]]) -> list[FileResult]:
+    return [_lint_file(_WORKER_CTX, kb_name, path, relpath) for kb_name, path, relpath in chunk]
+
+
+_CHUNK = 128
+_PARALLEL_MIN = 400  # below this many files, starting workers costs more than it saves
+
+
+def _lint_files(ctx: KBContext, kb: KB, paths: list[str], jobs: int, forced: bool) -> list[FileResult]:
+    tasks = [(kb.name, p, kb.relpath(p)) for p in paths]
+    if jobs > 1 and (len(tasks) >= _PARALLEL_MIN or (forced and len(tasks) > 1)):
+        import multiprocessing
+
+        global _WORKER_CTX
+        try:
+            mp = multiprocessing.get_context("fork")
+        except ValueError:  # no fork on this platform: lint in this process
+            mp = None
+        if mp is not None:
+            _WORKER_CTX = ctx
+            try:
+                chunks = [tasks[i:i + _CHUNK] for i in range(0, len(tasks), _CHUNK)]
+                with mp.Pool(min(jobs, len(chunks))) as pool:
+                    return [res for part in pool.imap(_lint_chunk, chunks) for res in part]
+            finally:
+                _WORKER_CTX = None
+    return [_lint_file(ctx, kb_name, path, relpath) for kb_name, path, relpath in tasks]
+
+
+def pass_one(kb: KB, settings: Settings) -> _KBRun:
+    """Pass 1 for every file of KB: from the result cache where nothing changed, else linted
+    (in worker processes when there are many)."""
     ctx = _context(kb)
-    if base is not None:
+    if settings.base is not None:
         from .history import statuses_at
 
-        ctx.previous = statuses_at(base, kb.root, kb.files)
+        ctx.previous = statuses_at(settings.base, kb.root, kb.files)
+    cache = None
+    # with --base the results depend on git history too: not cached
+    if not settings.no_cache and settings.cache_dir and settings.base is None:
+        from .resultcache import KBResultCache, kb_key
+
+        cache = KBResultCache(settings.cache_dir, kb_key(kb.root, kb.schema.kb_yaml, kb.cross_links_path,
+                                                         registry().plugins))
+    by_path: dict[str, FileResult] = {}
+    stamps: dict[str, tuple[int, int] | None] = {}
+    todo = []
+    for path in kb.files:
+        if cache is not None:
+            stamp = stamps[path] = cache.stamp(path)
+            found = cache.get(path, stamp)
+            if found is not None:
+                by_path[path] = found
+                continue
+        todo.append(path)
+    jobs = settings.jobs or os.cpu_count() or 1
+    for path, result in zip(todo, _lint_files(ctx, kb, todo, jobs, forced=settings.jobs is not None)):
+        by_path[path] = result
+    if cache is not None and todo:
+        cache.save({p: (*stamps[p], by_path[p]) for p in kb.files if stamps.get(p) is not None})
     results = []
     for path in kb.files:
-        reported = kb.reported is None or path in kb.reported
-        relpath = kb.relpath(path)
-        data = _read(path)
-        results.append(_unreadable(kb, path, relpath, reported) if data is None
-                       else lint_source(ctx, path, relpath, data, reported=reported))
+        result = by_path[path]
+        result.facts.reported = kb.reported is None or path in kb.reported
+        results.append(result)
     for cand in kb.candidates:
         results.append(lint_source(ctx, cand.path, cand.relpath, cand.data, located=cand.inside, reported=True))
     return _KBRun(kb, ctx.plan, results, ctx.previous)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard {text}: expected K/N, e.g. 1/4") from None
+    if not (n >= 1 and 1 <= k <= n):
+        raise UsageError(f"--shard {text}: K must be between 1 and N")
+    return k, n
+
+
+def in_shard(kb_name: str, relpath: str, shard: tuple[int, int]) -> bool:
+    """Whether an entry belongs to shard K of N: a stable hash of its KB and path."""
+    import hashlib
+
+    digest = hashlib.sha1(f"{kb_name}\0{relpath}".encode("utf-8", "surrogateescape")).digest()
+    return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1
 
 
 class IssueFilter:
@@ -376,7 +453,13 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             kb.reported = {p for p in kb.files if p in changed and (kb.reported is None or p in kb.reported)}
             deleted_names.update((kb.name, os.path.basename(p)[:-3].casefold()) for p in deleted if p.endswith(".md"))
 
-    runs = [pass_one(kb, settings.base) for kb in ws.kbs]
+    shard = parse_shard(settings.shard) if settings.shard else None
+    runs = [pass_one(kb, settings) for kb in ws.kbs]
+    outside_shard: set[str] = set()
+    if shard is not None:
+        for r in runs:
+            outside_shard.update(res.facts.path for res in r.results
+                                 if not in_shard(r.kb.name, res.facts.relpath, shard))
 
     graph_kbs = []
     for r in runs:
@@ -417,7 +500,11 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             facts = res.facts
             if not facts.reported:
                 continue
+            if facts.path in outside_shard:
+                # still in the graph, but its own checks are another shard's to report
+                continue
             report.files += 1
+            report.paths.append(facts.path)
             issues.extend(res.issues)
             if not facts.parsed:
                 continue
@@ -430,12 +517,13 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
                 subject = read_entry(kb, facts, candidates.get(facts.path)) or facts
             run_checkers(subject, bindings, graph_context, facts, issues,
                          measures=FactsMeasures(facts, graph_result), previous=r.previous, graph_pass=True)
-        if kb.reported is None:
+        if kb.reported is None and (shard is None or shard[0] == 1):
             issues.extend(_config_issues(kb, r.plan))
-    issues.extend(i for i in graph_result.issues if i.kb_name in by_kb)
+    if shard is None or shard[0] == 1:  # graph issues of every entry are shard 1's
+        issues.extend(i for i in graph_result.issues if i.kb_name in by_kb)
 
     # pass 3: judgment
-    judgment_block, dry_rows, unavailable = _judgment(reported_runs, settings, issues)
+    judgment_block, dry_rows, unavailable = _judgment(reported_runs, settings, issues, outside_shard)
     for report in kb_reports:
         report.coverage = {**next(r.plan for r in reported_runs if r.kb.name == report.name).totals(),
                            "judgment_evaluated": bool(judgment_block["enabled"])}
@@ -446,7 +534,7 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
         threshold = r.kb.schema.pass_threshold
         for res in r.results:
             facts = res.facts
-            if not (facts.reported and facts.parsed):
+            if not (facts.reported and facts.parsed) or facts.path in outside_shard:
                 continue
             scores.append(facts.score)
             if threshold is not None and facts.score < threshold:
@@ -479,7 +567,8 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
     return report
 
 
-def _judgment(runs: list[_KBRun], settings: Settings, issues: list[Issue]) -> tuple[dict, list | None, str | None]:
+def _judgment(runs: list[_KBRun], settings: Settings, issues: list[Issue],
+              outside_shard: set[str]) -> tuple[dict, list | None, str | None]:
     """Pass 3. Without an LLM (or with --no-judgment) the judgment items are counted as not evaluated."""
     from .judgment import Pending, llm_spec, run_judgment
 
@@ -489,7 +578,7 @@ def _judgment(runs: list[_KBRun], settings: Settings, issues: list[Issue]) -> tu
         candidates = {c.path: c.data for c in r.kb.candidates}
         for res in r.results:
             facts = res.facts
-            if facts.reported and facts.parsed and facts.judgment_items:
+            if facts.reported and facts.parsed and facts.judgment_items and facts.path not in outside_shard:
                 checks += facts.judgment_items
                 items = [b for b in r.plan.for_type(facts.type) if b.kind == "judgment"]
                 pending.append(Pending(r.kb, facts, items, candidates.get(facts.path)))

@@ -68,6 +68,7 @@ class KBReport:
     root: str  # absolute directory
     files: int = 0
     entries: int = 0
+    paths: list[str] = dc_field(default_factory=list)  # absolute paths of the reported files
     counts: dict[str, int] = dc_field(default_factory=empty_counts)
     score: float | None = None
     coverage: dict = dc_field(default_factory=lambda: {

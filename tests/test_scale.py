@@ -1,0 +1,88 @@
+"""Speed features that must not change results: --jobs, the result cache, --shard (SPEC §10, §13)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, run_kblint, write_kb
+
+
+def report(*args: str, cwd=None) -> dict:
+    result = run_kblint("validate", *args, "--format", "json", "--fail-on", "never", **({"cwd": cwd} if cwd else {}))
+    assert result.code == 0, result.stderr
+    return result.json
+
+
+def without_version(data: dict) -> dict:
+    data = dict(data)
+    data.pop("kblint_version")
+    return data
+
+
+@pytest.mark.parametrize("fixture", ["example", "rules/broken_link/fail", "checkers/has_inlinks"])
+def test_one_and_two_jobs_give_the_same_report(fixture: str):
+    path = str(FIXTURES / fixture)
+    one = report(path, "--jobs", "1", "--no-cache")
+    two = report(path, "--jobs", "2", "--no-cache")
+    assert one == two and one["issues"]
+
+
+def workspace(tmp: Path) -> Path:
+    entries = {f"n{i:02d}.md": f"---\ntitle: Note {i}\ntype: note\ntags: [t]\n---\nTo [[n{(i + 1) % 12:02d}]].\n"
+               for i in range(12)}
+    entries["n05.md"] = "---\ntitle: Note 5\ntype: note\n---\nTo [[n06]] and [[ghost]].\n"
+    return write_kb(tmp / "kb", "name: kb\nevaluation_rubric: ['tags count >= 1']\n", entries)
+
+
+def test_result_cache_reuses_and_invalidates(tmp_path: Path):
+    kb = workspace(tmp_path)
+    cache = tmp_path / "cache"
+    args = (str(kb), "--cache-dir", str(cache))
+    cold = report(*args)
+    assert (cache / ".gitignore").read_text(encoding="utf-8").strip().endswith("*")
+    assert list((cache / "results").glob("*.pickle"))
+    warm = report(*args)
+    assert warm == cold
+    # editing one entry re-lints it
+    (kb / "n05.md").write_text("---\ntitle: Note 5\ntype: note\ntags: [fixed]\n---\nTo [[n06]].\n", encoding="utf-8")
+    edited = report(*args)
+    assert {i["entry_id"] for i in edited["issues"]} == set()
+    # deleting a link target makes the now-broken link appear in an unchanged entry
+    os.remove(kb / "n07.md")
+    deleted = report(*args)
+    assert [(i["entry_id"], i["rule"]) for i in deleted["issues"] if i["rule"] == "broken_link"] == [("n06", "broken_link")]
+    # changing kb.yaml re-lints everything: a new policy applies to cached entries
+    (kb / "kb.yaml").write_text("name: kb\nevaluation_rubric: ['tags count >= 2']\n", encoding="utf-8")
+    stricter = report(*args)
+    assert len([i for i in stricter["issues"] if i.get("policy") == "tags count >= 2"]) == 11
+    assert report(*args, "--no-cache") == stricter
+
+
+def test_cache_clear_removes_results(tmp_path: Path):
+    kb = workspace(tmp_path)
+    cache = tmp_path / "cache"
+    report(str(kb), "--cache-dir", str(cache))
+    out = run_kblint("cache", "clear", "--cache-dir", str(cache))
+    assert out.code == 0 and not (cache / "results").exists()
+
+
+def test_shards_together_equal_the_whole_run(tmp_path: Path):
+    path = str(FIXTURES / "example")
+    whole = report(path, "--no-cache")
+
+    def key(issue: dict) -> tuple:
+        return (issue["path"], issue["line"], issue["rule"], issue["message"], issue["fingerprint"])
+
+    parts = [report(path, "--no-cache", "--shard", f"{k}/3") for k in (1, 2, 3)]
+    combined = [key(i) for part in parts for i in part["issues"]]
+    assert sorted(combined) == sorted(key(i) for i in whole["issues"])
+    assert len(combined) == len(set(combined))  # nothing twice
+    assert sum(p["summary"]["files"] for p in parts) == whole["summary"]["files"]
+    graph_rules = {"broken_link", "unresolved_external", "orphan_entry", "duplicate_id"}
+    for part in parts[1:]:
+        assert not any(i["rule"] in graph_rules for i in part["issues"])
+    assert run_kblint("validate", path, "--shard", "4/3").code == 2
+    assert run_kblint("validate", path, "--shard", "x").code == 2
