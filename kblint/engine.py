@@ -294,20 +294,21 @@ def _lint_file(ctx: KBContext, kb_name: str, path: str, relpath: str) -> FileRes
     return lint_source(ctx, path, relpath, data)
 
 
-# Worker processes inherit the KB context from the parent (fork), so it is not pickled per task.
-_WORKER_CTX: KBContext | None = None
+# Worker processes inherit the KB contexts from the parent (fork), so they are not pickled per task.
+_WORKER_CTX: list[KBContext] = []
 
 
-def _lint_chunk(chunk: list[tuple[str, str, str]]) -> list[FileResult]:
-    return [_lint_file(_WORKER_CTX, kb_name, path, relpath) for kb_name, path, relpath in chunk]
+def _lint_chunk(chunk: list[tuple[int, str, str]]) -> list[FileResult]:
+    return [_lint_file(_WORKER_CTX[k], _WORKER_CTX[k].schema.name, path, relpath) for k, path, relpath in chunk]
 
 
 _CHUNK = 128
 _PARALLEL_MIN = 400  # below this many files, starting workers costs more than it saves
 
 
-def _lint_files(ctx: KBContext, kb: KB, paths: list[str], jobs: int, forced: bool) -> list[FileResult]:
-    tasks = [(kb.name, p, kb.relpath(p)) for p in paths]
+def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jobs: int,
+                forced: bool) -> list[FileResult]:
+    """Pass 1 for TASKS (context index, path, KB-relative path), in order."""
     if jobs > 1 and (len(tasks) >= _PARALLEL_MIN or (forced and len(tasks) > 1)):
         import multiprocessing
 
@@ -317,55 +318,65 @@ def _lint_files(ctx: KBContext, kb: KB, paths: list[str], jobs: int, forced: boo
         except ValueError:  # no fork on this platform: lint in this process
             mp = None
         if mp is not None:
-            _WORKER_CTX = ctx
+            _WORKER_CTX = contexts
             try:
                 chunks = [tasks[i:i + _CHUNK] for i in range(0, len(tasks), _CHUNK)]
                 with mp.Pool(min(jobs, len(chunks))) as pool:
                     return [res for part in pool.imap(_lint_chunk, chunks) for res in part]
             finally:
-                _WORKER_CTX = None
-    return [_lint_file(ctx, kb_name, path, relpath) for kb_name, path, relpath in tasks]
+                _WORKER_CTX = []
+    return [_lint_file(contexts[k], contexts[k].schema.name, path, relpath) for k, path, relpath in tasks]
 
 
-def pass_one(kb: KB, settings: Settings) -> _KBRun:
-    """Pass 1 for every file of KB: from the result cache where nothing changed, else linted
+def pass_one(kbs: list[KB], settings: Settings) -> list[_KBRun]:
+    """Pass 1 for every file of every KB: from the result cache where nothing changed, else linted
     (in worker processes when there are many)."""
-    ctx = _context(kb)
-    if settings.base is not None:
-        from .history import statuses_at
-
-        ctx.previous = statuses_at(settings.base, kb.root, kb.files)
-    cache = None
-    # with --base the results depend on git history too: not cached
-    if not settings.no_cache and settings.cache_dir and settings.base is None:
-        from .resultcache import KBResultCache, kb_key
-
-        cache = KBResultCache(settings.cache_dir, kb_key(kb.root, kb.schema.kb_yaml, kb.cross_links_path,
-                                                         registry().plugins))
-    by_path: dict[str, FileResult] = {}
+    contexts = []
+    caches = []
     stamps: dict[str, tuple[int, int] | None] = {}
-    todo = []
-    for path in kb.files:
-        if cache is not None:
-            stamp = stamps[path] = cache.stamp(path)
-            found = cache.get(path, stamp)
-            if found is not None:
-                by_path[path] = found
-                continue
-        todo.append(path)
+    by_path: dict[str, FileResult] = {}
+    tasks: list[tuple[int, str, str]] = []
+    for k, kb in enumerate(kbs):
+        ctx = _context(kb)
+        if settings.base is not None:
+            from .history import statuses_at
+
+            ctx.previous = statuses_at(settings.base, kb.root, kb.files)
+        contexts.append(ctx)
+        cache = None
+        # with --base the results depend on git history too: not cached
+        if not settings.no_cache and settings.cache_dir and settings.base is None:
+            from .resultcache import KBResultCache, kb_key
+
+            cache = KBResultCache(settings.cache_dir, kb_key(kb.root, kb.schema.kb_yaml, kb.cross_links_path,
+                                                             registry().plugins))
+        caches.append(cache)
+        for path in kb.files:
+            if cache is not None:
+                stamp = stamps[path] = cache.stamp(path)
+                found = cache.get(path, stamp)
+                if found is not None:
+                    by_path[path] = found
+                    continue
+            tasks.append((k, path, kb.relpath(path)))
     jobs = settings.jobs or os.cpu_count() or 1
-    for path, result in zip(todo, _lint_files(ctx, kb, todo, jobs, forced=settings.jobs is not None)):
+    for (_, path, _), result in zip(tasks, _lint_files(contexts, tasks, jobs, forced=settings.jobs is not None)):
         by_path[path] = result
-    if cache is not None and todo:
-        cache.save({p: (*stamps[p], by_path[p]) for p in kb.files if stamps.get(p) is not None})
-    results = []
-    for path in kb.files:
-        result = by_path[path]
-        result.facts.reported = kb.reported is None or path in kb.reported
-        results.append(result)
-    for cand in kb.candidates:
-        results.append(lint_source(ctx, cand.path, cand.relpath, cand.data, located=cand.inside, reported=True))
-    return _KBRun(kb, ctx.plan, results, ctx.previous)
+    linted = {path for _, path, _ in tasks}
+    runs = []
+    for kb, ctx, cache in zip(kbs, contexts, caches):
+        if cache is not None and any(p in linted for p in kb.files):
+            cache.save({p: (*stamps[p], by_path[p]) for p in kb.files if stamps.get(p) is not None})
+        results = []
+        for path in kb.files:
+            result = by_path[path]
+            result.facts.reported = kb.reported is None or path in kb.reported
+            results.append(result)
+        for cand in kb.candidates:
+            results.append(lint_source(ctx, cand.path, cand.relpath, cand.data, located=cand.inside,
+                                       reported=True))
+        runs.append(_KBRun(kb, ctx.plan, results, ctx.previous))
+    return runs
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -454,7 +465,7 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             deleted_names.update((kb.name, os.path.basename(p)[:-3].casefold()) for p in deleted if p.endswith(".md"))
 
     shard = parse_shard(settings.shard) if settings.shard else None
-    runs = [pass_one(kb, settings) for kb in ws.kbs]
+    runs = pass_one(ws.kbs, settings)
     outside_shard: set[str] = set()
     if shard is not None:
         for r in runs:

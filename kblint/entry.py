@@ -67,8 +67,11 @@ class RawEntry:
 
     def key_line(self, key: str) -> int:
         if self._key_lines is None:
-            self._key_lines = _top_level_key_lines(self.fm_text)
-        return self._key_lines.get(key, 1)
+            self._key_lines = {}
+        line = self._key_lines.get(key)
+        if line is None:
+            line = self._key_lines[key] = _find_key_line(self.fm_text, key)
+        return line
 
     def key_on_line(self, line: int) -> str | None:
         """The mapping key written on a frontmatter line (at any depth), if any."""
@@ -88,13 +91,14 @@ _KEY_RE = re.compile(r"""^(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*
 _ANY_KEY_RE = re.compile(r"""^[ \t]*(?:-[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)""")
 
 
-def _top_level_key_lines(fm_text: str) -> dict[str, int]:
-    lines: dict[str, int] = {}
+def _find_key_line(fm_text: str, key: str) -> int:
+    """Line of the top-level KEY in the frontmatter (which starts on line 2), else 1."""
+    if key not in fm_text:
+        return 1
     for m in _KEY_RE.finditer(fm_text):
-        key = m.group(1) or m.group(2) or m.group(3)
-        if key not in lines:
-            lines[key] = fm_text.count("\n", 0, m.start()) + 2  # frontmatter starts on line 2
-    return lines
+        if (m.group(1) or m.group(2) or m.group(3)) == key:
+            return fm_text.count("\n", 0, m.start()) + 2
+    return 1
 
 
 def decode(data: bytes) -> str | ParseFailure:
@@ -172,8 +176,9 @@ def split_and_load(text: str) -> RawEntry | ParseFailure:
 _FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _INLINE_CODE_RE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
-_WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]]*)\]\](?!\()")
-_MDLINK_RE = re.compile(r"(?<![!\]])\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+# Both patterns start with a literal, so the regex engine can skip ahead quickly.
+_WIKILINK_RE = re.compile(r"\[\[([^\[\]]*)\]\](?!\()")
+_MDLINK_RE = re.compile(r"\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
 _KB_PREFIX_RE = re.compile(r"^([a-z0-9_-]+):(.+)$", re.S)
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
@@ -242,6 +247,23 @@ def _line_col(text: str, offset: int, first_line: int) -> tuple[int, int]:
     return first_line + line, col
 
 
+def _link_text_start(text: str, close: int) -> int | None:
+    """Where the `[text]` that ends at CLOSE (the `]` of `](`) starts; None for an image or no text."""
+    depth = 0
+    i = close - 1
+    line_start = text.rfind("\n", 0, close) + 1
+    while i >= line_start:
+        c = text[i]
+        if c == "]":
+            depth += 1
+        elif c == "[":
+            if depth == 0:
+                return None if i > 0 and text[i - 1] == "!" else i
+            depth -= 1
+        i -= 1
+    return None
+
+
 def _wikilink_target(raw: str) -> str:
     target = raw.split("|", 1)[0]
     for sep in ("#", "^"):
@@ -270,15 +292,17 @@ def body_links(body: str, body_line: int, entry_dir: str) -> list[Link]:
     links: list[Link] = []
     if has_wiki:
         for m in _WIKILINK_RE.finditer(text):
-            inner = m.group(2)
+            inner = m.group(1)
             if "\n" in inner:
                 continue
+            embed = m.start() > 0 and text[m.start() - 1] == "!"
+            start = m.start() - 1 if embed else m.start()
             kb, target = split_kb_prefix(inner.strip())
             target = _wikilink_target(target)
             if not target:
                 continue
-            line, col = _line_col(text, m.start(), body_line)
-            relation = "transclusion" if m.group(1) else "wikilink"
+            line, col = _line_col(text, start, body_line)
+            relation = "transclusion" if embed else "wikilink"
             path = _path_link(target)
             if path is not None and target.endswith(".md"):
                 target = target[:-3]
@@ -288,6 +312,9 @@ def body_links(body: str, body_line: int, entry_dir: str) -> list[Link]:
             href = m.group(1)
             if _SCHEME_RE.match(href) or href.startswith("#"):
                 continue
+            opening = _link_text_start(text, m.start())
+            if opening is None:
+                continue
             href = unquote(href.split("#", 1)[0])
             if not href.endswith(".md"):
                 continue
@@ -295,7 +322,7 @@ def body_links(body: str, body_line: int, entry_dir: str) -> list[Link]:
                 path = posixpath.normpath(href.lstrip("/"))
             else:
                 path = posixpath.normpath(posixpath.join(entry_dir, href))
-            line, col = _line_col(text, m.start(), body_line)
+            line, col = _line_col(text, opening, body_line)
             links.append(Link(target=path[:-3], relation="mdlink", kb=None, line=line, column=col, path=path))
     return links
 

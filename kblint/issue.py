@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from dataclasses import dataclass, field as dc_field
 
 SEVERITIES = ("error", "warning", "info")
@@ -118,9 +119,16 @@ class Report:
 
 
 def kb_relative(issue: Issue, kbs: list[KBReport]) -> str:
-    import os
-
     for kb in kbs:
         if kb.name == issue.kb_name:
-            return os.path.relpath(issue.path, kb.root).replace(os.sep, "/")
+            return _relative(issue.path, kb.root)
     return issue.path
+
+
+@lru_cache(maxsize=65536)
+def _relative(path: str, root: str) -> str:
+    import os
+
+    prefix = root.rstrip(os.sep) + os.sep
+    rel = path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, root)
+    return rel.replace(os.sep, "/")

@@ -48,7 +48,12 @@ class LineList(list):
         return self.item_lines[index] if 0 <= index < len(self.item_lines) else self.line
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
 def _scalar(loader, node):
+    if node.tag == _STR_TAG:  # most scalars: no constructor machinery needed
+        return node.value
     try:
         return loader.construct_object(node, deep=True)
     except (ValueError, OverflowError, yaml.YAMLError):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
+@lru_cache(maxsize=65536)
 def display_path(path: str) -> str:
     """A path relative to the current directory, with `/` separators (SPEC §9)."""
     try:
