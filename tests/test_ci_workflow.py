@@ -169,3 +169,19 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
 def test_statistics_counts_per_rule_and_checker(kb: Path):
     out = run_kblint("validate", str(kb), "--statistics").stdout
     assert "statistics:" in out and "rubric_violation/status_present" in out
+
+
+def test_pre_commit_hook_and_action_definitions():
+    import yaml
+
+    from conftest import ROOT
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    (hook,) = hooks
+    assert hook["id"] == "kblint" and hook["entry"].startswith("kblint validate") and "--no-judgment" in hook["entry"]
+    assert hook["language"] == "python"
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    assert action["runs"]["using"] == "composite"
+    runs = " ".join(step.get("run", "") for step in action["runs"]["steps"])
+    assert "pip install" in runs and "github.action_path" in runs
+    assert "--format github" in runs and "--format sarif" in runs
