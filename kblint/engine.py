@@ -349,7 +349,7 @@ def pass_one(kbs: list[KB], settings: Settings) -> list[_KBRun]:
             from .resultcache import KBResultCache, kb_key
 
             cache = KBResultCache(settings.cache_dir, kb_key(kb.root, kb.schema.kb_yaml, kb.cross_links_path,
-                                                             registry().plugins))
+                                                             registry().plugins, settings.config_file))
         caches.append(cache)
         for path in kb.files:
             if cache is not None:

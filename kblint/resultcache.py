@@ -1,8 +1,8 @@
 """The result cache: pass-1 results per file, reused while nothing they depend on changed.
 
 One file per KB under `CACHE_DIR/results/`, named by a key over everything a pass-1 result depends
-on besides the entry itself: kblint's version, the loaded plugins, kb.yaml and
-cross-kb-links.yaml. Inside, each entry's result is kept with the file's size and modification
+on besides the entry itself: kblint's version, the loaded plugins, the configuration file, kb.yaml
+and cross-kb-links.yaml. Inside, each entry's result is kept with the file's size and modification
 time; a file whose size or time differs is linted again. The graph pass is never cached, so a
 deleted link target shows up as a broken link in an unchanged entry.
 """
@@ -42,8 +42,10 @@ def _file_bytes(path: str | None) -> bytes:
         return b""
 
 
-def kb_key(root: str, kb_yaml: str | None, cross_links: str | None, plugins) -> str:
+def kb_key(root: str, kb_yaml: str | None, cross_links: str | None, plugins, config_file: str | None = None) -> str:
     h = hashlib.sha256()
+    h.update(_file_bytes(config_file))
+    h.update(b"\0")
     h.update(f"{_FORMAT}\0{__version__}\0{os.path.abspath(root)}\0".encode())
     for p in getattr(plugins, "loaded", ()) or ():
         h.update(f"{p.package}={p.version}\0".encode())
