@@ -14,6 +14,7 @@ To measure one more command, add one line to the list in `measurements()`.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -29,8 +30,14 @@ from typing import Callable, List, Optional
 
 HERE = Path(__file__).resolve().parent
 FLOOR_SCRIPT = HERE / "floor.py"
+GENERATE_SCRIPT = HERE / "generate.py"
 TARGET_RATIO = 1.5          # SPEC §13: cold <= 1.5x floor ...
 TARGET_MIN_ENTRIES = 4000   # ... on corpora of 4,000 entries and more
+WARM_TARGET_RATIO = 0.3     # warm (cache on, nothing changed) <= 0.3x floor ...
+WARM_MIN_ENTRIES = 50000    # ... on corpora of 50,000 entries and more, and never slower than cold
+PEAK_TARGET_MB = 300        # peak memory < 300 MB ...
+PEAK_AT_ENTRIES = 100000    # ... on a 100,000-entry KB
+NO_CACHE = "n/a (no result cache)"
 
 
 @dataclass
@@ -46,14 +53,42 @@ class Measure:
     peak_mb: Optional[float] = None
 
 
-def measurements(corpus: str, kblint: List[str], python: str) -> List[Measure]:
+def measurements(corpus: str, kblint: List[str], python: str, cache_dir: Optional[str]) -> List[Measure]:
     validate = kblint + ["validate", corpus, "--format", "json", "--fail-on", "never"]
-    return [
+    ms = [
         Measure("floor", "floor (read + split + CSafeLoader)", [python, str(FLOOR_SCRIPT), corpus]),
-        Measure("cold", "kblint validate (cold)", validate),
+        Measure("cold", "kblint validate (cold, --no-cache)", validate + ["--no-cache"]),
+    ]
+    if cache_dir is not None:
+        ms.append(Measure("warm", "kblint validate (warm, --cache-dir)", validate + ["--cache-dir", cache_dir]))
+    ms += [
         Measure("startup", "kblint --version", kblint + ["--version"], vs_floor=False),
         Measure("python", "python -c pass", [python, "-c", "pass"], vs_floor=False),
     ]
+    return ms
+
+
+def accepts_cache_dir(kblint: List[str]) -> bool:
+    """Whether `kblint validate` has a --cache-dir option (its --help mentions it)."""
+    proc = subprocess.run(kblint + ["validate", "--help"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+    return proc.returncode == 0 and b"--cache-dir" in proc.stdout
+
+
+def generate_corpus(entries: int, into: str, python: str) -> float:
+    """Write a synthetic workspace of `entries` entries into `into` (bench/generate.py, seed 1)."""
+    start = time.perf_counter()
+    proc = subprocess.run([python, str(GENERATE_SCRIPT), "--entries", str(entries), "--seed", "1", into],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        sys.exit(f"bench: generating the corpus failed:\n{proc.stderr.decode(errors='replace')}")
+    print(proc.stdout.decode().strip(), file=sys.stderr)
+    return time.perf_counter() - start
+
+
+def files_in(directory: str) -> int:
+    """Files below directory, not counting dotfiles (kblint's .gitignore in its cache dir)."""
+    return sum(1 for _, _, names in os.walk(directory) for name in names if not name.startswith("."))
 
 
 def run_once(argv: List[str], check: bool = False) -> tuple[float, bytes]:
@@ -95,6 +130,7 @@ def peak_mb(argv: List[str], time_exe: Optional[str]) -> Optional[float]:
 
 def summarize(m: Measure) -> dict:
     return {
+        "label": m.label,
         "median_s": statistics.median(m.times),
         "min_s": min(m.times),
         "peak_mb": m.peak_mb,
@@ -103,9 +139,18 @@ def summarize(m: Measure) -> dict:
     }
 
 
+def verdict(value: float, ok: bool, binding: bool, min_entries: int) -> str:
+    if binding:
+        return "met" if ok else "MISSED"
+    return f"{'would be met' if ok else 'would be missed'}; not binding below {min_entries:,} entries"
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description="kblint vs the SPEC §13 floor, cold, alternating runs.")
-    ap.add_argument("corpus", help="directory to lint (every KB found under it)")
+    ap = argparse.ArgumentParser(description="kblint vs the SPEC §13 floor: cold and warm, alternating runs.")
+    ap.add_argument("corpus", nargs="?", help="directory to lint (every KB found under it)")
+    ap.add_argument("--generate", type=int, metavar="N", default=None,
+                    help="benchmark a synthetic workspace of N entries, generated into a temporary "
+                         "directory by bench/generate.py (seed 1), instead of CORPUS")
     ap.add_argument("--runs", type=int, default=5, help="timed runs of each command (default 5)")
     ap.add_argument("--kblint", default=None,
                     help="command that runs kblint (default: '<this python> -m kblint')")
@@ -113,28 +158,61 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.runs < 1:
         ap.error("--runs must be at least 1")
-    corpus = str(Path(args.corpus).resolve())
-    if not Path(corpus).is_dir():
+    if (args.corpus is None) == (args.generate is None):
+        ap.error("give a CORPUS directory or --generate N (not both)")
+    if args.generate is not None and args.generate < 1:
+        ap.error("--generate needs at least 1 entry")
+    if args.corpus is not None and not Path(args.corpus).is_dir():
         ap.error(f"not a directory: {args.corpus}")
 
     python = sys.executable
     kblint = shlex.split(args.kblint) if args.kblint else [python, "-m", "kblint"]
-    ms = measurements(corpus, kblint, python)
+    with tempfile.TemporaryDirectory(prefix="kblint-bench-") as tmp:
+        generated = None
+        if args.generate is not None:
+            corpus = os.path.join(tmp, "corpus")
+            seconds = generate_corpus(args.generate, corpus, python)
+            generated = {"entries": args.generate, "seed": 1, "seconds": round(seconds, 2)}
+        else:
+            corpus = str(Path(args.corpus).resolve())
+        cache_dir = os.path.join(tmp, "cache") if accepts_cache_dir(kblint) else None
+        if cache_dir is not None:
+            os.makedirs(cache_dir)
+        report = bench(corpus, kblint, python, cache_dir, args.runs)
+        report["generated"] = generated
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_table(report)
+    return 0
 
-    # Warm-up: one untimed run of each, checked for success; the floor reports the file count.
-    floor_report = None
+
+def bench(corpus: str, kblint: List[str], python: str, cache_dir: Optional[str], runs: int) -> dict:
+    ms = measurements(corpus, kblint, python, cache_dir)
+
+    # Warm-up: one untimed run of each, checked for success; the floor reports the file count,
+    # kblint cold the entry count; for kblint warm this run fills the cache (primes it).
+    floor_report = kblint_summary = None
+    digests: dict = {}
     for m in ms:
         if m.prepare:
             m.prepare()
         _, out = run_once(m.argv, check=True)
         if m.name == "floor":
             floor_report = json.loads(out)
+        elif m.name == "cold":
+            kblint_summary = json.loads(out).get("summary", {})
+            digests["cold"] = hashlib.sha256(out).hexdigest()
+    cache_files = files_in(cache_dir) if cache_dir is not None else None
 
-    for _ in range(args.runs):
+    for _ in range(runs):
         for m in ms:
             if m.prepare:
                 m.prepare()
-            m.times.append(run_once(m.argv)[0])
+            elapsed, out = run_once(m.argv)
+            m.times.append(elapsed)
+            if m.name == "warm":
+                digests["warm"] = hashlib.sha256(out).hexdigest()  # the report of a primed run
 
     # Peak memory: one more, untimed, run of each under GNU time.
     time_exe = gnu_time()
@@ -149,48 +227,86 @@ def main(argv: Optional[List[str]] = None) -> int:
         if m.vs_floor and m.name != "floor":
             results[m.name]["ratio_to_floor"] = results[m.name]["median_s"] / floor_median
 
-    md_files = floor_report["files"]
+    entries = kblint_summary.get("files", floor_report["files"])
+    warm = results.get("warm")
     report = {
         "corpus": corpus,
-        "md_files": md_files,
+        "md_files": floor_report["files"],
+        "entries": entries,
         "frontmatters_parsed": floor_report["parsed"],
-        "runs": args.runs,
+        "runs": runs,
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "measurements": results,
         "ratio_cold_to_floor": results["cold"]["ratio_to_floor"],
+        "ratio_warm_to_floor": warm["ratio_to_floor"] if warm else None,
+        "warm_le_cold": (warm["median_s"] <= results["cold"]["median_s"]) if warm else None,
+        "warm_report_equals_cold": (digests.get("warm") == digests["cold"]) if warm else None,
+        "warm_cache_files": cache_files,
+        "warm_status": None if warm else NO_CACHE,
         "startup_s": results["startup"]["median_s"],
         "peak_memory_mb": results["cold"]["peak_mb"],
         "peak_memory_method": "GNU time %M (max RSS), one untimed run",
-        "target": {"ratio": TARGET_RATIO, "min_entries": TARGET_MIN_ENTRIES},
+        "target": {"ratio": TARGET_RATIO, "min_entries": TARGET_MIN_ENTRIES,
+                   "warm_ratio": WARM_TARGET_RATIO, "warm_min_entries": WARM_MIN_ENTRIES,
+                   "peak_mb": PEAK_TARGET_MB, "peak_at_entries": PEAK_AT_ENTRIES},
     }
+    return report
 
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
 
-    print(f"corpus   {corpus}")
-    print(f"files    {md_files} .md files ({floor_report['parsed']} frontmatters parsed by the floor)")
-    print(f"runs     {args.runs} of each, alternating, after 1 warm-up each; "
+def print_table(report: dict) -> None:
+    results = report["measurements"]
+    entries = report["entries"]
+    gen = report.get("generated")
+    print(f"corpus   {report['corpus']}" + (f"  (generated: {gen['entries']:,} entries, seed {gen['seed']}, "
+                                             f"{gen['seconds']:.1f} s)" if gen else ""))
+    print(f"files    {report['md_files']} .md files ({report['frontmatters_parsed']} frontmatters parsed by the "
+          f"floor); kblint: {entries} entry files")
+    print(f"runs     {report['runs']} of each, alternating, after 1 warm-up each; "
           f"Python {report['python']}, {report['cpus']} CPUs")
     print()
-    width = max(len(m.label) for m in ms)
+    rows = [(r["label"], r, name) for name, r in results.items()]
+    if "warm" not in results:  # say why there is no warm row
+        at = [name for _, _, name in rows].index("cold") + 1
+        rows.insert(at, ("kblint validate (warm, --cache-dir)", None, "warm"))
+    width = max(len(label) for label, _, _ in rows)
     print(f"{'measurement':<{width}}  {'median s':>9}  {'min s':>9}  {'x floor':>8}  {'peak MB':>8}")
-    for m in ms:
-        r = results[m.name]
-        ratio = f"{r['ratio_to_floor']:.2f}" if "ratio_to_floor" in r else ("1.00" if m.name == "floor" else "-")
+    for label, r, name in rows:
+        if r is None:
+            print(f"{label:<{width}}  {report['warm_status']}")
+            continue
+        ratio = f"{r['ratio_to_floor']:.2f}" if "ratio_to_floor" in r else ("1.00" if name == "floor" else "-")
         peak = f"{r['peak_mb']:.1f}" if r["peak_mb"] is not None else "-"
-        print(f"{m.label:<{width}}  {r['median_s']:>9.3f}  {r['min_s']:>9.3f}  {ratio:>8}  {peak:>8}")
+        print(f"{label:<{width}}  {r['median_s']:>9.3f}  {r['min_s']:>9.3f}  {ratio:>8}  {peak:>8}")
     print()
+
     ratio = report["ratio_cold_to_floor"]
-    note = "" if md_files >= TARGET_MIN_ENTRIES else \
-        f"; not binding below {TARGET_MIN_ENTRIES:,} files, where start-up and imports weigh more"
-    print(f"cold / floor  {ratio:.2f}x   (target <= {TARGET_RATIO}x on >= {TARGET_MIN_ENTRIES:,} entries{note})")
+    print(f"cold / floor  {ratio:.2f}x   target <= {TARGET_RATIO}x on >= {TARGET_MIN_ENTRIES:,} entries: "
+          f"{verdict(ratio, ratio <= TARGET_RATIO, entries >= TARGET_MIN_ENTRIES, TARGET_MIN_ENTRIES)}")
+    if report["ratio_warm_to_floor"] is None:
+        print(f"warm / floor  {report['warm_status']}   (kblint validate does not accept --cache-dir; "
+              f"target <= {WARM_TARGET_RATIO}x on >= {WARM_MIN_ENTRIES:,} entries and never slower than cold)")
+    else:
+        w = report["ratio_warm_to_floor"]
+        print(f"warm / floor  {w:.2f}x   target <= {WARM_TARGET_RATIO}x on >= {WARM_MIN_ENTRIES:,} entries: "
+              f"{verdict(w, w <= WARM_TARGET_RATIO, entries >= WARM_MIN_ENTRIES, WARM_MIN_ENTRIES)}")
+        cold_s, warm_s = results["cold"]["median_s"], results["warm"]["median_s"]
+        print(f"warm <= cold  {'yes' if report['warm_le_cold'] else 'NO'}   "
+              f"(warm {warm_s:.3f} s vs cold {cold_s:.3f} s, medians; target: never slower than cold)")
+        same = report["warm_report_equals_cold"]
+        note = "" if report["warm_cache_files"] else "; the cache dir stayed empty after priming: nothing was cached"
+        print(f"warm report   {'identical to' if same else 'DIFFERS from'} the cold report "
+              f"({report['warm_cache_files']} files in the cache dir{note})")
     print(f"start-up      {report['startup_s']:.3f} s   (kblint --version, median)")
     peak = report["peak_memory_mb"]
-    print(f"peak memory   {peak:.1f} MB   (kblint validate, max RSS from /usr/bin/time)" if peak is not None
-          else "peak memory   n/a (needs GNU time at /usr/bin/time)")
-    return 0
+    if peak is None:
+        print("peak memory   n/a (needs GNU time at /usr/bin/time)")
+    else:
+        warm_peak = results.get("warm", {}).get("peak_mb")
+        extra = f", warm {warm_peak:.1f} MB" if warm_peak is not None else ""
+        print(f"peak memory   {peak:.1f} MB   (kblint validate cold, max RSS from /usr/bin/time{extra}); "
+              f"target < {PEAK_TARGET_MB} MB at {PEAK_AT_ENTRIES:,} entries: "
+              f"{verdict(peak, peak < PEAK_TARGET_MB, entries >= PEAK_AT_ENTRIES, PEAK_AT_ENTRIES)}")
 
 
 if __name__ == "__main__":

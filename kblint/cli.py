@@ -147,6 +147,11 @@ def validate(
 
         sys.stdout.write("\n".join(dry_run_lines(report)) + "\n")
         raise typer.Exit(0)
+    if fmt == "json" and not settings.output:
+        from .report.json import write as write_json
+
+        write_json(report, sys.stdout)  # streamed: a 100,000-entry report is never held as one string
+        raise typer.Exit(report.exit_code)
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and settings.output is None
     text = render(report, fmt, color=color, statistics=settings.statistics)
     if settings.quiet and fmt == "text":

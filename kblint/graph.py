@@ -14,7 +14,7 @@ from .issue import Issue
 from .rules import RULES
 
 # Above this many entries a "did you mean" search per broken link costs more than it helps.
-_SUGGEST_LIMIT = 20000
+_SUGGEST_LIMIT = 5000
 
 
 @dataclass(slots=True)
@@ -49,31 +49,37 @@ class EntryFacts:
 
 
 class KBIndex:
-    """Lookup of a KB's entries by id, file stem, alias (exact, then case-insensitive) and path."""
+    """Lookup of a KB's entries by id, then file stem or alias (exact first, then case-insensitive),
+    and by path. An id always wins over another entry's stem or alias."""
 
     def __init__(self, name: str, root: str):
         self.name = name
         self.root = root
-        self.exact: dict[str, EntryFacts] = {}
-        self.folded: dict[str, EntryFacts] = {}
+        self.by_id: dict[str, EntryFacts] = {}
+        self.by_name: dict[str, EntryFacts] = {}  # file stems and aliases
+        self.by_id_folded: dict[str, EntryFacts] = {}
+        self.by_name_folded: dict[str, EntryFacts] = {}
         self.by_path: dict[str, EntryFacts] = {}
         self.ids: list[str] = []
+        self._suggested: dict[str, str | None] = {}
 
     def add(self, facts: EntryFacts) -> None:
         self.by_path[facts.relpath] = facts
-        keys = [facts.stem]
+        names = [facts.stem]
         if facts.parsed:
-            keys = [facts.id, facts.stem, *facts.aliases]
+            self.by_id.setdefault(facts.id, facts)
+            self.by_id_folded.setdefault(facts.id.casefold(), facts)
             self.ids.append(facts.id)
-        for key in keys:
-            self.exact.setdefault(key, facts)
-        for key in keys:
-            self.folded.setdefault(key.casefold(), facts)
+            names.extend(facts.aliases)
+        for name in names:
+            self.by_name.setdefault(name, facts)
+            self.by_name_folded.setdefault(name.casefold(), facts)
 
     def lookup(self, target: str) -> EntryFacts | None:
-        found = self.exact.get(target)
+        found = self.by_id.get(target) or self.by_name.get(target)
         if found is None:
-            found = self.folded.get(target.casefold())
+            folded = target.casefold()
+            found = self.by_id_folded.get(folded) or self.by_name_folded.get(folded)
         return found
 
     def resolve(self, link: Link) -> EntryFacts | str | None:
@@ -92,10 +98,18 @@ class KBIndex:
         return None
 
     def suggest(self, target: str) -> str | None:
-        if len(self.ids) > _SUGGEST_LIMIT:
-            return None
-        near = difflib.get_close_matches(target, self.ids, n=1, cutoff=0.8)
-        return near[0] if near else None
+        """A close id for a broken link's target, computed once per target."""
+        if target in self._suggested:
+            return self._suggested[target]
+        near = None
+        if len(self.ids) <= _SUGGEST_LIMIT:
+            # difflib is quadratic in practice: compare only with ids of about the same length
+            size = len(target)
+            pool = [i for i in self.ids if abs(len(i) - size) <= max(2, size // 4)]
+            found = difflib.get_close_matches(target, pool, n=1, cutoff=0.8)
+            near = found[0] if found else None
+        self._suggested[target] = near
+        return near
 
 
 def _issue(rule: str, message: str, facts: EntryFacts | None, *, kb_name: str, path: str, line: int = 1,

@@ -34,9 +34,8 @@ def issue_dict(issue: Issue, report: Report) -> dict:
     return out
 
 
-def as_dict(report: Report) -> dict:
-    counts = report.counts
-    data = {
+def _head(report: Report) -> dict:
+    return {
         "schema_version": 1,
         "kblint_version": __version__,
         "kbs": [
@@ -44,9 +43,13 @@ def as_dict(report: Report) -> dict:
              "counts": dict(kb.counts), "score": kb.score, "coverage": dict(kb.coverage)}
             for kb in report.kbs
         ],
-        "issues": [issue_dict(i, report) for i in report.issues],
+    }
+
+
+def _tail(report: Report) -> dict:
+    data = {
         "judgment": dict(report.judgment),
-        "summary": {"files": report.files, "entries": report.entries, "counts": counts,
+        "summary": {"files": report.files, "entries": report.entries, "counts": report.counts,
                     "fail_on": report.fail_on, "exit_code": report.exit_code},
     }
     if report.baselined is not None:
@@ -54,15 +57,42 @@ def as_dict(report: Report) -> dict:
     return data
 
 
-def render(report: Report) -> str:
-    """One issue per line: readable, diff-friendly, and written by the C encoder (fast)."""
-    data = as_dict(report)
-    dump = lambda value: json.dumps(value, ensure_ascii=False)  # noqa: E731
-    parts = []
-    for key, value in data.items():
-        if isinstance(value, list) and value:
-            inner = ",\n".join("    " + dump(item) for item in value)
-            parts.append(f'  {dump(key)}: [\n{inner}\n  ]')
+def as_dict(report: Report) -> dict:
+    return {**_head(report), "issues": [issue_dict(i, report) for i in report.issues], **_tail(report)}
+
+
+def _dump(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _write_items(out, key: str, items) -> None:
+    out.write(f"  {_dump(key)}: [")
+    first = True
+    for item in items:
+        out.write(("\n    " if first else ",\n    ") + _dump(item))
+        first = False
+    out.write("\n  ]" if not first else "]")
+
+
+def write(report: Report, out) -> None:
+    """Stream the report: one issue per line, each written by the C encoder, none held as text."""
+    out.write("{\n")
+    parts = [(k, v) for k, v in _head(report).items()]
+    for key, value in parts:
+        if key == "kbs":
+            _write_items(out, key, value)
         else:
-            parts.append(f"  {dump(key)}: {dump(value)}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+            out.write(f"  {_dump(key)}: {_dump(value)}")
+        out.write(",\n")
+    _write_items(out, "issues", (issue_dict(i, report) for i in report.issues))
+    for key, value in _tail(report).items():
+        out.write(f",\n  {_dump(key)}: {_dump(value)}")
+    out.write("\n}\n")
+
+
+def render(report: Report) -> str:
+    import io
+
+    buffer = io.StringIO()
+    write(report, buffer)
+    return buffer.getvalue()

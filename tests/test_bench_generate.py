@@ -1,0 +1,169 @@
+"""bench/generate.py: deterministic synthetic workspaces whose planted defects kblint reports."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRIES = 300
+
+
+def _load_generator():
+    spec = importlib.util.spec_from_file_location("bench_generate", ROOT / "bench" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen = _load_generator()
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            path = Path(dirpath, name)
+            out[path.relative_to(root).as_posix()] = path.read_bytes()
+    return out
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gen") / "ws"
+    gen.generate(str(out), ENTRIES, seed=7)
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(workspace: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "kblint", "validate", ".", "--format", "json", "--fail-on", "never", "--no-cache"],
+        cwd=workspace, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def manifest(workspace: Path) -> dict:
+    return json.loads((workspace / gen.MANIFEST).read_text(encoding="utf-8"))
+
+
+def test_same_seed_gives_byte_identical_files(workspace: Path, tmp_path: Path):
+    again = tmp_path / "again"
+    gen.generate(str(again), ENTRIES, seed=7)
+    first, second = _files(workspace), _files(again)
+    assert sorted(first) == sorted(second)
+    different = [p for p in first if first[p] != second[p]]
+    assert different == []
+
+
+def test_another_seed_gives_another_workspace(workspace: Path, tmp_path: Path):
+    other = tmp_path / "other"
+    gen.generate(str(other), ENTRIES, seed=8)
+    first, second = _files(workspace), _files(other)
+    assert first != second
+    # most entries differ, not just a byte here and there
+    common = set(first) & set(second)
+    assert len([p for p in common if first[p] == second[p]]) < len(first) // 10
+
+
+def test_workspace_shape(workspace: Path, manifest: dict):
+    kbs = manifest["kbs"]
+    assert 3 <= len(kbs) <= 5
+    assert sum(kbs.values()) == ENTRIES
+    assert len(set(kbs.values())) > 1, "KBs are sized unevenly"
+    for name in kbs:
+        assert (workspace / name / "kb.yaml").is_file()
+    assert (workspace / manifest["cross_kb_links"]).is_file()
+    md = [p for p in _files(workspace) if p.endswith(".md") and not p.endswith("README.md")]
+    assert len(md) == ENTRIES
+    # every kind of defect is planted, at a low rate
+    kinds = defaultdict(int)
+    for d in manifest["defects"]:
+        kinds[d["kind"]] += 1
+    assert set(gen.DEFECTS) <= set(kinds)
+    for kind in gen.DEFECTS:
+        assert kinds[kind] <= max(2, 0.04 * ENTRIES), kind
+
+
+def test_kb_yaml_uses_every_rubric_form(workspace: Path, manifest: dict):
+    import yaml
+
+    for name in manifest["kbs"]:
+        doc = yaml.safe_load((workspace / name / "kb.yaml").read_text(encoding="utf-8"))
+        items = list(doc["evaluation_rubric"])
+        for tspec in doc["types"].values():
+            items.extend(tspec.get("evaluation_rubric", []))
+            assert tspec["subdirectory"] and tspec["required"] and tspec["fields"]
+        strings = [i for i in items if isinstance(i, str)]
+        maps = [i for i in items if isinstance(i, dict)]
+        assert any(s.startswith(("tags count", "outlinks count", "links.", "body.section")) for s in strings)
+        assert any(s.startswith("status ") and " requires " in s for s in strings + [m.get("policy", "") for m in maps])
+        assert any(not gen.re.match(r"^(tags|outlinks|links|body|status|metadata)\b", s) for s in strings)
+        assert any("checker" in m and "params" in m for m in maps)
+        assert any(m.get("covered_by") == "schema" and "field" in m for m in maps)
+        assert any("policy" in m for m in maps)
+        for key in ("id", "severity", "weight", "applies_to"):
+            assert any(key in m for m in maps), key
+        assert doc["guidelines"] and doc["goals"] and doc["validation"]["rules"]
+        field_types = {f["type"] for t in doc["types"].values() for f in t["fields"].values()}
+        assert {"select", "date", "list", "url", "object-ref"} <= field_types
+        assert any(t.get("workflow") for t in doc["types"].values())
+
+
+def test_kblint_reports_every_planted_defect(report: dict, manifest: dict):
+    issues = report["issues"]
+    assert [i for i in issues if i["rule"] == "config_error"] == []
+    for kb in report["kbs"]:
+        cov = kb["coverage"]
+        assert cov["broken"] == 0
+        assert cov["schema"] and cov["checker"] and cov["policy"] and cov["judgment"], kb["name"]
+
+    reported = defaultdict(set)
+    for i in issues:
+        reported[i["rule"]].add(i["path"])
+    missing = [d for d in manifest["defects"]
+               if d["path"] not in reported[d["rule"]] and d.get("source_path") not in reported[d["rule"]]]
+    assert missing == []
+
+
+def test_kblint_reports_nothing_unplanted_for_the_planted_rules(report: dict, manifest: dict):
+    """The generator plants these defects and no others: any other report of these rules is a
+    generator bug or a kblint false positive."""
+    planted = defaultdict(set)
+    for d in manifest["defects"]:
+        planted[d["rule"]].update(p for p in (d["path"], d.get("also"), d.get("source_path")) if p)
+    reported = defaultdict(set)
+    for i in report["issues"]:
+        reported[i["rule"]].add(i["path"])
+    for rule in ("parse_error", "invalid_date", "unknown_type", "duplicate_id", "missing_required",
+                 "invalid_field", "broken_link", "orphan_entry", "unresolved_external"):
+        assert reported[rule] - planted[rule] == set(), rule
+    for rule in ("unknown_field", "invalid_status", "subdirectory_mismatch", "missing_title", "empty_body",
+                 "checker_error"):
+        assert reported[rule] == set(), rule
+    assert report["summary"]["files"] == ENTRIES
+
+
+def test_cli_prints_a_summary_and_refuses_a_non_empty_directory(tmp_path: Path):
+    out = tmp_path / "ws"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", "--seed", "3",
+                           str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("\n") == 1 and "60 entries" in proc.stdout and " s" in proc.stdout
+    again = subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", str(out)],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "not empty" in again.stderr
+    forced = subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", "--seed", "3",
+                             "--force", str(out)], capture_output=True, text=True, timeout=120)
+    assert forced.returncode == 0, forced.stderr
