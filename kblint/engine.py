@@ -520,9 +520,11 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             if not facts.parsed:
                 continue
             report.entries += 1
-            bindings = r.plan.for_type(facts.type)
             if facts.suppress:
-                suppressed_by[facts.path] = (facts, bindings)
+                suppressed_by[facts.path] = (facts, r.plan.for_type(facts.type))
+            bindings = r.plan.graph_bindings(facts.type)
+            if not bindings:
+                continue
             subject = facts
             if _needs_full_entry(bindings):
                 subject = read_entry(kb, facts, candidates.get(facts.path)) or facts

@@ -428,6 +428,7 @@ class Entry:
     links: list[Link] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
     _headings: list | None = None
+    memo: dict = field(default_factory=dict)  # measures several checks share (outlink count, words)
 
     @property
     def stem(self) -> str:

@@ -14,7 +14,7 @@ from .issue import Issue
 from .rules import RULES
 
 # Above this many entries a "did you mean" search per broken link costs more than it helps.
-_SUGGEST_LIMIT = 5000
+_SUGGEST_LIMIT = 2000
 
 
 @dataclass(slots=True)

@@ -80,6 +80,7 @@ class Plan:
     kb_name: str
     scopes: list[ScopePlan]
     by_type: dict[str, list[Binding]]  # type → the merged items that apply to its entries
+    graph_by_type: dict[str, list[Binding]] = field(default_factory=dict, repr=False)  # memo
 
     def totals(self) -> dict[str, int]:
         totals = {kind: 0 for kind in BINDINGS}
@@ -93,6 +94,24 @@ class Plan:
 
     def for_type(self, type_name: str) -> list[Binding]:
         return self.by_type.get(type_name) or self.by_type.get("", [])
+
+    def graph_bindings(self, type_name: str) -> list[Binding]:
+        """The checker and policy items of a type that run after the graph pass."""
+        found = self.graph_by_type.get(type_name)
+        if found is None:
+            found = self.graph_by_type[type_name] = [b for b in self.for_type(type_name) if _needs_graph(b)]
+        return found
+
+
+def _needs_graph(b: Binding) -> bool:
+    if b.kind == "policy":
+        from .policy import needs_graph
+
+        return needs_graph(b.parsed)
+    if b.kind == "checker":
+        checker = registry().get(b.checker)
+        return checker is not None and checker.needs_graph
+    return False
 
 
 def _broken(b: Binding, reason: str) -> Binding:

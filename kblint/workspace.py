@@ -43,7 +43,9 @@ class KB:
         return self.schema.root
 
     def relpath(self, path: str) -> str:
-        return os.path.relpath(path, self.root).replace(os.sep, "/")
+        prefix = self.root.rstrip(os.sep) + os.sep
+        rel = path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, self.root)
+        return rel.replace(os.sep, "/")
 
 
 @dataclass(slots=True)

@@ -78,7 +78,13 @@ def names_self(link, entry) -> bool:
 
 def outlink_count(entry) -> int:
     """Distinct (KB, target) pairs linked from the entry, not counting links to itself."""
-    return len({link_key(link, entry.kb_name) for link in entry.links if not names_self(link, entry)})
+    memo = getattr(entry, "memo", None)
+    if memo is not None and "outlinks" in memo:
+        return memo["outlinks"]
+    count = len({link_key(link, entry.kb_name) for link in entry.links if not names_self(link, entry)})
+    if memo is not None:
+        memo["outlinks"] = count
+    return count
 
 
 def has_outlinks(entry, params, context):
