@@ -585,16 +585,18 @@ def _judgment(runs: list[_KBRun], settings: Settings, issues: list[Issue],
     """Pass 3. Without an LLM (or with --no-judgment) the judgment items are counted as not evaluated."""
     from .judgment import Pending, llm_spec, run_judgment
 
+    wanted = llm_spec(settings) is not None and not settings.no_judgment
     pending = []
     checks = 0
     for r in runs:
-        candidates = {c.path: c.data for c in r.kb.candidates}
+        candidates = {c.path: c.data for c in r.kb.candidates} if wanted else {}
         for res in r.results:
             facts = res.facts
             if facts.reported and facts.parsed and facts.judgment_items and facts.path not in outside_shard:
                 checks += facts.judgment_items
-                items = [b for b in r.plan.for_type(facts.type) if b.kind == "judgment"]
-                pending.append(Pending(r.kb, facts, items, candidates.get(facts.path)))
+                if wanted:
+                    items = [b for b in r.plan.for_type(facts.type) if b.kind == "judgment"]
+                    pending.append(Pending(r.kb, facts, items, candidates.get(facts.path)))
     block = {"enabled": False, "reason": "no LLM configured", "evaluator": None, "calls": 0, "cache_hits": 0,
              "prompt_tokens": 0, "completion_tokens": 0, "not_evaluated": checks}
     if settings.no_judgment:
