@@ -165,3 +165,14 @@ def test_self_link_does_not_count_and_orphans(tmp_path: Path):
     })
     report = run_kblint("validate", str(kb), "--format", "json").json
     assert [Path(i["path"]).name for i in issues_of(report, "orphan_entry")] == ["lonely.md"]
+
+
+def test_an_id_wins_over_another_entrys_alias_or_stem(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: k\n", {
+        "a-alias.md": "---\ntitle: Aliased\ntype: note\ntags: [t]\naliases: [target]\n---\nTo [[hub]].\n",
+        "z.md": "---\nid: target\ntitle: Real target\ntype: note\ntags: [t]\n---\nTo [[hub]].\n",
+        "hub.md": "---\ntitle: Hub\ntype: note\ntags: [t]\n---\nTo [[target]] and [[a-alias]].\n",
+    })
+    report = run_kblint("validate", str(kb), "--format", "json").json
+    # [[target]] reaches z (its id), not the entry that merely has the alias: no orphan anywhere
+    assert issues_of(report, "orphan_entry") == []
