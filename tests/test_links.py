@@ -170,9 +170,10 @@ def test_self_link_does_not_count_and_orphans(tmp_path: Path):
 def test_an_id_wins_over_another_entrys_alias_or_stem(tmp_path: Path):
     kb = write_kb(tmp_path / "kb", "name: k\n", {
         "a-alias.md": "---\ntitle: Aliased\ntype: note\ntags: [t]\naliases: [target]\n---\nTo [[hub]].\n",
-        "z.md": "---\nid: target\ntitle: Real target\ntype: note\ntags: [t]\n---\nTo [[hub]].\n",
+        "z.md": "---\nid: target\ntitle: Real target\ntype: note\ntags: [t]\n---\nNo links out.\n",
         "hub.md": "---\ntitle: Hub\ntype: note\ntags: [t]\n---\nTo [[target]] and [[a-alias]].\n",
     })
     report = run_kblint("validate", str(kb), "--format", "json").json
-    # [[target]] reaches z (its id), not the entry that merely has the alias: no orphan anywhere
+    # [[target]] reaches z (its id), not the entry that merely has the alias; else z would be an orphan
     assert issues_of(report, "orphan_entry") == []
+    assert issues_of(report, "broken_link") == []
