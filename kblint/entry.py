@@ -9,6 +9,7 @@ import datetime as _dt
 import posixpath
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import unquote
 
 import yaml
@@ -85,20 +86,23 @@ class RawEntry:
 
 _FENCE_RE = re.compile(r"^---[ \t]*$", re.M)
 _GLUED_RE = re.compile(r"^[^#\n:]*:.*\S---[ \t]*$", re.M)
-_KEY_RE = re.compile(r"""^(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)""", re.M)
 
 
 _ANY_KEY_RE = re.compile(r"""^[ \t]*(?:-[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)""")
+
+
+@lru_cache(maxsize=1024)
+def _key_pattern(key: str) -> re.Pattern:
+    quoted = re.escape(key)
+    return re.compile(rf"""^(?:{quoted}|"{quoted}"|'{quoted}')[ \t]*:(?=[ \t]|$)""", re.M)
 
 
 def _find_key_line(fm_text: str, key: str) -> int:
     """Line of the top-level KEY in the frontmatter (which starts on line 2), else 1."""
     if key not in fm_text:
         return 1
-    for m in _KEY_RE.finditer(fm_text):
-        if (m.group(1) or m.group(2) or m.group(3)) == key:
-            return fm_text.count("\n", 0, m.start()) + 2
-    return 1
+    m = _key_pattern(key).search(fm_text)
+    return fm_text.count("\n", 0, m.start()) + 2 if m else 1
 
 
 def decode(data: bytes) -> str | ParseFailure:
@@ -192,6 +196,8 @@ def strip_code(body: str) -> str:
     """Replace fenced code blocks and inline code with spaces, preserving positions."""
     if "`" not in body and "~~~" not in body:
         return body
+    if "```" not in body and "~~~" not in body:  # inline code only
+        return _INLINE_CODE_RE.sub(lambda m: _blank(m.group(0)), body)
     lines = body.split("\n")
     fence: str | None = None
     for i, line in enumerate(lines):
@@ -217,17 +223,22 @@ def headings(body: str, body_line: int) -> list[tuple[int, str, int]]:
         return []
     result = []
     fence: str | None = None
+    fenced = "```" in body or "~~~" in body
     for i, line in enumerate(body.split("\n")):
+        if not line:
+            continue
+        first = line[0]
         if fence is None:
-            m = _FENCE_OPEN_RE.match(line)
-            if m:
-                fence = m.group(1)
-                continue
-            if "#" in line:
+            if fenced and (first in "`~" or (first == " " and ("`" in line or "~" in line))):
+                m = _FENCE_OPEN_RE.match(line)
+                if m:
+                    fence = m.group(1)
+                    continue
+            if first == "#" or (first == " " and "#" in line):
                 h = _HEADING_RE.match(line)
                 if h:
                     result.append((len(h.group(1)), (h.group(2) or "").strip(), body_line + i))
-        else:
+        elif first in "`~ ":
             stripped = line.strip()
             if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
                 fence = None

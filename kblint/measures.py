@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .checkers.core import names_self, body_has_section, outlink_count, word_count
+from .checkers.core import body_has_section, entry_words, names_self, outlink_count
 from .graph import EntryFacts, GraphResult, link_key
 from .rules.fields import is_url
 from .rules.common import is_empty
@@ -38,7 +38,7 @@ class EntryMeasures:
         return body_has_section(self.entry, {"heading": heading}, None) is None
 
     def words(self) -> int:
-        return word_count(self.entry.body)
+        return entry_words(self.entry)
 
     def inlinks_count(self) -> int:  # pragma: no cover - graph subjects are measured in pass 2
         raise RuntimeError("inlinks are measured after the graph pass")

@@ -238,6 +238,15 @@ def word_count(body: str) -> int:
     return len(strip_code(body).split())
 
 
+def entry_words(entry) -> int:
+    memo = getattr(entry, "memo", None)
+    if memo is None:
+        return word_count(entry.body)
+    if "words" not in memo:
+        memo["words"] = word_count(entry.body)
+    return memo["words"]
+
+
 def body_min_words(entry, params, context):
     """The body has at least `min` words (whitespace-separated, code blocks not counted).
 
@@ -245,7 +254,7 @@ def body_min_words(entry, params, context):
     Fails:   a 50-word body    (min: 200)
     """
     need = params["min"]
-    count = word_count(entry.body)
+    count = entry_words(entry)
     if count < need:
         return f"Entry '{entry.id}' body has {count} word{'s' if count != 1 else ''}, needs {need}"
     return None
