@@ -14,6 +14,8 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain usage errors and help: short, greppable, no boxes
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="A linter for markdown knowledge bases: structure, schema, checkers, policies and LLM-judged rubrics.",
 )
 
@@ -125,6 +127,8 @@ def validate(
         _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{fmt}'")
     if settings.stdin and settings.paths:
         _fail("--stdin reads the entry from standard input: give no PATH with it")
+    if settings.stdin_path and not settings.stdin:
+        _fail("--stdin-path names where the --stdin entry would live: use it with --stdin")
     stdin_data = sys.stdin.buffer.read() if settings.stdin else None
     _warn_plugin_problems()
 
@@ -139,7 +143,7 @@ def validate(
     except (UsageError, JudgmentSetupError) as exc:
         _fail(str(exc))
     for message in report.unreadable:
-        typer.echo(f"kblint: {message}", err=True)
+        typer.echo(f"kblint: cannot lint this KB: {message}", err=True)
     if report.fatal:
         typer.echo(f"kblint: {report.fatal}", err=True)
     if report.dry_run is not None:
@@ -155,7 +159,9 @@ def validate(
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and settings.output is None
     text = render(report, fmt, color=color, statistics=settings.statistics)
     if settings.quiet and fmt == "text":
-        text = "".join(line + "\n" for line in text.splitlines() if line and ":" in line.split(" ", 1)[0])
+        from .report.text import issue_line
+
+        text = "".join(issue_line(issue, color) + "\n" for issue in report.issues)
     if settings.output:
         try:
             with open(settings.output, "w", encoding="utf-8") as fh:
@@ -221,8 +227,8 @@ def schema(
         schemas = load_kbs_for_plan(path)
     except UsageError as exc:
         _fail(str(exc))
-    data = [intent(s, build_plan(s)) for s in schemas]
-    sys.stdout.write(json.dumps(data[0] if len(data) == 1 else data, indent=2, ensure_ascii=False) + "\n")
+    (schema_,) = schemas  # a name shared by several KBs is refused by load_kbs_for_plan
+    sys.stdout.write(json.dumps(intent(schema_, build_plan(schema_)), indent=2, ensure_ascii=False) + "\n")
 
 
 @app.command()
@@ -259,7 +265,8 @@ def explain(name: str = typer.Argument(..., help="A rule, a checker, or 'policy'
         _fail(str(exc))
 
 
-cache_app = typer.Typer(help="The judgment cache: `kblint cache info`, `kblint cache clear`.", no_args_is_help=True)
+cache_app = typer.Typer(help="The cache of lint results and judge verdicts: `kblint cache info`, `kblint cache clear`.",
+                        no_args_is_help=True, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
 app.add_typer(cache_app, name="cache")
 
 
@@ -280,8 +287,13 @@ def cache_info(
     """Where the cache is and how much it holds."""
     from .judge import cache_info as info
 
-    data = info(_cache_dir(cache_dir, config))
-    typer.echo(f"{data['path']}: {data['entries']} cached verdicts, {data['bytes']} bytes")
+    directory = _cache_dir(cache_dir, config)
+    data = info(directory)
+    results = os.path.join(directory, "results")
+    files = [os.path.join(results, f) for f in os.listdir(results)] if os.path.isdir(results) else []
+    size = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    typer.echo(f"{directory}: {data['entries']} cached verdicts ({data['bytes']} bytes), "
+               f"lint results of {len(files)} KB{'s' if len(files) != 1 else ''} ({size} bytes)")
 
 
 @cache_app.command("clear")

@@ -379,6 +379,18 @@ def pass_one(kbs: list[KB], settings: Settings) -> list[_KBRun]:
     return runs
 
 
+def _check_unique_names(kbs: list[KB]) -> None:
+    """Cross-KB links name KBs: two KBs of one name in a run would make them ambiguous."""
+    seen: dict[str, KB] = {}
+    for kb in kbs:
+        other = seen.setdefault(kb.name, kb)
+        if other is not kb:
+            from .report import display_path
+
+            raise UsageError(f"two KBs are named '{kb.name}': {display_path(other.root)} and {display_path(kb.root)}; "
+                             "give one of them another `name:` in its kb.yaml")
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     try:
         k, n = (int(part) for part in text.split("/"))
@@ -449,11 +461,29 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             kb_dir = settings.kb
         else:
             kb_name = settings.kb
-    ws = build_workspace(settings.paths, kb_dir=kb_dir, stdin_data=stdin_data, stdin_path=settings.stdin_path,
+    paths = settings.paths
+    if kb_dir is not None and not paths and stdin_data is None:
+        paths = [kb_dir]  # `--kb DIR` alone lints that KB
+    ws = build_workspace(paths, kb_dir=kb_dir, stdin_data=stdin_data, stdin_path=settings.stdin_path,
                          exclude=tuple(settings.exclude), respect_gitignore=settings.respect_gitignore)
+    _check_unique_names(ws.kbs)
+    if kb_dir is not None:
+        kb_name = next((kb.name for kb in ws.kbs if kb.root == os.path.abspath(kb_dir)), None)
     if kb_name is not None and not any(kb.name == kb_name for kb in ws.kbs):
-        names = ", ".join(sorted(kb.name for kb in ws.kbs)) or "none"
-        raise UsageError(f"--kb {kb_name}: no such KB in this run (KBs found: {names})")
+        import difflib
+
+        names = sorted(kb.name for kb in ws.kbs)
+        near = difflib.get_close_matches(kb_name, names, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else f" (KBs found: {', '.join(names) or 'none'})"
+        raise UsageError(f"--kb {kb_name}: no such KB in this run{hint}")
+    if settings.type is not None:
+        known = {t for kb in ws.kbs for t in kb.schema.types}
+        if settings.type not in known:
+            import difflib
+
+            near = difflib.get_close_matches(settings.type, sorted(known), n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise UsageError(f"--type {settings.type}: no KB in this run has that type{hint}")
 
     deleted_names: set[tuple[str, str]] = set()
     if settings.changed_since:

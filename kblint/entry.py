@@ -347,6 +347,28 @@ def _string_target(value) -> str | None:
     return None
 
 
+def _item_lines(fm_text: str, key_line: int, count: int) -> list[int]:
+    """File lines of the items of a block list under the top-level key on KEY_LINE ([] when the
+    list is written in flow style or the items cannot be told apart)."""
+    lines = fm_text.split("\n")
+    found: list[int] = []
+    indent = None
+    for index in range(key_line - 1, len(lines)):  # fm_text line i is file line i + 2
+        text = lines[index]
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        if text[0] not in " -":
+            break  # the next top-level key
+        stripped = text.lstrip(" ")
+        if stripped.startswith("- ") or stripped == "-":
+            level = len(text) - len(stripped)
+            if indent is None:
+                indent = level
+            if level == indent:
+                found.append(index + 2)
+    return found if len(found) == count else []
+
+
 def frontmatter_links(raw: RawEntry, object_ref_fields: tuple[str, ...] = ()) -> list[Link]:
     """`links:` (mapping, legacy `{to, type}`, `target`/`kb:target` strings), `references:`, object-refs."""
     fm = raw.frontmatter
@@ -354,9 +376,11 @@ def frontmatter_links(raw: RawEntry, object_ref_fields: tuple[str, ...] = ()) ->
     items = fm.get("links")
     if isinstance(items, (list, dict, str)):
         line = raw.key_line("links")
+        item_lines = _item_lines(raw.fm_text, line, len(items)) if isinstance(items, list) else []
         if isinstance(items, (dict, str)):
             items = [items]
-        for item in items:
+        for n, item in enumerate(items):
+            line = item_lines[n] if n < len(item_lines) else raw.key_line("links")
             if isinstance(item, dict):
                 target = _string_target(item.get("target", item.get("to")))
                 if target is None:
@@ -375,8 +399,10 @@ def frontmatter_links(raw: RawEntry, object_ref_fields: tuple[str, ...] = ()) ->
                 links.append(Link(target=target, relation="related", kb=kb, line=line, field="links"))
     refs = fm.get("references")
     if isinstance(refs, (list, str)):
-        line = raw.key_line("references")
-        for item in [refs] if isinstance(refs, str) else refs:
+        key_line = raw.key_line("references")
+        item_lines = _item_lines(raw.fm_text, key_line, len(refs)) if isinstance(refs, list) else []
+        for n, item in enumerate([refs] if isinstance(refs, str) else refs):
+            line = item_lines[n] if n < len(item_lines) else key_line
             target = _string_target(item)
             if target is None:
                 continue

@@ -89,7 +89,11 @@ def tokenize(text: str) -> list[Token]:
                 tokens.append(Token("op", c, i))
                 i += 1
             else:
-                raise PolicyError(text, i, f"unknown operator {c!r}: expected one of {', '.join(OPS)}")
+                hint = ""
+                before = text[:i].rstrip()
+                if c == "=" and before[-1:] in "<>!=" and before[-1:]:
+                    hint = f" (write '{before[-1]}=' without a space)"
+                raise PolicyError(text, i, f"unknown operator {c!r}: expected one of {', '.join(OPS)}{hint}")
             continue
         if c in "'\"":
             end = text.find(c, i + 1)

@@ -258,7 +258,9 @@ def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
     # stale covered_by claims are checked against the types each item applies to
     for b in kb_items + system:
         if b.kind == "schema" and b.fields:
-            targets = list(b.applies_to) if b.applies_to else sorted(schema.types)
+            # an unrestricted KB-level claim is about the KB's own types, not every core type
+            targets = list(b.applies_to) if b.applies_to else sorted(
+                n for n, t in schema.types.items() if t.declared) or sorted(schema.types)
             reason = _stale_schema_claim(b, schema, targets)
             if reason:
                 _broken(b, reason)

@@ -258,6 +258,10 @@ def build_workspace(
             raise UsageError("--stdin needs --kb DIR (the KB the entry belongs to)")
         if not stdin_path:
             raise UsageError("--stdin needs --stdin-path REL.md (where the entry would live in the KB)")
+        if os.path.isabs(stdin_path) or not stdin_path.endswith(".md"):
+            raise UsageError(f"--stdin-path {stdin_path}: expected a relative path ending in .md, inside the KB")
+        if not _is_within(os.path.join(context_root, stdin_path), context_root):
+            raise UsageError(f"--stdin-path {stdin_path}: the path leaves the KB")
         kb = b.kb(context_root)
         if kb is not None:
             abs_path = os.path.normpath(os.path.join(context_root, stdin_path))
@@ -276,7 +280,9 @@ def build_workspace(
                 else:
                     roots = find_kb_roots(path)
                 if not roots:
-                    raise UsageError(f"no kb.yaml found under {raw}")
+                    above = nearest_kb_root(os.path.join(path, "x"))
+                    hint = f" (the KB holding it is {os.path.relpath(above)}: lint that)" if above else ""
+                    raise UsageError(f"no kb.yaml found under {raw}{hint}")
                 for root in roots:
                     kb = b.kb(root)
                     if kb is not None:
@@ -311,20 +317,32 @@ def _read(path: str) -> bytes:
 
 
 def load_kbs_for_plan(kb: str) -> list[KBSchema]:
-    """The KB named by `--kb`: a directory holding kb.yaml, or a KB name found under the current
-    directory. An unreadable kb.yaml is a UsageError (exit 2) with its file and line."""
-    try:
-        if os.path.isdir(kb):
-            if not os.path.isfile(os.path.join(kb, "kb.yaml")):
-                raise UsageError(f"--kb {kb}: no kb.yaml in that directory")
+    """The KB a command names: a directory holding kb.yaml, or a KB name found under the current
+    directory (other KBs' kb.yaml files that cannot be read are skipped)."""
+    if os.path.isdir(kb):
+        if not os.path.isfile(os.path.join(kb, "kb.yaml")):
+            raise UsageError(f"{kb}: no kb.yaml in that directory (give a KB directory or a KB name)")
+        try:
             return [load_kb_schema(os.path.abspath(kb))]
-        found = []
-        for root in find_kb_roots(os.getcwd()):
+        except YamlFileError as exc:
+            raise UsageError(str(exc)) from None
+    found = []
+    names = []
+    for root in find_kb_roots(os.getcwd()):
+        try:
             schema = load_kb_schema(root)
-            if schema.name == kb:
-                found.append(schema)
-    except YamlFileError as exc:
-        raise UsageError(str(exc)) from None
+        except YamlFileError:
+            continue
+        names.append(schema.name)
+        if schema.name == kb:
+            found.append(schema)
     if not found:
-        raise UsageError(f"--kb {kb}: no KB of that name under the current directory, and no such directory")
+        import difflib
+
+        near = difflib.get_close_matches(kb, names, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        raise UsageError(f"{kb}: no such directory, and no KB of that name under the current directory{hint}")
+    if len(found) > 1:
+        paths = " and ".join(os.path.relpath(s.root) for s in found)
+        raise UsageError(f"{kb}: several KBs have that name ({paths}); give the directory instead")
     return found

@@ -14,7 +14,13 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 class YamlFileError(Exception):
     def __init__(self, path: str, line: int, reason: str):
-        super().__init__(f"{path}:{line}: {reason}")
+        import os
+
+        try:
+            shown = os.path.relpath(path).replace(os.sep, "/") if path else path
+        except ValueError:
+            shown = path
+        super().__init__(f"{shown}:{line}: {reason}")
         self.path = path
         self.line = line
         self.reason = reason

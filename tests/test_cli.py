@@ -273,3 +273,38 @@ def test_no_traceback_on_internal_error_unless_verbose(tmp_path: Path):
     assert "Traceback" not in result.stderr
     if os.geteuid() != 0:  # root reads anything
         assert issues_of(result.json, "parse_error")
+
+
+def test_kb_dir_alone_lints_that_kb_and_restricts_a_workspace(tmp_path: Path):
+    write_kb(tmp_path / "a", "name: a\n", {"x.md": "---\ntype: note\ntitle: X\ntags: [t]\n---\nTo [[b:y]].\n"})
+    write_kb(tmp_path / "b", "name: b\n", {"y.md": "---\ntype: note\ntitle: Y\ntags: [t]\n---\n"})
+    alone = run_kblint("validate", "--kb", str(tmp_path / "b"), "--format", "json").json
+    assert [k["name"] for k in alone["kbs"]] == ["b"]
+    both = run_kblint("validate", str(tmp_path), "--kb", str(tmp_path / "a"), "--format", "json").json
+    assert [k["name"] for k in both["kbs"]] == ["a"] and both["issues"] == []  # b loaded: the link resolves
+
+
+def test_two_kbs_with_one_name_are_refused(tmp_path: Path):
+    write_kb(tmp_path / "one" / "notes", "description: x\n", {"a.md": "---\ntitle: A\n---\n"})
+    write_kb(tmp_path / "two" / "notes", "description: y\n", {"b.md": "---\ntitle: B\n---\n"})
+    result = run_kblint("validate", str(tmp_path))
+    assert result.code == 2 and "two KBs are named 'notes'" in result.stderr
+    schema = run_kblint("schema", "notes", cwd=tmp_path)
+    assert schema.code == 2 and "several KBs have that name" in schema.stderr
+
+
+def test_unknown_type_filter_and_bad_stdin_paths(kb: Path):
+    result = run_kblint("validate", str(kb), "--type", "findng")
+    assert result.code == 2 and "did you mean 'finding'" in result.stderr
+    for bad in ("/abs/x.md", "../x.md", "x.txt"):
+        result = run_kblint("validate", "--kb", str(kb), "--stdin", "--stdin-path", bad, input=b"---\ntitle: X\n---\n")
+        assert result.code == 2 and "--stdin-path" in result.stderr
+    assert run_kblint("validate", str(kb), "--stdin-path", "a.md").code == 2
+
+
+def test_short_help_and_quiet(kb: Path):
+    assert run_kblint("validate", "-h").code == 0
+    bad = run_kblint("validate", "--bogus")
+    assert bad.code == 2 and "No such option: --bogus" in bad.stderr and "╭" not in bad.stderr
+    quiet = run_kblint("validate", str(kb), "-q").stdout.splitlines()
+    assert quiet and all(line.split(":")[0].endswith(".md") for line in quiet)

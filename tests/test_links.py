@@ -72,7 +72,7 @@ def test_frontmatter_link_forms():
         ("other", "a", "cites"), (None, "b", "mentions"), (None, "c", "related"), ("other", "d", "related"),
         (None, "e", "related"), (None, "f", "references"), ("other", "g", "references"), (None, "h", "owner"),
     ]
-    assert [l.line for l in links] == [2, 2, 2, 2, 2, 8, 8, 9]
+    assert [l.line for l in links] == [3, 4, 5, 6, 7, 8, 8, 9]  # each block-list item on its own line
 
 
 KB_A = """\
@@ -125,7 +125,7 @@ def test_resolution_across_the_workspace(workspace: Path):
     assert broken == [
         ("alpha/cross-kb-links.yaml", 2, "not-there"),
         ("alpha/cross-kb-links.yaml", 3, "no-such-entry"),
-        ("alpha/hub.md", 5, "ghost"),
+        ("alpha/hub.md", 9, "ghost"),
         ("alpha/hub.md", 13, "absent.png"),
         ("alpha/hub.md", 13, "missing-in-beta"),
         ("alpha/hub.md", 13, "nowhere"),
@@ -135,7 +135,7 @@ def test_resolution_across_the_workspace(workspace: Path):
     external = sorted((i["path"], i["line"], i["message"]) for i in issues_of(report, "unresolved_external"))
     assert external == [
         ("alpha/cross-kb-links.yaml", 4, "Link to 'delta:far': KB 'delta' is not in this run"),
-        ("alpha/hub.md", 5, "Link to 'gamma:thing': KB 'gamma' is not in this run"),
+        ("alpha/hub.md", 10, "Link to 'gamma:thing': KB 'gamma' is not in this run"),
     ]
     # one issue per distinct (entry, KB, target): [[nowhere]] twice is reported once
     assert len([i for i in issues_of(report, "broken_link") if "nowhere" in i["message"]]) == 1

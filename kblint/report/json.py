@@ -54,6 +54,8 @@ def _tail(report: Report) -> dict:
     }
     if report.baselined is not None:
         data["summary"]["baseline"] = {"baselined": report.baselined, "stale": report.baseline_stale}
+    if report.unreadable or report.fatal:
+        data["summary"]["errors"] = list(report.unreadable) + ([report.fatal] if report.fatal else [])
     return data
 
 

@@ -17,7 +17,8 @@ def _plural(n: int, word: str) -> str:
 
 def issue_line(issue: Issue, color: bool) -> str:
     where = f"{display_path(issue.path)}:{issue.line}:{issue.column}:"
-    tag = issue.checker or issue.rubric_item
+    # a config_error already quotes its item; a judgment issue names the item it is about
+    tag = issue.checker or (issue.rubric_item if issue.rule != "config_error" else None)
     suffix = f" [{tag}]" if tag else ""
     if not color:
         return f"{where} {issue.severity} {issue.rule} {issue.message}{suffix}"
@@ -79,14 +80,13 @@ def summary_lines(report: Report) -> list[str]:
         lines.append(line)
     if report.hidden:
         hid = ", ".join(f"{n} by {name}" for name, n in sorted(report.hidden.items()))
-        lines.append(f"hidden: {sum(report.hidden.values())} issues ({hid})")
+        total = sum(report.hidden.values())
+        lines.append(f"hidden: {_plural(total, 'issue')} ({hid})")
     if report.baselined is not None:
         n = report.baseline_stale
         stale = f", {n} baseline {'entry no longer occurs' if n == 1 else 'entries no longer occur'}" if n else ""
         lines.append(f"baseline: {_plural(report.baselined, 'issue')} baselined{stale}"
                      + (" (fixed: write the baseline again to prune)" if report.baseline_stale else ""))
-    for message in report.unreadable:
-        lines.append(f"could not lint: {message}")
     return lines
 
 

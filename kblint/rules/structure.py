@@ -15,8 +15,8 @@ from .common import entry_issue
 def missing_title(entry: Entry) -> Issue | None:
     if entry.title is None or not entry.title.strip():
         line = entry.key_line("title") if "title" in entry.raw.frontmatter else 1
-        what = "empty" if "title" in entry.raw.frontmatter else "missing"
-        return entry_issue(entry, "missing_title", f"Entry '{entry.id}' has {what} title", line=line, field="title")
+        what = "an empty title" if "title" in entry.raw.frontmatter else "no title"
+        return entry_issue(entry, "missing_title", f"Entry '{entry.id}' has {what}", line=line, field="title")
     return None
 
 
