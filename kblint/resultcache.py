@@ -10,13 +10,60 @@ deleted link target shows up as a broken link in an unchanged entry.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import tempfile
+from dataclasses import fields
 
 from . import __version__
 
-_FORMAT = 2
+_FORMAT = 3
+
+# The cache holds plain JSON data, never pickles: a cache restored from elsewhere (a CI cache)
+# can at worst give wrong results until it is cleared, never run code.
+
+
+def _names(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+def encode(result) -> list:
+    from .engine import FileResult  # noqa: F401 - the shape encoded here
+
+    facts = result.facts
+    return [
+        [[getattr(i, n) for n in _ISSUE] for i in result.issues],
+        [[getattr(facts, n) for n in _FACTS if n != "links"],
+         [[getattr(link, n) for n in _LINK] for link in facts.links]],
+        list(result.cross_sources),
+    ]
+
+
+def decode(data: list):
+    from .engine import FileResult
+    from .entry import Link
+    from .graph import EntryFacts
+    from .issue import Issue
+
+    issues_data, (facts_data, links_data), cross = data
+    facts = EntryFacts(**dict(zip((n for n in _FACTS if n != "links"), facts_data)))
+    facts.aliases = tuple(facts.aliases)
+    facts.suppress = tuple(tuple(x) for x in facts.suppress)
+    facts.links = [Link(*row) for row in links_data]
+    issues = [Issue(**dict(zip(_ISSUE, row))) for row in issues_data]
+    return FileResult(issues, facts, tuple(cross))
+
+
+def _shapes() -> None:
+    global _ISSUE, _FACTS, _LINK
+    from .entry import Link
+    from .graph import EntryFacts
+    from .issue import Issue
+
+    _ISSUE, _FACTS, _LINK = _names(Issue), _names(EntryFacts), _names(Link)
+
+
+_ISSUE = _FACTS = _LINK = ()
 
 
 def _ensure_dir(cache_dir: str) -> str:
@@ -59,14 +106,17 @@ class KBResultCache:
     """The cached pass-1 results of one KB."""
 
     def __init__(self, cache_dir: str, key: str):
-        self.path = os.path.join(_ensure_dir(cache_dir), key + ".pickle")
-        self.entries: dict[str, tuple[int, int, object]] = {}
+        if not _ISSUE:
+            _shapes()
+        self.path = os.path.join(_ensure_dir(cache_dir), key + ".jsonl")
+        # path → (mtime_ns, size, the record's JSON text): parsed only when the entry is reused
+        self.entries: dict[str, tuple[int, int, str]] = {}
         try:
-            with open(self.path, "rb") as fh:
-                data = pickle.load(fh)
-            if isinstance(data, dict):
-                self.entries = data
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+            with open(self.path, encoding="utf-8") as fh:
+                for line in fh:
+                    path, mtime, size, record = line.rstrip("\n").split("\t", 3)
+                    self.entries[path] = (int(mtime), int(size), record)
+        except (OSError, ValueError):
             self.entries = {}  # a missing or unreadable cache is an empty one
 
     @staticmethod
@@ -81,15 +131,26 @@ class KBResultCache:
         found = self.entries.get(path)
         if found is None or stamp is None or (found[0], found[1]) != stamp:
             return None
-        return found[2]
+        del self.entries[path]  # the text is not needed once decoded: keep memory flat
+        try:
+            return decode(json.loads(found[2]))
+        except (TypeError, ValueError, IndexError):
+            return None  # a damaged record: lint the file again
 
     def save(self, results: dict[str, tuple[int, int, object]]) -> None:
         """Write atomically, so a run that is interrupted never leaves a half-written cache."""
         directory = os.path.dirname(self.path)
         try:
             fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(results, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                for path, (mtime, size, result) in results.items():
+                    if "\t" in path or "\n" in path:
+                        continue  # not representable in this format: such a file is simply not cached
+                    found = self.entries.get(path)
+                    # unchanged entries keep their stored record: no need to encode them again
+                    record = found[2] if found is not None and (found[0], found[1]) == (mtime, size) else \
+                        json.dumps(encode(result), ensure_ascii=False, separators=(",", ":"))
+                    fh.write(f"{path}\t{mtime}\t{size}\t{record}\n")
             os.replace(tmp, self.path)
-        except OSError:
+        except (OSError, TypeError, ValueError):
             pass
