@@ -89,8 +89,21 @@ def _file_bytes(path: str | None) -> bytes:
         return b""
 
 
+def _code_stamp() -> str:
+    """kblint's own code, so an edited (editable) install never reuses results of older code."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    parts = []
+    for directory, _, names in os.walk(package):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(directory, name))
+                parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
+    return ";".join(sorted(parts))
+
+
 def kb_key(root: str, kb_yaml: str | None, cross_links: str | None, plugins, config_file: str | None = None) -> str:
     h = hashlib.sha256()
+    h.update(_code_stamp().encode())
     h.update(_file_bytes(config_file))
     h.update(b"\0")
     h.update(f"{_FORMAT}\0{__version__}\0{os.path.abspath(root)}\0".encode())

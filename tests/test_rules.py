@@ -119,8 +119,8 @@ EXPECTED: dict[str, list[tuple[str, int, int, str, str | None]]] = {
     ],
     "broken_link": [
         ("wikilink.md", 6, 26, "warning", None),  # twice in the body, reported once, at the first
-        ("fm-links.md", 5, 1, "warning", "links"),
-        ("legacy.md", 5, 1, "warning", "links"),
+        ("fm-links.md", 7, 1, "warning", "links"),  # the list item, not the `links:` key
+        ("legacy.md", 7, 1, "warning", "links"),
         ("mdlink.md", 6, 27, "warning", None),
         ("objref.md", 6, 1, "warning", "employer"),
         ("references.md", 5, 1, "warning", "references"),
@@ -128,7 +128,7 @@ EXPECTED: dict[str, list[tuple[str, int, int, str, str | None]]] = {
     ],
     "unresolved_external": [
         ("wiki-external.md", 6, 26, "info", None),
-        ("fm-external.md", 5, 1, "info", "links"),
+        ("fm-external.md", 6, 1, "info", "links"),
     ],
     "orphan_entry": [
         ("lonely.md", 1, 1, "info", None),
