@@ -280,7 +280,16 @@ def _field(name: str, spec, line: int, problems: list[ConfigProblem], type_name:
                                                  f"'{declared}' (known: {known})"))
     values = spec.get("values", spec.get("options"))
     if values is not None and not isinstance(values, list):
+        key = "values" if "values" in spec else "options"
+        where = spec.line_of(key) if isinstance(spec, LineDict) else line
+        problems.append(ConfigProblem(where, f"type '{type_name}': field '{name}': {key} must be a list, "
+                                             f"got {values!r}"))
         values = [values]
+    for bound in ("min", "max"):
+        if spec.get(bound) is not None and _number(spec.get(bound)) is None:
+            where = spec.line_of(bound) if isinstance(spec, LineDict) else line
+            problems.append(ConfigProblem(where, f"type '{type_name}': field '{name}': {bound} must be a number, "
+                                                 f"got {spec.get(bound)!r}"))
     return FieldSchema(
         name=name,
         type=canonical,
@@ -445,8 +454,11 @@ def load_kb_schema(root: str) -> KBSchema:
     schema.raw = data
     problems = schema.problems
     name = data.get("name")
-    if name not in (None, ""):
-        schema.name = str(name)
+    if isinstance(name, str) and name.strip():
+        schema.name = name.strip()
+    elif name not in (None, ""):
+        problems.append(ConfigProblem(data.line_of("name"), f"name must be a string, got {name!r}; "
+                                                            f"using the directory name '{schema.name}'"))
     schema.description = data.get("description") if isinstance(data.get("description"), str) else None
     schema.kb_type = str(data["kb_type"]) if data.get("kb_type") is not None else None
     guidelines = data.get("guidelines")

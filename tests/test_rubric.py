@@ -235,3 +235,20 @@ def test_a_checker_that_raises_is_a_checker_error_and_the_run_goes_on(tmp_path: 
     assert len(errors) == 2 and all("RuntimeError: boom" in i.message and "(tests)" in i.message for i in errors)
     assert [i.entry_id for i in report.issues if i.rule == "rubric_violation"] == ["a"]
     assert report.exit_code == 1
+
+
+def test_malformed_kb_yaml_values_are_config_errors(tmp_path: Path):
+    kb = write_kb(tmp_path / "m", """\
+name: [w]
+types:
+  t:
+    fields:
+      kind: {type: select, values: 3}
+      size:
+        type: number
+        min: abc
+""", {"a.md": "---\ntitle: A\ntype: t\ntags: [x]\nkind: 3\nsize: 2\n---\n[[a]]\n"})
+    report = run_kblint("validate", str(kb), "--format", "json").json
+    errors = sorted((i["line"], i["message"].split(":")[0]) for i in issues_of(report, "config_error"))
+    assert [line for line, _ in errors] == [1, 5, 8]
+    assert report["kbs"][0]["name"] == "m"  # the directory name, as said in the message
