@@ -17,6 +17,16 @@ def _git(args: list[str], cwd: str) -> subprocess.CompletedProcess:
         raise UsageError(f"--base: cannot run git: {exc}") from None
 
 
+def _work_tree(ref: str, root: str, option: str) -> str:
+    """The top of the git work tree holding ROOT, once REF is known to name a commit."""
+    top = _git(["rev-parse", "--show-toplevel"], root)
+    if top.returncode != 0:
+        raise UsageError(f"{option} {ref}: {root} is not inside a git work tree")
+    if _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root).returncode != 0:
+        raise UsageError(f"{option} {ref}: no such git revision")
+    return top.stdout.decode().strip()
+
+
 def _status_of(data: bytes) -> str | None:
     text = decode(data)
     raw = split_and_load(text) if isinstance(text, str) else text
@@ -31,12 +41,7 @@ def _status_of(data: bytes) -> str | None:
 def statuses_at(ref: str, kb_root: str, files: list[str]) -> dict[str, str | None]:
     """For each entry file: its status at REF, NEW if it did not exist then, UNCHANGED if the
     file is the same as at REF."""
-    top = _git(["rev-parse", "--show-toplevel"], kb_root)
-    if top.returncode != 0:
-        raise UsageError(f"--base {ref}: {kb_root} is not inside a git work tree")
-    toplevel = top.stdout.decode().strip()
-    if _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], kb_root).returncode != 0:
-        raise UsageError(f"--base {ref}: no such git revision")
+    toplevel = _work_tree(ref, kb_root, "--base")
     listed = _git(["ls-tree", "-r", "-z", "--name-only", ref, "--", "."], kb_root)
     at_base = {os.path.normpath(os.path.join(kb_root, p)) for p in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
     diff = _git(["diff", "--name-status", "-z", "--find-renames", ref, "--", "."], kb_root)
@@ -68,12 +73,7 @@ def statuses_at(ref: str, kb_root: str, files: list[str]) -> dict[str, str | Non
 def changed_since(ref: str, root: str) -> tuple[set[str], set[str]]:
     """(absolute paths of files under ROOT changed or added since REF — untracked ones included —,
     absolute paths of files deleted since REF)."""
-    top = _git(["rev-parse", "--show-toplevel"], root)
-    if top.returncode != 0:
-        raise UsageError(f"--changed-since {ref}: {root} is not inside a git work tree")
-    toplevel = top.stdout.decode().strip()
-    if _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root).returncode != 0:
-        raise UsageError(f"--changed-since {ref}: no such git revision")
+    toplevel = _work_tree(ref, root, "--changed-since")
 
     def paths(args: list[str]) -> set[str]:
         out = _git(args, root).stdout.decode("utf-8", "surrogateescape")
