@@ -347,7 +347,7 @@ def _string_target(value) -> str | None:
     return None
 
 
-def _item_lines(fm_text: str, key_line: int, count: int) -> list[int]:
+def list_item_lines(fm_text: str, key_line: int, count: int) -> list[int]:
     """File lines of the items of a block list under the top-level key on KEY_LINE ([] when the
     list is written in flow style or the items cannot be told apart)."""
     lines = fm_text.split("\n")
@@ -376,7 +376,7 @@ def frontmatter_links(raw: RawEntry, object_ref_fields: tuple[str, ...] = ()) ->
     items = fm.get("links")
     if isinstance(items, (list, dict, str)):
         line = raw.key_line("links")
-        item_lines = _item_lines(raw.fm_text, line, len(items)) if isinstance(items, list) else []
+        item_lines = list_item_lines(raw.fm_text, line, len(items)) if isinstance(items, list) else []
         if isinstance(items, (dict, str)):
             items = [items]
         for n, item in enumerate(items):
@@ -400,7 +400,7 @@ def frontmatter_links(raw: RawEntry, object_ref_fields: tuple[str, ...] = ()) ->
     refs = fm.get("references")
     if isinstance(refs, (list, str)):
         key_line = raw.key_line("references")
-        item_lines = _item_lines(raw.fm_text, key_line, len(refs)) if isinstance(refs, list) else []
+        item_lines = list_item_lines(raw.fm_text, key_line, len(refs)) if isinstance(refs, list) else []
         for n, item in enumerate([refs] if isinstance(refs, str) else refs):
             line = item_lines[n] if n < len(item_lines) else key_line
             target = _string_target(item)

@@ -177,3 +177,13 @@ def test_an_id_wins_over_another_entrys_alias_or_stem(tmp_path: Path):
     # [[target]] reaches z (its id), not the entry that merely has the alias; else z would be an orphan
     assert issues_of(report, "orphan_entry") == []
     assert issues_of(report, "broken_link") == []
+
+
+def test_a_links_item_without_a_target_is_reported(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: k\n", {
+        "a.md": "---\ntitle: A\ntype: note\ntags: [t]\nlinks:\n  - {target: b}\n  - {targt: b, relation: x}\n---\n",
+        "b.md": "---\ntitle: B\ntype: note\ntags: [t]\n---\n[[a]]\n",
+    })
+    report = run_kblint("validate", str(kb), "--format", "json").json
+    (issue,) = [i for i in issues_of(report, "invalid_field") if i["field"] == "links"]
+    assert issue["line"] == 7 and "has no 'target'" in issue["message"] and "targt" in issue["message"]

@@ -121,6 +121,26 @@ def unknown_fields(entry: Entry, ts: TypeSchema) -> list[Issue]:
     return issues
 
 
+def link_items(entry: Entry) -> list[Issue]:
+    """A `links:` mapping item that names no target is no link at all: say so."""
+    from ..entry import list_item_lines
+
+    items = entry.raw.frontmatter.get("links")
+    if not isinstance(items, list):
+        return []
+    key_line = entry.key_line("links")
+    lines = list_item_lines(entry.raw.fm_text, key_line, len(items))
+    issues = []
+    for n, item in enumerate(items):
+        if isinstance(item, dict) and item.get("target", item.get("to")) in (None, ""):
+            keys = ", ".join(str(k) for k in item) or "nothing"
+            issues.append(entry_issue(entry, "invalid_field",
+                                      f"links item {n + 1} has no 'target' (it has: {keys})",
+                                      line=lines[n] if n < len(lines) else key_line, field="links",
+                                      discriminator=f"links:{n}"))
+    return issues
+
+
 def invalid_status(entry: Entry, ts: TypeSchema) -> Issue | None:
     wf = ts.workflow
     if wf is None or not wf.states or entry.status is None or entry.status in wf.states:
@@ -133,6 +153,7 @@ def invalid_status(entry: Entry, ts: TypeSchema) -> Issue | None:
 def check(entry: Entry, schema: KBSchema, *, located: bool = True) -> list[Issue]:
     """All schema rules for ENTRY. located=False: the entry's path is not where it will live."""
     issues, reported_dates = loader_dates(entry)
+    issues.extend(link_items(entry))
     ts = schema.types.get(entry.type)
     if ts is None:
         issues.append(unknown_type(entry, schema))
