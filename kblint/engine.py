@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import graph
 from .config import Settings
-from .entry import Link, ParseFailure, build_entry, decode, split_and_load, suppressions
+from .entry import Link, ParseFailure, build_entry, parse, suppressions
 from .issue import Issue, KBReport, Report
 from .checkers.core import CheckContext
 from .checkers.registry import registry
@@ -48,8 +48,7 @@ def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located
                 reported: bool = True) -> FileResult:
     """Pass 1 for one file: never raises for any content."""
     schema = ctx.schema
-    text = decode(data)
-    raw = split_and_load(text) if isinstance(text, str) else text
+    raw = parse(data)
     if isinstance(raw, ParseFailure):
         spec = RULES["parse_error"]
         issue = Issue(rule="parse_error", severity=spec.severity, tier=spec.tier, message=raw.message,
@@ -173,8 +172,7 @@ def read_entry(kb: KB, facts: graph.EntryFacts, data: bytes | None = None):
         data = _read(facts.path)
     if data is None:
         return None
-    text = decode(data)
-    raw = split_and_load(text) if isinstance(text, str) else text
+    raw = parse(data)
     if isinstance(raw, ParseFailure):
         return None
     entry, _ = build_entry(raw, kb.schema, facts.path, facts.relpath)

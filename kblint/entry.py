@@ -173,6 +173,12 @@ def split_and_load(text: str) -> RawEntry | ParseFailure:
     return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, bad_dates=bad)
 
 
+def parse(data: bytes) -> RawEntry | ParseFailure:
+    """A file's bytes → its frontmatter and body, or why it cannot be read as an entry."""
+    text = decode(data)
+    return split_and_load(text) if isinstance(text, str) else text
+
+
 # ---------------------------------------------------------------------------------------------
 # Body analysis: code stripping, headings, wikilinks, markdown links.
 

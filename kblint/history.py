@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from .entry import decode, split_and_load
+from .entry import parse
 from .policy import NEW, UNCHANGED
 from .workspace import UsageError
 
@@ -28,8 +28,7 @@ def _work_tree(ref: str, root: str, option: str) -> str:
 
 
 def _status_of(data: bytes) -> str | None:
-    text = decode(data)
-    raw = split_and_load(text) if isinstance(text, str) else text
+    raw = parse(data)
     if not hasattr(raw, "frontmatter"):
         return None
     value = raw.frontmatter.get("status")

@@ -7,28 +7,18 @@ how each item is enforced.
 
 from __future__ import annotations
 
-import datetime as _dt
 
 from .kbschema import COMMON_KEYS, KBSchema, TypeSchema
 from .report import display_path
 from .rubric import Binding, Plan
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
-    return value
+from .yamlfile import json_ready
 
 
 def _item(b: Binding) -> dict:
     out = {"id": b.id, "text": b.text, "binding": b.kind, "scope": b.scope, "severity": b.severity}
     if b.kind == "checker":
         out["checker"] = b.checker
-        out["params"] = _plain(dict(b.params))
+        out["params"] = json_ready(dict(b.params))
     if b.kind == "policy":
         out["policy"] = b.policy
     if b.kind == "schema" and b.fields:
@@ -46,7 +36,7 @@ def _type(ts: TypeSchema, plan: Plan) -> dict:
     for name, spec in ts.fields.items():
         field = {"type": spec.declared_type or "any", "required": name in required}
         if spec.values is not None:
-            field["values"] = _plain(spec.values)
+            field["values"] = json_ready(spec.values)
         if spec.min is not None:
             field["min"] = spec.min
         if spec.max is not None:
@@ -62,8 +52,8 @@ def _type(ts: TypeSchema, plan: Plan) -> dict:
         "optional": [k for k in dict.fromkeys(ts.optional + list(ts.fields)) if k not in required],
         "fields": fields,
         "ai_instructions": ts.ai_instructions,
-        "guidelines": _plain(ts.guidelines),
-        "goals": _plain(ts.goals),
+        "guidelines": json_ready(ts.guidelines),
+        "goals": json_ready(ts.goals),
         "workflow": {"states": ts.workflow.states,
                      "transitions": [{"from": a, "to": b, "why": why} for a, b, why in ts.workflow.transitions]}
         if ts.workflow else None,
@@ -77,14 +67,14 @@ def intent(schema: KBSchema, plan: Plan) -> dict:
     return {
         "kb": {"name": schema.name, "description": schema.description, "kb_type": schema.kb_type,
                "path": display_path(schema.root)},
-        "guidelines": _plain(schema.guidelines),
-        "goals": _plain(schema.goals),
+        "guidelines": json_ready(schema.guidelines),
+        "goals": json_ready(schema.goals),
         "common_keys": sorted(COMMON_KEYS),
         "entry_format": "markdown with YAML frontmatter between '---' lines; `type` names one of `types`; "
                         "links as [[entry-id]] in the body or `links:` in the frontmatter",
         "types": {name: _type(ts, plan) for name, ts in sorted(schema.types.items())},
         "validation_rules": [{k: v for k, v in {"field": r.field, "range": list(r.range) if r.range else None,
-                                                "enum": _plain(r.enum), "pattern": r.pattern,
+                                                "enum": json_ready(r.enum), "pattern": r.pattern,
                                                 "format": r.format}.items() if v is not None}
                              for r in schema.rules],
         "validation_enforce": schema.enforce,

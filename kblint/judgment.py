@@ -5,7 +5,6 @@ Only the entries that have judgment items are re-read here (bodies are not kept 
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import sys
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from .config import Settings
 from .issue import Issue
 from .rubric import Binding
 from .rules import RULES
+from .yamlfile import json_ready
 
 
 class JudgmentSetupError(Exception):
@@ -56,18 +56,6 @@ def make_config(settings: Settings):
         raise JudgmentSetupError(f"--llm: {exc}") from None
 
 
-def _plain(value):
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
 def _request(p: Pending, key: str):
     from .engine import read_entry
     from .judge import JudgeItem, JudgeRequest
@@ -76,14 +64,14 @@ def _request(p: Pending, key: str):
     if entry is None:
         return None
     schema = p.kb.schema
-    guidelines = _plain(dict(schema.guidelines))
+    guidelines = json_ready(dict(schema.guidelines))
     ts = schema.types.get(entry.type)
     if ts is not None and ts.guidelines:
-        guidelines[f"type:{ts.name}"] = _plain(ts.guidelines)
+        guidelines[f"type:{ts.name}"] = json_ready(ts.guidelines)
     meta = {k: v for k, v in entry.metadata.items() if k not in ("id", "type", "title", "kblint")}
     return JudgeRequest(
         key=key,
-        entry={"id": entry.id, "type": entry.type, "title": entry.title, "metadata": _plain(meta),
+        entry={"id": entry.id, "type": entry.type, "title": entry.title, "metadata": json_ready(meta),
                "body": entry.body},
         items=[JudgeItem(b.id, b.text) for b in p.items],
         guidelines=guidelines,

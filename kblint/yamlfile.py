@@ -129,3 +129,18 @@ def load_file(path: str):
         line = data.count(b"\n", 0, exc.start) + 1
         raise YamlFileError(path, line, f"invalid UTF-8 at byte offset {exc.start}") from None
     return load_text(text, path)
+
+
+def json_ready(value):
+    """A YAML value as plain JSON data: mappings with text keys, lists, dates as ISO text."""
+    import datetime as _dt
+
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

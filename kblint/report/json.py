@@ -59,10 +59,6 @@ def _tail(report: Report) -> dict:
     return data
 
 
-def as_dict(report: Report) -> dict:
-    return {**_head(report), "issues": [issue_dict(i, report) for i in report.issues], **_tail(report)}
-
-
 def _dump(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 

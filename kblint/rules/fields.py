@@ -27,7 +27,7 @@ class Misfit:
 def show(value) -> str:
     if isinstance(value, (_dt.date, _dt.datetime)):
         return value.isoformat()
-    text = repr(value) if not isinstance(value, str) else repr(value)
+    text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
