@@ -34,6 +34,60 @@ def _construct_timestamp(loader, node):
 
 _EntryLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SCALAR_CONSTRUCTORS = {tag: _EntryLoader.yaml_constructors[tag] for tag in (
+    "tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:timestamp")}
+
+
+class _NotPlain(Exception):
+    """The document uses a YAML feature the plain-data constructor leaves to PyYAML's own."""
+
+
+def _construct_plain(loader, node):
+    """The value of a node tree of plain mappings, sequences and scalars, as SafeConstructor
+    would build it, without its per-node bookkeeping (which costs about half of a frontmatter's
+    load time). Anything else (merge keys, explicit tags, unhashable keys) raises _NotPlain."""
+    cls = node.__class__
+    if cls is yaml.ScalarNode:
+        tag = node.tag
+        if tag == _STR_TAG:
+            return node.value
+        constructor = _SCALAR_CONSTRUCTORS.get(tag)
+        if constructor is None:
+            raise _NotPlain
+        return constructor(loader, node)
+    if cls is yaml.MappingNode:
+        if node.tag != _MAP_TAG:
+            raise _NotPlain
+        data = {}
+        for key_node, value_node in node.value:
+            if key_node.tag != _STR_TAG:
+                if key_node.__class__ is not yaml.ScalarNode or key_node.tag not in _SCALAR_CONSTRUCTORS:
+                    raise _NotPlain  # merge (`<<`) and value (`=`) keys, collections as keys
+                data[_construct_plain(loader, key_node)] = _construct_plain(loader, value_node)
+            else:
+                data[key_node.value] = _construct_plain(loader, value_node)
+        return data
+    if cls is yaml.SequenceNode and node.tag == _SEQ_TAG:
+        return [_construct_plain(loader, item) for item in node.value]
+    raise _NotPlain
+
+
+def _load_mapping(loader, fm_text: str):
+    """The frontmatter's data: plain documents by the fast constructor, the rest by PyYAML's."""
+    node = loader.get_single_node()
+    if node is None:
+        return None
+    if "&" not in fm_text:  # no anchors, so no aliases: the node graph is a tree
+        try:
+            return _construct_plain(loader, node)
+        except (_NotPlain, RecursionError):
+            loader.bad_dates = []
+    return loader.construct_document(node)
+
 
 @dataclass(slots=True)
 class ParseFailure:
@@ -149,7 +203,7 @@ def split_and_load(text: str) -> RawEntry | ParseFailure:
     loader = _EntryLoader(fm_text)
     loader.bad_dates = []
     try:
-        data = loader.get_single_data()
+        data = _load_mapping(loader, fm_text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 2 if mark is not None else 2

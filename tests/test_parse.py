@@ -167,3 +167,57 @@ def test_every_file_is_counted_and_no_traceback(tmp_path: Path):
     assert "glued" in glued["message"] and glued["line"] == 1
     yaml_error = next(i for i in errors if i["path"].endswith("yaml.md"))
     assert yaml_error["line"] == 3
+
+
+_fm_lines = st.lists(
+    st.sampled_from(["title: x", "title: 'quoted: yes'", "date: 2025-13-45", "d: 2024-02-29", "t: 2024-02-29 10:30:00",
+                     "n: ~", "n2: null", "b: yes", "b2: false", "i: 0x1F", "i2: 1_000", "i3: 0o17", "s: 1:30",
+                     "f: .5", "f2: -.inf", "f3: .nan", "tags: [a, b]", "tags:", "  - x", "  - 3", "links:",
+                     "  - target: y", "    relation: z", "  - {to: q, type: r}", "m: {a: [b, {c: d}]}",
+                     "1: one", "true: yes", "? [a, b]", ": v", "<<: {k: v}", "=: eq", "x: !!str 12",
+                     "y: !!binary aGVsbG8=", "z: !!set {a, b}", "o: !!omap [{a: 1}]", "a: &x 1", "c: *x",
+                     "dup: 1", "dup: 2", "e: ''", "e2:", "u: \"\\u00e9t\\u00e9\""]),
+    max_size=10,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_fm_lines)
+def test_frontmatter_loads_exactly_as_pyyaml_does(lines):
+    """The fast constructor for plain frontmatter gives PyYAML's own result, or PyYAML's own error."""
+    import math
+
+    import yaml
+
+    from kblint import entry as entry_module
+
+    text = "\n".join(lines)
+
+    def standard():
+        loader = entry_module._EntryLoader(text)
+        loader.bad_dates = []
+        try:
+            return ("ok", loader.get_single_data(), loader.bad_dates)
+        except yaml.YAMLError as exc:
+            return ("error", str(exc), None)
+        finally:
+            loader.dispose()
+
+    expected = standard()
+    raw = split_and_load("---\n" + text + "\n---\n")
+    if expected[0] == "error" or not isinstance(expected[1], (dict, type(None))):
+        assert isinstance(raw, ParseFailure)
+        return
+    assert isinstance(raw, RawEntry)
+
+    def same(a, b) -> bool:  # NaN is not equal to itself
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        if isinstance(a, dict) and isinstance(b, dict):
+            return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+        if isinstance(a, list) and isinstance(b, list):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return type(a) is type(b) and a == b
+
+    assert same(raw.frontmatter, expected[1] or {})
+    assert raw.bad_dates == [(line + 2, value) for line, value in expected[2]]
