@@ -23,6 +23,23 @@ except AttributeError:  # pragma: no cover - libyaml is present on supported ins
 class _EntryLoader(_BaseLoader):
     """CSafeLoader that keeps impossible timestamps (`2025-13-45`) as text and notes their line."""
 
+    _implicit = _BaseLoader.yaml_implicit_resolvers
+
+    def resolve(self, kind, value, implicit):
+        # The composer calls this for every node; SafeLoader's own version also walks path and
+        # wildcard resolvers, which it never has.
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in self._implicit.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return "tag:yaml.org,2002:str"
+        return "tag:yaml.org,2002:seq" if kind is yaml.SequenceNode else "tag:yaml.org,2002:map"
+
+
+if None in _BaseLoader.yaml_implicit_resolvers or _BaseLoader.yaml_path_resolvers:  # pragma: no cover
+    del _EntryLoader.resolve  # resolvers this fast path does not know: keep PyYAML's
+
 
 def _construct_timestamp(loader, node):
     try:
