@@ -286,14 +286,14 @@ def cache_info(
 ) -> None:
     """Where the cache is and how much it holds."""
     from .judge import cache_info as info
+    from .resultcache import info as results_info
 
     directory = _cache_dir(cache_dir, config)
     data = info(directory)
-    results = os.path.join(directory, "results")
-    files = [os.path.join(results, f) for f in os.listdir(results)] if os.path.isdir(results) else []
-    size = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    results = results_info(directory)
     typer.echo(f"{directory}: {data['entries']} cached verdicts ({data['bytes']} bytes), "
-               f"lint results of {len(files)} KB{'s' if len(files) != 1 else ''} ({size} bytes)")
+               f"lint results of {results['kbs']} KB{'s' if results['kbs'] != 1 else ''} and "
+               f"{results['runs']} run{'s' if results['runs'] != 1 else ''} ({results['bytes']} bytes)")
 
 
 @cache_app.command("clear")
@@ -302,14 +302,12 @@ def cache_clear(
     config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
 ) -> None:
     """Empty the cache: judge verdicts and lint results."""
-    import shutil
-
     from .judge import cache_clear as clear
+    from .resultcache import clear as clear_results
 
     directory = _cache_dir(cache_dir, config)
     verdicts = clear(directory)
-    results = os.path.join(directory, "results")
-    shutil.rmtree(results, ignore_errors=True)
+    clear_results(directory)
     typer.echo(f"{directory}: removed {verdicts} cached verdicts and the cached lint results")
 
 

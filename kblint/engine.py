@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from . import graph
 from .config import Settings
@@ -281,57 +282,87 @@ class _KBRun:
     previous: dict | None = None
 
 
-def _lint_file(ctx: KBContext, kb_name: str, path: str, relpath: str) -> FileResult:
+def _lint_file(ctx: KBContext, path: str, relpath: str) -> FileResult:
     data = _read(path)
     if data is None:
         spec = RULES["parse_error"]
         issue = Issue(rule="parse_error", severity=spec.severity, tier=spec.tier, message="cannot read the file",
-                      kb_name=kb_name, path=path)
-        return FileResult([issue], graph.EntryFacts(kb_name=kb_name, path=path, relpath=relpath, parsed=False,
-                                                    reported=True))
+                      kb_name=ctx.schema.name, path=path)
+        return FileResult([issue], graph.EntryFacts(kb_name=ctx.schema.name, path=path, relpath=relpath,
+                                                    parsed=False, reported=True))
     return lint_source(ctx, path, relpath, data)
 
 
 # Worker processes inherit the KB contexts from the parent (fork), so they are not pickled per task.
 _WORKER_CTX: list[KBContext] = []
+_WORKER_JSON = False
 
 
-def _lint_chunk(chunk: list[tuple[int, str, str]]) -> list[FileResult]:
-    return [_lint_file(_WORKER_CTX[k], _WORKER_CTX[k].schema.name, path, relpath) for k, path, relpath in chunk]
+def _lint_chunk(chunk: list[tuple[int, str, str]]) -> list[tuple[tuple, str | None]]:
+    """Pass 1 in a worker: each result as a plain record, with its JSON text when results are cached."""
+    from .resultcache import record, record_json
+
+    out = []
+    for k, path, relpath in chunk:
+        rec = record(_lint_file(_WORKER_CTX[k], path, relpath))
+        out.append((rec, record_json(rec) if _WORKER_JSON else None))
+    return out
 
 
 _CHUNK = 128
 _PARALLEL_MIN = 400  # below this many files, starting workers costs more than it saves
 
 
-def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jobs: int,
-                forced: bool) -> list[FileResult]:
-    """Pass 1 for TASKS (context index, path, KB-relative path), in order."""
+def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jobs: int, forced: bool,
+                as_json: bool) -> Iterator[tuple[FileResult, str | None]]:
+    """Pass 1 for TASKS (context index, path, KB-relative path), in order: each result, and its
+    record's JSON text when AS_JSON."""
+    from .resultcache import from_record, record, record_json
+
     if jobs > 1 and (len(tasks) >= _PARALLEL_MIN or (forced and len(tasks) > 1)):
         import multiprocessing
 
-        global _WORKER_CTX
+        global _WORKER_CTX, _WORKER_JSON
         try:
             mp = multiprocessing.get_context("fork")
         except ValueError:  # no fork on this platform: lint in this process
             mp = None
         if mp is not None:
-            _WORKER_CTX = contexts
+            _WORKER_CTX, _WORKER_JSON = contexts, as_json
             try:
                 chunks = [tasks[i:i + _CHUNK] for i in range(0, len(tasks), _CHUNK)]
                 with mp.Pool(min(jobs, len(chunks))) as pool:
-                    return [res for part in pool.imap(_lint_chunk, chunks) for res in part]
+                    for part in pool.imap(_lint_chunk, chunks):
+                        for rec, text in part:
+                            yield from_record(rec), text
+                return
             finally:
-                _WORKER_CTX = []
-    return [_lint_file(contexts[k], contexts[k].schema.name, path, relpath) for k, path, relpath in tasks]
+                _WORKER_CTX, _WORKER_JSON = [], False
+    for k, path, relpath in tasks:
+        result = _lint_file(contexts[k], path, relpath)
+        yield result, (record_json(record(result)) if as_json else None)
 
 
-def pass_one(kbs: list[KB], settings: Settings) -> list[_KBRun]:
+def _result_cache(kb: KB, settings: Settings):
+    # with --base the results depend on git history too: not cached
+    if settings.no_cache or not settings.cache_dir or settings.base is not None:
+        return None
+    from .resultcache import KBResultCache
+
+    return KBResultCache(settings.cache_dir, _kb_key(kb, settings))
+
+
+def _kb_key(kb: KB, settings: Settings) -> str:
+    from .resultcache import kb_key
+
+    return kb_key(kb.root, kb.schema.kb_yaml, kb.cross_links_path, registry().plugins, settings.config_file)
+
+
+def pass_one(kbs: list[KB], settings: Settings, stamps: dict[str, tuple[int, int] | None]) -> list[_KBRun]:
     """Pass 1 for every file of every KB: from the result cache where nothing changed, else linted
-    (in worker processes when there are many)."""
+    (in worker processes when there are many). STAMPS: each file's stamp when results are cached."""
     contexts = []
     caches = []
-    stamps: dict[str, tuple[int, int] | None] = {}
     by_path: dict[str, FileResult] = {}
     tasks: list[tuple[int, str, str]] = []
     for k, kb in enumerate(kbs):
@@ -341,33 +372,26 @@ def pass_one(kbs: list[KB], settings: Settings) -> list[_KBRun]:
 
             ctx.previous = statuses_at(settings.base, kb.root, kb.files)
         contexts.append(ctx)
-        cache = None
-        # with --base the results depend on git history too: not cached
-        if not settings.no_cache and settings.cache_dir and settings.base is None:
-            from .resultcache import KBResultCache, kb_key
-
-            cache = KBResultCache(settings.cache_dir, kb_key(kb.root, kb.schema.kb_yaml, kb.cross_links_path,
-                                                             registry().plugins, settings.config_file))
+        cache = _result_cache(kb, settings)
         caches.append(cache)
-        for path in kb.files:
-            if cache is not None:
-                stamp = stamps[path] = cache.stamp(path)
-                found = cache.get(path, stamp)
-                if found is not None:
-                    by_path[path] = found
-                    continue
-            tasks.append((k, path, kb.relpath(path)))
+        if cache is not None:
+            by_path.update(cache.reuse({p: stamps.get(p) for p in kb.files}))
+        tasks.extend((k, path, kb.relpath(path)) for path in kb.files if path not in by_path)
     jobs = settings.jobs or os.cpu_count() or 1
-    for (_, path, _), result in zip(tasks, _lint_files(contexts, tasks, jobs, forced=settings.jobs is not None)):
+    as_json = any(c is not None for c in caches)
+    results = _lint_files(contexts, tasks, jobs, forced=settings.jobs is not None, as_json=as_json)
+    for (k, path, _), (result, text) in zip(tasks, results):
         by_path[path] = result
-    linted = {path for _, path, _ in tasks}
+        if caches[k] is not None:
+            caches[k].add(path, stamps.get(path), text)
+    for cache in caches:
+        if cache is not None:
+            cache.commit()
     runs = []
-    for kb, ctx, cache in zip(kbs, contexts, caches):
-        if cache is not None and any(p in linted for p in kb.files):
-            cache.save({p: (*stamps[p], by_path[p]) for p in kb.files if stamps.get(p) is not None})
+    for kb, ctx in zip(kbs, contexts):
         results = []
         for path in kb.files:
-            result = by_path[path]
+            result = by_path.pop(path)
             result.facts.reported = kb.reported is None or path in kb.reported
             results.append(result)
         for cand in kb.candidates:
@@ -483,6 +507,117 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             hint = f"; did you mean '{near[0]}'?" if near else ""
             raise UsageError(f"--type {settings.type}: no KB in this run has that type{hint}")
 
+    outcome = None
+    memo = _RunMemo.for_run(ws, settings, kb_name)
+    if memo is not None:
+        outcome = memo.load()
+    if outcome is None:
+        outcome = _lint(ws, settings, kb_name, memo.stamps if memo is not None else {})
+        if memo is not None and outcome.memoizable:
+            memo.save(outcome)
+    return _report(outcome, settings, ws)
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What linting found, before --select/--ignore/--type, baselines and counts."""
+
+    kbs: list[KBReport]
+    issues: list[Issue]  # suppressions applied
+    hidden: dict[str, int]
+    judgment: dict
+    judgment_items: int
+    dry_run: list | None = None
+    unavailable: str | None = None  # the LLM could not be reached (or none is configured)
+    probes: dict[str, bool] = field(default_factory=dict)  # non-entry files links named: do they exist
+    memoizable: bool = True
+
+
+def _report(outcome: _Outcome, settings: Settings, ws) -> Report:
+    flt = IssueFilter(settings.select, settings.ignore, settings.type)
+    kept = [i for i in outcome.issues if flt.keep(i)]
+    kept.sort(key=Issue.sort_key)
+    hidden = dict(outcome.hidden)
+    for name, count in flt.hidden.items():
+        hidden[name] = hidden.get(name, 0) + count
+    report = Report(kbs=outcome.kbs, issues=kept, hidden=hidden, fail_on=settings.fail_on,
+                    unreadable=[str(e) for e in ws.unreadable])
+    _apply_baseline(report, settings)
+    by_kb = {kb.name: kb for kb in outcome.kbs}
+    for kb_report in outcome.kbs:
+        kb_report.counts = {"error": 0, "warning": 0, "info": 0}
+    for issue in report.issues:
+        by_kb[issue.kb_name].counts[issue.severity] += 1
+    report.judgment = outcome.judgment
+    report.judgment_items = outcome.judgment_items
+    report.dry_run = outcome.dry_run
+    if outcome.unavailable and settings.llm_required:
+        report.fatal = f"--llm-required: the LLM is not reachable: {outcome.unavailable}"
+    return report
+
+
+class _RunMemo:
+    """The outcome of a run in which nothing changed, taken from the run cache (resultcache)."""
+
+    def __init__(self, cache_dir: str, key: str, stamps: dict[str, tuple[int, int] | None]):
+        self.cache_dir = cache_dir
+        self.key = key
+        self.stamps = stamps
+
+    @classmethod
+    def for_run(cls, ws, settings: Settings, kb_name: str | None) -> "_RunMemo | None":
+        """The memo of this run, or None when its outcome depends on more than its files and
+        settings (git history, standard input, an LLM) or caching is off. Stamps every file."""
+        if settings.no_cache or not settings.cache_dir or settings.base is not None:
+            return None
+        from .resultcache import run_key, stamp
+
+        stamps = {path: stamp(path) for kb in ws.kbs for path in kb.files}
+        from .judgment import llm_spec
+
+        if (settings.changed_since or settings.llm_required or settings.dry_run or ws.unreadable
+                or any(kb.candidates for kb in ws.kbs) or (llm_spec(settings) is not None and not settings.no_judgment)):
+            return cls(settings.cache_dir, "", stamps)  # no outcome to reuse; the stamps serve the result cache
+        shape = {"kb": kb_name, "strict_links": settings.strict_links, "shard": settings.shard,
+                 "no_judgment": settings.no_judgment,
+                 "reported": [sorted(kb.reported) if kb.reported is not None else None for kb in ws.kbs]}
+        key = run_key([_kb_key(kb, settings) for kb in ws.kbs], list(stamps.items()), shape)
+        return cls(settings.cache_dir, key, stamps)
+
+    def load(self) -> _Outcome | None:
+        if not self.key:
+            return None
+        from .resultcache import load_run
+
+        data = load_run(self.cache_dir, self.key)
+        if data is None:
+            return None
+        try:
+            probes = dict(data["probes"])
+            if any(os.path.isfile(path) != exists for path, exists in probes.items()):
+                return None  # a file a link names appeared or went away
+            kbs = [KBReport(name=k["name"], root=k["root"], files=k["files"], entries=k["entries"],
+                            paths=k["paths"], score=k["score"], coverage=k["coverage"]) for k in data["kbs"]]
+            return _Outcome(kbs=kbs, issues=[Issue(*row) for row in data["issues"]], hidden=data["hidden"],
+                            judgment=data["judgment"], judgment_items=data["judgment_items"], probes=probes)
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def save(self, outcome: _Outcome) -> None:
+        if not self.key:
+            return
+        from .resultcache import issue_record, save_run
+
+        save_run(self.cache_dir, self.key, {
+            "kbs": [{"name": k.name, "root": k.root, "files": k.files, "entries": k.entries, "paths": k.paths,
+                     "score": k.score, "coverage": k.coverage} for k in outcome.kbs],
+            "issues": [issue_record(i) for i in outcome.issues], "hidden": outcome.hidden,
+            "judgment": outcome.judgment, "judgment_items": outcome.judgment_items,
+            "probes": sorted(outcome.probes.items())})
+
+
+def _lint(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[int, int] | None]) -> _Outcome:
+    """Passes 1 to 3 and the scores."""
     deleted_names: set[tuple[str, str]] = set()
     if settings.changed_since:
         from .history import changed_since
@@ -493,7 +628,7 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             deleted_names.update((kb.name, os.path.basename(p)[:-3].casefold()) for p in deleted if p.endswith(".md"))
 
     shard = parse_shard(settings.shard) if settings.shard else None
-    runs = pass_one(ws.kbs, settings)
+    runs = pass_one(ws.kbs, settings, stamps)
     outside_shard: set[str] = set()
     if shard is not None:
         for r in runs:
@@ -588,24 +723,9 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
         by_kb[r.kb.name].score = round(sum(scores) / len(scores), 4) if scores else None
 
     issues = apply_suppressions(issues, suppressed_by, hidden)
-    flt = IssueFilter(settings.select, settings.ignore, settings.type)
-    kept = [i for i in issues if flt.keep(i)]
-    kept.sort(key=Issue.sort_key)
-    for name, count in flt.hidden.items():
-        hidden[name] = hidden.get(name, 0) + count
-    report = Report(kbs=kb_reports, issues=kept, hidden=hidden, fail_on=settings.fail_on,
-                    unreadable=[str(e) for e in ws.unreadable])
-    _apply_baseline(report, settings)
-    for kb_report in kb_reports:
-        kb_report.counts = {"error": 0, "warning": 0, "info": 0}
-    for issue in report.issues:
-        by_kb[issue.kb_name].counts[issue.severity] += 1
-    report.judgment = judgment_block
-    report.judgment_items = judgment_items
-    report.dry_run = dry_rows
-    if unavailable and settings.llm_required:
-        report.fatal = f"--llm-required: the LLM is not reachable: {unavailable}"
-    return report
+    return _Outcome(kbs=kb_reports, issues=issues, hidden=hidden, judgment=judgment_block,
+                    judgment_items=judgment_items, dry_run=dry_rows, unavailable=unavailable,
+                    probes=graph_result.probes, memoizable=judgment_block["calls"] == 0)
 
 
 def _judgment(runs: list[_KBRun], settings: Settings, issues: list[Issue],

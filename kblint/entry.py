@@ -10,6 +10,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 from urllib.parse import unquote
 
 import yaml
@@ -113,8 +114,10 @@ class ParseFailure:
     column: int = 1
 
 
-@dataclass(slots=True)
-class Link:
+class Link(NamedTuple):
+    """One link of an entry. A tuple: links cross from worker processes and into the result cache
+    by the hundred thousand, and tuples are what pickle and JSON move fastest."""
+
     target: str
     relation: str
     kb: str | None  # None: the entry's own KB

@@ -13,8 +13,10 @@ from .entry import Link
 from .issue import Issue
 from .rules import RULES
 
-# Above this many entries a "did you mean" search per broken link costs more than it helps.
-_SUGGEST_LIMIT = 2000
+# "Did you mean": ids compared with a broken link's target, and how many ids a trigram may occur
+# in and still count towards choosing them.
+_SHORTLIST = 50
+_COMMON_TRIGRAM = 500
 
 
 @dataclass(slots=True)
@@ -52,9 +54,12 @@ class KBIndex:
     """Lookup of a KB's entries by id, then file stem or alias (exact first, then case-insensitive),
     and by path. An id always wins over another entry's stem or alias."""
 
-    def __init__(self, name: str, root: str):
+    def __init__(self, name: str, root: str, probes: dict[str, bool] | None = None):
         self.name = name
         self.root = root
+        # every non-entry file a link was looked up as, and whether it exists: a run's outcome
+        # depends on them as it does on the entries
+        self.probes = probes if probes is not None else {}
         self.by_id: dict[str, EntryFacts] = {}
         self.by_name: dict[str, EntryFacts] = {}  # file stems and aliases
         self.by_id_folded: dict[str, EntryFacts] = {}
@@ -62,6 +67,7 @@ class KBIndex:
         self.by_path: dict[str, EntryFacts] = {}
         self.ids: list[str] = []
         self._suggested: dict[str, str | None] = {}
+        self._trigrams: dict[str, list[int]] | None = None  # trigram → indexes in ids, built when needed
 
     def add(self, facts: EntryFacts) -> None:
         self.by_path[facts.relpath] = facts
@@ -93,23 +99,48 @@ class KBIndex:
         found = self.lookup(link.target)
         if found is not None:
             return found
-        if "." in posixpath.basename(link.target) and os.path.isfile(os.path.join(self.root, link.target)):
-            return "file"
+        if "." in posixpath.basename(link.target):
+            path = os.path.join(self.root, link.target)
+            exists = self.probes.get(path)
+            if exists is None:
+                exists = self.probes[path] = os.path.isfile(path)
+            if exists:
+                return "file"
         return None
 
     def suggest(self, target: str) -> str | None:
         """A close id for a broken link's target, computed once per target."""
         if target in self._suggested:
             return self._suggested[target]
-        near = None
-        if len(self.ids) <= _SUGGEST_LIMIT:
-            # difflib is quadratic in practice: compare only with ids of about the same length
-            size = len(target)
-            pool = [i for i in self.ids if abs(len(i) - size) <= max(2, size // 4)]
-            found = difflib.get_close_matches(target, pool, n=1, cutoff=0.8)
-            near = found[0] if found else None
-        self._suggested[target] = near
+        size = len(target)
+        pool = [i for i in self._shortlist(target) if abs(len(i) - size) <= max(2, size // 4)]
+        found = difflib.get_close_matches(target, pool, n=1, cutoff=0.8)
+        near = self._suggested[target] = found[0] if found else None
         return near
+
+    def _shortlist(self, target: str) -> list[str]:
+        """The ids sharing the most distinctive trigrams with TARGET: difflib compares a target
+        with each candidate in turn, far too slowly for every id of a large KB. A trigram that
+        occurs in many ids tells little and is not counted."""
+        if self._trigrams is None:
+            self._trigrams = {}
+            for n, name in enumerate(self.ids):
+                for gram in _trigrams(name):
+                    self._trigrams.setdefault(gram, []).append(n)
+        counts: dict[int, int] = {}
+        for gram in _trigrams(target):
+            posting = self._trigrams.get(gram, ())
+            if len(posting) > _COMMON_TRIGRAM:
+                continue
+            for n in posting:
+                counts[n] = counts.get(n, 0) + 1
+        best = sorted(counts, key=lambda n: (-counts[n], n))[:_SHORTLIST]
+        return [self.ids[n] for n in best]
+
+
+def _trigrams(name: str) -> set[str]:
+    text = f" {name.casefold()} "
+    return {text[i:i + 3] for i in range(len(text) - 2)}
 
 
 def _issue(rule: str, message: str, facts: EntryFacts | None, *, kb_name: str, path: str, line: int = 1,
@@ -139,6 +170,7 @@ class GraphResult:
     inlinks: dict[str, set[str]]  # entry path → paths of the entries linking to it
     indexes: dict[str, "KBIndex"] = field(default_factory=dict)
     by_abs_path: dict[str, EntryFacts] = field(default_factory=dict)
+    probes: dict[str, bool] = field(default_factory=dict)  # non-entry files links named: do they exist
 
     def resolve(self, facts: EntryFacts, link: Link) -> EntryFacts | None:
         """The entry a link of FACTS resolves to, if any (files and external links: None)."""
@@ -164,8 +196,9 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
     of them is reported too, as is a duplicate id shared with a changed entry."""
     indexes: dict[str, KBIndex] = {}
     by_abs_path: dict[str, EntryFacts] = {}
+    probes: dict[str, bool] = {}
     for kb in kbs:
-        index = indexes.setdefault(kb.name, KBIndex(kb.name, kb.root))
+        index = indexes.setdefault(kb.name, KBIndex(kb.name, kb.root, probes))
         for facts in kb.facts:
             index.add(facts)
             by_abs_path[os.path.normpath(facts.path)] = facts
@@ -234,7 +267,7 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
             if facts.parsed and facts.reported and facts.path not in has_outlinks and not inlinks.get(facts.path):
                 issues.append(_issue("orphan_entry", f"Entry '{facts.id}' has no links in or out", facts,
                                      kb_name=kb.name, path=facts.path))
-    return GraphResult(issues=issues, inlinks=inlinks, indexes=indexes, by_abs_path=by_abs_path)
+    return GraphResult(issues=issues, inlinks=inlinks, indexes=indexes, by_abs_path=by_abs_path, probes=probes)
 
 
 def link_origin(link: Link, facts: EntryFacts) -> str:

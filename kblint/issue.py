@@ -91,10 +91,16 @@ class Report:
     fatal: str | None = None  # the run could not do its job (exit 2), e.g. --llm-required without an LLM
     baseline_stale: int = 0  # with --baseline: recorded issues that no longer occur
     unreadable: list[str] = dc_field(default_factory=list)  # kb.yaml files that could not be read
+    _roots: dict[str, str] | None = dc_field(default=None, repr=False)  # KB name → root, for fingerprints
 
     def fingerprint(self, issue: Issue) -> str:
         """Stable across runs and directories: the path in it is relative to the issue's KB."""
-        return issue.fingerprint(kb_relative(issue, self.kbs))
+        if self._roots is None:
+            self._roots = {}
+            for kb in self.kbs:
+                self._roots.setdefault(kb.name, kb.root)
+        root = self._roots.get(issue.kb_name)
+        return issue.fingerprint(_relative(issue.path, root) if root is not None else issue.path)
 
     @property
     def files(self) -> int:
@@ -116,13 +122,6 @@ class Report:
         if self.unreadable or self.fatal:
             return 2
         return 1 if any(at_or_above(i.severity, self.fail_on) for i in self.issues) else 0
-
-
-def kb_relative(issue: Issue, kbs: list[KBReport]) -> str:
-    for kb in kbs:
-        if kb.name == issue.kb_name:
-            return _relative(issue.path, kb.root)
-    return issue.path
 
 
 @lru_cache(maxsize=65536)

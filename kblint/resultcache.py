@@ -1,10 +1,17 @@
-"""The result cache: pass-1 results per file, reused while nothing they depend on changed.
+"""The result caches: pass-1 results per file, and the issues of whole runs.
 
-One file per KB under `CACHE_DIR/results/`, named by a key over everything a pass-1 result depends
-on besides the entry itself: kblint's version, the loaded plugins, the configuration file, kb.yaml
-and cross-kb-links.yaml. Inside, each entry's result is kept with the file's size and modification
-time; a file whose size or time differs is linted again. The graph pass is never cached, so a
-deleted link target shows up as a broken link in an unchanged entry.
+Per file: one file per KB under `CACHE_DIR/results/`, named by a key over everything a pass-1 result
+depends on besides the entry itself: kblint's version and code, the loaded plugins, the configuration
+file, kb.yaml and cross-kb-links.yaml. Each line holds a file's path, modification time and size,
+and its result record; a file whose time or size differs is linted again. The graph pass is not
+cached per file, so a deleted link target shows up as a broken link in an unchanged entry.
+
+Per run: `CACHE_DIR/runs/` keeps the outcome of the last runs (their issues before filters, and the
+KB totals), keyed by the KB keys, the path and stamp of every file and the settings that shape the
+issues. A run in which nothing changed takes its outcome from there, without linting anything.
+
+Both hold plain JSON data, never pickles: a cache restored from elsewhere (a CI cache) can at worst
+give wrong results until it is cleared, never run code.
 """
 
 from __future__ import annotations
@@ -12,63 +19,92 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import fields
 
 from . import __version__
 
-_FORMAT = 3
+_FORMAT = 4
+_RESULTS = "results"
+_RUNS = "runs"
+_RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
 
-# The cache holds plain JSON data, never pickles: a cache restored from elsewhere (a CI cache)
-# can at worst give wrong results until it is cleared, never run code.
+
+# ---------------------------------------------------------------------------------------------
+# Records: a pass-1 result as nested tuples of plain values. Workers send them to the main process
+# (pickle moves tuples of strings and numbers many times faster than objects) and the cache
+# stores them as JSON.
 
 
 def _names(cls) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
 
 
-def encode(result) -> list:
-    from .engine import FileResult  # noqa: F401 - the shape encoded here
+_ISSUE: tuple[str, ...] = ()
+_FACTS: tuple[str, ...] = ()
+_LINKS_AT = 0
 
+
+def _shapes() -> None:
+    global _ISSUE, _FACTS, _LINKS_AT
+    from .graph import EntryFacts
+    from .issue import Issue
+
+    _ISSUE, _FACTS = _names(Issue), _names(EntryFacts)
+    _LINKS_AT = _FACTS.index("links")
+
+
+def issue_record(issue) -> tuple:
+    if not _ISSUE:
+        _shapes()
+    return tuple([getattr(issue, n) for n in _ISSUE])
+
+
+def record(result) -> tuple:
+    """(issues, facts, cross-kb-links sources) of a FileResult as plain tuples."""
+    if not _ISSUE:
+        _shapes()
     facts = result.facts
-    return [
-        [[getattr(i, n) for n in _ISSUE] for i in result.issues],
-        [[getattr(facts, n) for n in _FACTS if n != "links"],
-         [[getattr(link, n) for n in _LINK] for link in facts.links]],
-        list(result.cross_sources),
-    ]
+    row = [getattr(facts, n) for n in _FACTS]
+    row[_LINKS_AT] = tuple(tuple(link) for link in facts.links)
+    return (tuple([tuple([getattr(i, n) for n in _ISSUE]) for i in result.issues]), tuple(row),
+            tuple(result.cross_sources))
 
 
-def decode(data: list):
+def from_record(data):
+    """The FileResult of a record (from a worker, or from JSON: lists where tuples were)."""
     from .engine import FileResult
     from .entry import Link
     from .graph import EntryFacts
     from .issue import Issue
 
-    issues_data, (facts_data, links_data), cross = data
-    facts = EntryFacts(**dict(zip((n for n in _FACTS if n != "links"), facts_data)))
-    facts.aliases = tuple(facts.aliases)
-    facts.suppress = tuple(tuple(x) for x in facts.suppress)
-    facts.links = [Link(*row) for row in links_data]
-    issues = [Issue(**dict(zip(_ISSUE, row))) for row in issues_data]
-    return FileResult(issues, facts, tuple(cross))
+    if not _ISSUE:
+        _shapes()
+    issues_data, facts_data, cross = data
+    row = list(facts_data)
+    if len(row) != len(_FACTS):
+        raise ValueError("record of another shape")
+    make = Link._make
+    row[_LINKS_AT] = [make(link) for link in row[_LINKS_AT]]
+    facts = EntryFacts(*row)
+    if facts.aliases.__class__ is not tuple:
+        facts.aliases = tuple(facts.aliases)
+        facts.suppress = tuple(tuple(x) for x in facts.suppress)
+    return FileResult([Issue(*i) for i in issues_data], facts, tuple(cross))
 
 
-def _shapes() -> None:
-    global _ISSUE, _FACTS, _LINK
-    from .entry import Link
-    from .graph import EntryFacts
-    from .issue import Issue
-
-    _ISSUE, _FACTS, _LINK = _names(Issue), _names(EntryFacts), _names(Link)
+def record_json(data: tuple) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-_ISSUE = _FACTS = _LINK = ()
+# ---------------------------------------------------------------------------------------------
+# Keys
 
 
-def _ensure_dir(cache_dir: str) -> str:
-    results = os.path.join(cache_dir, "results")
-    os.makedirs(results, exist_ok=True)
+def _ensure_dir(cache_dir: str, sub: str) -> str:
+    directory = os.path.join(cache_dir, sub)
+    os.makedirs(directory, exist_ok=True)
     ignore = os.path.join(cache_dir, ".gitignore")
     if not os.path.exists(ignore):
         try:
@@ -76,7 +112,7 @@ def _ensure_dir(cache_dir: str) -> str:
                 fh.write("# created by kblint: the cache is not for version control\n*\n")
         except OSError:
             pass
-    return results
+    return directory
 
 
 def _file_bytes(path: str | None) -> bytes:
@@ -115,55 +151,141 @@ def kb_key(root: str, kb_yaml: str | None, cross_links: str | None, plugins, con
     return h.hexdigest()[:40]
 
 
+def stamp(path: str) -> tuple[int, int] | None:
+    """(mtime_ns, size) of a file, None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-file results
+
+
 class KBResultCache:
-    """The cached pass-1 results of one KB."""
+    """The cached pass-1 results of one KB. `reuse` reads the old cache file once, decoding the
+    records of unchanged files and copying their lines into the new one; `add` appends the fresh
+    results; `commit` puts the new file in place. No record is held as text in memory."""
 
     def __init__(self, cache_dir: str, key: str):
-        if not _ISSUE:
-            _shapes()
-        self.path = os.path.join(_ensure_dir(cache_dir), key + ".jsonl")
-        # path → (mtime_ns, size, the record's JSON text): parsed only when the entry is reused
-        self.entries: dict[str, tuple[int, int, str]] = {}
+        self.path = os.path.join(_ensure_dir(cache_dir, _RESULTS), key + ".jsonl")
+        self._out = None
+        self._tmp = None
+        self._changed = False
+        try:
+            fd, self._tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
+            self._out = os.fdopen(fd, "w", encoding="utf-8")
+        except OSError:
+            self._out = None  # a read-only cache directory: reuse what is there, store nothing
+
+    def reuse(self, stamps: dict[str, tuple[int, int] | None]) -> dict:
+        """path → FileResult for every file whose cached record matches its stamp."""
+        found = {}
+        dropped = 0
         try:
             with open(self.path, encoding="utf-8") as fh:
                 for line in fh:
-                    path, mtime, size, record = line.rstrip("\n").split("\t", 3)
-                    self.entries[path] = (int(mtime), int(size), record)
+                    path, mtime, size, text = line.rstrip("\n").split("\t", 3)
+                    current = stamps.get(path)
+                    if current is None or current != (int(mtime), int(size)) or path in found:
+                        dropped += 1
+                        continue
+                    try:
+                        found[path] = from_record(json.loads(text))
+                    except (TypeError, ValueError, IndexError):
+                        dropped += 1
+                        continue  # a damaged record: that file is linted again
+                    if self._out is not None:
+                        self._out.write(line)
         except (OSError, ValueError):
-            self.entries = {}  # a missing or unreadable cache is an empty one
+            dropped += 1  # a missing or unreadable cache is an empty one (what was read stays usable)
+        self._changed = dropped > 0
+        return found
 
-    @staticmethod
-    def stamp(path: str) -> tuple[int, int] | None:
+    def add(self, path: str, file_stamp: tuple[int, int] | None, text: str) -> None:
+        if self._out is None or file_stamp is None or "\t" in path or "\n" in path:
+            return  # not representable in this format: such a file is simply not cached
+        self._out.write(f"{path}\t{file_stamp[0]}\t{file_stamp[1]}\t{text}\n")
+        self._changed = True
+
+    def commit(self) -> None:
+        """Put the new cache file in place (atomically: an interrupted run never leaves half a file)."""
+        if self._out is None:
+            return
         try:
-            st = os.stat(path)
+            self._out.close()
+            if self._changed or not os.path.exists(self.path):
+                os.replace(self._tmp, self.path)
+            else:
+                os.unlink(self._tmp)
         except OSError:
-            return None
-        return st.st_mtime_ns, st.st_size
-
-    def get(self, path: str, stamp: tuple[int, int] | None):
-        found = self.entries.get(path)
-        if found is None or stamp is None or (found[0], found[1]) != stamp:
-            return None
-        del self.entries[path]  # the text is not needed once decoded: keep memory flat
-        try:
-            return decode(json.loads(found[2]))
-        except (TypeError, ValueError, IndexError):
-            return None  # a damaged record: lint the file again
-
-    def save(self, results: dict[str, tuple[int, int, object]]) -> None:
-        """Write atomically, so a run that is interrupted never leaves a half-written cache."""
-        directory = os.path.dirname(self.path)
-        try:
-            fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                for path, (mtime, size, result) in results.items():
-                    if "\t" in path or "\n" in path:
-                        continue  # not representable in this format: such a file is simply not cached
-                    found = self.entries.get(path)
-                    # unchanged entries keep their stored record: no need to encode them again
-                    record = found[2] if found is not None and (found[0], found[1]) == (mtime, size) else \
-                        json.dumps(encode(result), ensure_ascii=False, separators=(",", ":"))
-                    fh.write(f"{path}\t{mtime}\t{size}\t{record}\n")
-            os.replace(tmp, self.path)
-        except (OSError, TypeError, ValueError):
             pass
+        self._out = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole runs
+
+
+def run_key(kb_keys: list[str], stamps: list[tuple[str, tuple[int, int] | None]], shape: dict) -> str:
+    """A key over every input of a run's outcome: the KBs' keys, each file's path and stamp, and
+    the settings that shape issues (SHAPE)."""
+    h = hashlib.sha256()
+    h.update(json.dumps([kb_keys, shape], sort_keys=True).encode())
+    for path, st in stamps:
+        h.update(f"\0{path}\t{st}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:40]
+
+
+def load_run(cache_dir: str, key: str) -> dict | None:
+    path = os.path.join(cache_dir, _RUNS, key + ".json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    try:
+        os.utime(path)  # most recently used: kept longest
+    except OSError:
+        pass
+    return data if isinstance(data, dict) and data.get("format") == _FORMAT else None
+
+
+def save_run(cache_dir: str, key: str, data: dict) -> None:
+    try:
+        directory = _ensure_dir(cache_dir, _RUNS)
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({**data, "format": _FORMAT}, fh, ensure_ascii=False, separators=(",", ":"))
+        os.replace(tmp, os.path.join(directory, key + ".json"))
+        runs = sorted((e for e in os.scandir(directory) if e.name.endswith(".json")),
+                      key=lambda e: e.stat().st_mtime_ns, reverse=True)
+        for old in runs[_RUNS_KEPT:]:
+            os.unlink(old.path)
+    except (OSError, TypeError, ValueError):
+        pass  # the cache is best effort: a read-only disk does not fail the run
+
+
+# ---------------------------------------------------------------------------------------------
+# `kblint cache info` / `clear`
+
+
+def info(cache_dir: str) -> dict:
+    """Lint results: the number of KBs and runs cached and their size in bytes."""
+    out = {"kbs": 0, "runs": 0, "bytes": 0}
+    for sub, name in ((_RESULTS, "kbs"), (_RUNS, "runs")):
+        directory = os.path.join(cache_dir, sub)
+        if not os.path.isdir(directory):
+            continue
+        for e in os.scandir(directory):
+            if e.is_file() and not e.name.endswith(".tmp"):
+                out[name] += 1
+                out["bytes"] += e.stat().st_size
+    return out
+
+
+def clear(cache_dir: str) -> None:
+    for sub in (_RESULTS, _RUNS):
+        shutil.rmtree(os.path.join(cache_dir, sub), ignore_errors=True)

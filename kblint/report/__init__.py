@@ -11,10 +11,14 @@ FORMATS = ("text", "json", "sarif", "github", "junit")
 @lru_cache(maxsize=65536)
 def display_path(path: str) -> str:
     """A path relative to the current directory, with `/` separators (SPEC §9)."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        rel = path
+    cwd = os.getcwd()
+    if path.startswith(cwd) and path[len(cwd):len(cwd) + 1] == os.sep:
+        rel = path[len(cwd) + 1:]  # what relpath gives, without its normalising of both paths
+    else:
+        try:
+            rel = os.path.relpath(path)
+        except ValueError:  # another drive on Windows
+            rel = path
     return rel.replace(os.sep, "/")
 
 

@@ -59,15 +59,24 @@ def _tail(report: Report) -> dict:
     return data
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # one encoder: json.dumps(..., ensure_ascii=False) builds one per call
+
+
 def _dump(value) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return _ENCODE(value)
 
 
 def _write_items(out, key: str, items) -> None:
     out.write(f"  {_dump(key)}: [")
+    batch: list[str] = []
     first = True
     for item in items:
-        out.write(("\n    " if first else ",\n    ") + _dump(item))
+        batch.append(_ENCODE(item))
+        if len(batch) == 1000:
+            out.write(("\n    " if first else ",\n    ") + ",\n    ".join(batch))
+            batch, first = [], False
+    if batch:
+        out.write(("\n    " if first else ",\n    ") + ",\n    ".join(batch))
         first = False
     out.write("\n  ]" if not first else "]")
 
