@@ -71,17 +71,24 @@ class KBIndex:
 
     def add(self, facts: EntryFacts) -> None:
         self.by_path[facts.relpath] = facts
-        names = [facts.stem]
+        own = folded_own = None
         if facts.parsed:
-            self.by_id.setdefault(facts.id, facts)
-            self.by_id_folded.setdefault(facts.id.casefold(), facts)
-            self.ids.append(facts.id)
-            names.extend(facts.aliases)
-        for name in names:
-            self.by_name.setdefault(name, facts)
-            self.by_name_folded.setdefault(name.casefold(), facts)
+            own = facts.id
+            folded_own = _fold(own)
+            self.by_id.setdefault(own, facts)
+            self.by_id_folded.setdefault(folded_own, facts)
+            self.ids.append(own)
+        # A name equal to the entry's own id is answered by the id, which wins anyway: the index
+        # of a 100,000-entry KB whose files are named by their ids stays half the size.
+        for name in (facts.stem, *facts.aliases) if facts.parsed else (facts.stem,):
+            if name != own:
+                self.by_name.setdefault(name, facts)
+            folded = _fold(name)
+            if folded != folded_own:
+                self.by_name_folded.setdefault(folded, facts)
 
     def lookup(self, target: str) -> EntryFacts | None:
+        """By id, then file stem or alias; exactly, then case-insensitively."""
         found = self.by_id.get(target) or self.by_name.get(target)
         if found is None:
             folded = target.casefold()
@@ -138,6 +145,12 @@ class KBIndex:
         return [self.ids[n] for n in best]
 
 
+def _fold(name: str) -> str:
+    """NAME case-folded; the same string object when folding changes nothing."""
+    folded = name.casefold()
+    return name if folded == name else folded
+
+
 def _trigrams(name: str) -> set[str]:
     text = f" {name.casefold()} "
     return {text[i:i + 3] for i in range(len(text) - 2)}
@@ -167,10 +180,11 @@ class GraphKB:
 @dataclass(slots=True)
 class GraphResult:
     issues: list[Issue]
-    inlinks: dict[str, set[str]]  # entry path → paths of the entries linking to it
+    inlinks: dict[str, list[str]]  # entry path → paths of the (distinct) entries linking to it
     indexes: dict[str, "KBIndex"] = field(default_factory=dict)
-    by_abs_path: dict[str, EntryFacts] = field(default_factory=dict)
+    kbs: list[GraphKB] = field(default_factory=list)
     probes: dict[str, bool] = field(default_factory=dict)  # non-entry files links named: do they exist
+    _by_abs_path: dict[str, EntryFacts] | None = None
 
     def resolve(self, facts: EntryFacts, link: Link) -> EntryFacts | None:
         """The entry a link of FACTS resolves to, if any (files and external links: None)."""
@@ -178,10 +192,21 @@ class GraphResult:
         index = self.indexes.get(kb)
         if index is None:
             return None
+        found = self.resolve_in(index, link)
+        return found if found.__class__ is EntryFacts else None
+
+    def resolve_in(self, index: KBIndex, link: Link) -> EntryFacts | str | None:
+        """The entry LINK names in INDEX's KB, "file" for an existing non-entry file, or None."""
         if link.relation == "mdlink" and link.path is not None and link.path.startswith("../"):
-            return self.by_abs_path.get(os.path.normpath(os.path.join(index.root, link.path)))
-        found = index.resolve(link)
-        return found if isinstance(found, EntryFacts) else None
+            # a markdown link may leave its KB's folder: it names a file, wherever it is
+            return self.entry_at(os.path.join(index.root, link.path))
+        return index.resolve(link)
+
+    def entry_at(self, path: str) -> EntryFacts | None:
+        """The facts of the file at an absolute PATH, in any KB of the run."""
+        if self._by_abs_path is None:  # built when first asked: most runs never need it
+            self._by_abs_path = {os.path.normpath(f.path): f for kb in self.kbs for f in kb.facts}
+        return self._by_abs_path.get(os.path.normpath(path))
 
 
 def link_key(link: Link, own_kb: str) -> tuple[str, str]:
@@ -195,20 +220,17 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
     name) of the entries that changed or were deleted; a link from an unchanged entry that names one
     of them is reported too, as is a duplicate id shared with a changed entry."""
     indexes: dict[str, KBIndex] = {}
-    by_abs_path: dict[str, EntryFacts] = {}
     probes: dict[str, bool] = {}
     for kb in kbs:
         index = indexes.setdefault(kb.name, KBIndex(kb.name, kb.root, probes))
         for facts in kb.facts:
             index.add(facts)
-            by_abs_path[os.path.normpath(facts.path)] = facts
-
-    issues: list[Issue] = []
-    inlinks: dict[str, set[str]] = defaultdict(set)
+    result = GraphResult(issues=[], inlinks={}, indexes=indexes, kbs=kbs, probes=probes)
+    issues = result.issues
+    inlinks = result.inlinks
     has_outlinks: set[str] = set()
 
     for kb in kbs:
-        own = indexes[kb.name]
         for facts in kb.facts:
             if not facts.parsed:
                 continue
@@ -234,10 +256,7 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
                                              column=link.column, field=link.field,
                                              discriminator=f"{target_kb}:{key[1]}"))
                     continue
-                if link.relation == "mdlink" and link.path is not None and link.path.startswith("../"):
-                    resolved = by_abs_path.get(os.path.normpath(os.path.join(own.root, link.path)))
-                else:
-                    resolved = index.resolve(link)
+                resolved = result.resolve_in(index, link)
                 if resolved is None:
                     has_outlinks.add(facts.path)
                     if report:
@@ -250,10 +269,14 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
                                              column=link.column, field=link.field,
                                              discriminator=f"{target_kb}:{key[1]}"))
                     continue
-                if resolved == "file" or resolved is facts:
-                    continue
+                if resolved.__class__ is str or resolved is facts:
+                    continue  # a file that is no entry, or the entry itself
                 has_outlinks.add(facts.path)
-                inlinks[resolved.path].add(facts.path)
+                sources = inlinks.get(resolved.path)
+                if sources is None:
+                    inlinks[resolved.path] = [facts.path]
+                elif sources[-1] is not facts.path:  # one entry's links come together: counted once
+                    sources.append(facts.path)
 
         for source, line in kb.unmatched_cross_sources:
             if kb.cross_reported and kb.cross_links_path:
@@ -267,7 +290,7 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
             if facts.parsed and facts.reported and facts.path not in has_outlinks and not inlinks.get(facts.path):
                 issues.append(_issue("orphan_entry", f"Entry '{facts.id}' has no links in or out", facts,
                                      kb_name=kb.name, path=facts.path))
-    return GraphResult(issues=issues, inlinks=inlinks, indexes=indexes, by_abs_path=by_abs_path, probes=probes)
+    return result
 
 
 def link_origin(link: Link, facts: EntryFacts) -> str:

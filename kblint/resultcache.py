@@ -22,6 +22,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import fields
+from sys import intern
 
 from . import __version__
 
@@ -44,15 +45,19 @@ def _names(cls) -> tuple[str, ...]:
 _ISSUE: tuple[str, ...] = ()
 _FACTS: tuple[str, ...] = ()
 _LINKS_AT = 0
+_INTERNED_FACTS: tuple[int, ...] = ()
+_INTERNED_ISSUE: tuple[int, ...] = ()
 
 
 def _shapes() -> None:
-    global _ISSUE, _FACTS, _LINKS_AT
+    global _ISSUE, _FACTS, _LINKS_AT, _INTERNED_FACTS, _INTERNED_ISSUE
     from .graph import EntryFacts
     from .issue import Issue
 
     _ISSUE, _FACTS = _names(Issue), _names(EntryFacts)
     _LINKS_AT = _FACTS.index("links")
+    _INTERNED_FACTS = tuple(_FACTS.index(n) for n in ("kb_name", "id", "type", "status"))
+    _INTERNED_ISSUE = tuple(_ISSUE.index(n) for n in ("kb_name", "entry_id", "entry_type", "rubric_item", "item_id"))
 
 
 def issue_record(issue) -> tuple:
@@ -75,7 +80,6 @@ def record(result) -> tuple:
 def from_record(data):
     """The FileResult of a record (from a worker, or from JSON: lists where tuples were)."""
     from .engine import FileResult
-    from .entry import Link
     from .graph import EntryFacts
     from .issue import Issue
 
@@ -85,13 +89,32 @@ def from_record(data):
     row = list(facts_data)
     if len(row) != len(_FACTS):
         raise ValueError("record of another shape")
-    make = Link._make
-    row[_LINKS_AT] = [make(link) for link in row[_LINKS_AT]]
+    # The main process holds every entry's facts and links at once: one string object for each
+    # distinct id, type, status, relation and link target, not one per occurrence.
+    for n in _INTERNED_FACTS:
+        if row[n].__class__ is str:
+            row[n] = intern(row[n])
+    row[_LINKS_AT] = [_link(link) for link in row[_LINKS_AT]]
     facts = EntryFacts(*row)
     if facts.aliases.__class__ is not tuple:
         facts.aliases = tuple(facts.aliases)
         facts.suppress = tuple(tuple(x) for x in facts.suppress)
-    return FileResult([Issue(*i) for i in issues_data], facts, tuple(cross))
+    return FileResult([_issue(Issue, i) for i in issues_data], facts, tuple(cross))
+
+
+def _issue(cls, data):
+    row = list(data)
+    for n in _INTERNED_ISSUE:
+        if row[n].__class__ is str:
+            row[n] = intern(row[n])
+    return cls(*row)
+
+
+def _link(data):
+    from .entry import Link
+
+    target, relation, kb, *rest = data
+    return Link(intern(target), intern(relation), kb if kb is None else intern(kb), *rest)
 
 
 def record_json(data: tuple) -> str:

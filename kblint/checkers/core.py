@@ -21,7 +21,7 @@ class CheckContext:
     """What a checker may read besides the entry: the KB schema, and the graph after pass 2."""
 
     schema: object
-    inlinks: dict | None = None  # entry path → set of paths linking to it (graph checkers only)
+    inlinks: dict | None = None  # entry path → paths of the entries linking to it (graph checkers only)
     graph: object = None  # the read-only GraphResult (graph checkers only)
 
 

@@ -45,7 +45,7 @@ def corroborated(entry, params, context):
     types = set(params.get("types") or ["document"])
     graph = context.graph
     sources = context.inlinks.get(entry.path, ()) if context.inlinks else ()
-    count = sum(1 for path in sources if (facts := graph.by_abs_path.get(path)) is not None and facts.type in types)
+    count = sum(1 for path in sources if (facts := graph.entry_at(path)) is not None and facts.type in types)
     if count < need:
         return f"Claim '{entry.id}' is corroborated by {count} of the {need} {'/'.join(sorted(types))} entries it needs"
     return None

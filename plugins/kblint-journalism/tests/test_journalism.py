@@ -22,10 +22,10 @@ def test_named_sources():
 def test_corroborated_counts_inlinks_from_documents():
     facts = {"/kb/d1.md": SimpleNamespace(type="document"), "/kb/d2.md": SimpleNamespace(type="document"),
              "/kb/n.md": SimpleNamespace(type="note")}
-    graph = SimpleNamespace(by_abs_path=facts)
-    context = SimpleNamespace(graph=graph, inlinks={"/kb/claims/c1.md": {"/kb/d1.md", "/kb/n.md"}})
+    graph = SimpleNamespace(entry_at=facts.get)
+    context = SimpleNamespace(graph=graph, inlinks={"/kb/claims/c1.md": ["/kb/d1.md", "/kb/n.md"]})
     assert "corroborated by 1 of the 2" in corroborated(entry(), {"min": 2}, context)
-    context.inlinks["/kb/claims/c1.md"].add("/kb/d2.md")
+    context.inlinks["/kb/claims/c1.md"].append("/kb/d2.md")
     assert corroborated(entry(), {"min": 2}, context) is None
     assert corroborated(entry(), {"min": 1, "types": ["note"]}, context) is None
 
