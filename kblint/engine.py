@@ -24,6 +24,7 @@ from .policy import violation as policy_violation
 from .rubric import Binding, Plan, build_plan
 from .rules import RULES, TIERS, schema as schema_rules, structure as structure_rules
 from .rules.common import field_line
+from .spill import IssueSpill
 from .workspace import KB, UsageError, build_workspace
 
 
@@ -40,9 +41,10 @@ class KBContext:
 
 @dataclass(slots=True)
 class FileResult:
-    issues: list[Issue]
+    issues: list[Issue]  # empty when they wait in the spill
     facts: graph.EntryFacts
     cross_sources: tuple[str, ...] = ()  # cross-kb-links sources this entry answered to
+    spilled: int = -1  # the number of its issues in the IssueSpill, if they are there
 
 
 def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located: bool = True,
@@ -298,15 +300,17 @@ _WORKER_CTX: list[KBContext] = []
 _WORKER_JSON = False
 
 
-def _lint_chunk(chunk: list[tuple[int, str, str]]) -> list[tuple[tuple, str | None]]:
-    """Pass 1 in a worker: each result as a plain record, with its JSON text when results are cached."""
-    from .resultcache import record, record_json
+def _lint_chunk(chunk: list[tuple[int, str, str]]) -> list[tuple[tuple, str, str | None]]:
+    """Pass 1 in a worker: each result as (facts record, issues as JSON, facts as JSON when results
+    are cached)."""
+    return [_encoded(_lint_file(_WORKER_CTX[k], path, relpath), _WORKER_JSON) for k, path, relpath in chunk]
 
-    out = []
-    for k, path, relpath in chunk:
-        rec = record(_lint_file(_WORKER_CTX[k], path, relpath))
-        out.append((rec, record_json(rec) if _WORKER_JSON else None))
-    return out
+
+def _encoded(result: FileResult, as_json: bool) -> tuple[tuple, str, str | None]:
+    from .resultcache import facts_record, issues_record, record_json
+
+    facts = facts_record(result)
+    return facts, record_json(issues_record(result.issues)), record_json(facts) if as_json else None
 
 
 _CHUNK = 128
@@ -314,10 +318,10 @@ _PARALLEL_MIN = 400  # below this many files, starting workers costs more than i
 
 
 def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jobs: int, forced: bool,
-                as_json: bool) -> Iterator[tuple[FileResult, str | None]]:
-    """Pass 1 for TASKS (context index, path, KB-relative path), in order: each result, and its
-    record's JSON text when AS_JSON."""
-    from .resultcache import from_record, record, record_json
+                as_json: bool) -> Iterator[tuple[FileResult, str, str | None]]:
+    """Pass 1 for TASKS (context index, path, KB-relative path), in order: each result without its
+    issues, the issues as JSON, and the facts as JSON when AS_JSON."""
+    from .resultcache import from_facts_record
 
     if jobs > 1 and (len(tasks) >= _PARALLEL_MIN or (forced and len(tasks) > 1)):
         import multiprocessing
@@ -333,14 +337,16 @@ def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jo
                 chunks = [tasks[i:i + _CHUNK] for i in range(0, len(tasks), _CHUNK)]
                 with mp.Pool(min(jobs, len(chunks))) as pool:
                     for part in pool.imap(_lint_chunk, chunks):
-                        for rec, text in part:
-                            yield from_record(rec), text
+                        for facts, issues_text, facts_text in part:
+                            yield from_facts_record(facts), issues_text, facts_text
                 return
             finally:
                 _WORKER_CTX, _WORKER_JSON = [], False
     for k, path, relpath in tasks:
         result = _lint_file(contexts[k], path, relpath)
-        yield result, (record_json(record(result)) if as_json else None)
+        _, issues_text, facts_text = _encoded(result, as_json)
+        result.issues = []
+        yield result, issues_text, facts_text
 
 
 def _result_cache(kb: KB, settings: Settings):
@@ -358,9 +364,11 @@ def _kb_key(kb: KB, settings: Settings) -> str:
     return kb_key(kb.root, kb.schema.kb_yaml, kb.cross_links_path, registry().plugins, settings.config_file)
 
 
-def pass_one(kbs: list[KB], settings: Settings, stamps: dict[str, tuple[int, int] | None]) -> list[_KBRun]:
+def pass_one(kbs: list[KB], settings: Settings, stamps: dict[str, tuple[int, int] | None],
+             spill: IssueSpill) -> list[_KBRun]:
     """Pass 1 for every file of every KB: from the result cache where nothing changed, else linted
-    (in worker processes when there are many). STAMPS: each file's stamp when results are cached."""
+    (in worker processes when there are many). STAMPS: each file's stamp when results are cached.
+    The issues of the files go to SPILL."""
     contexts = []
     caches = []
     by_path: dict[str, FileResult] = {}
@@ -375,15 +383,18 @@ def pass_one(kbs: list[KB], settings: Settings, stamps: dict[str, tuple[int, int
         cache = _result_cache(kb, settings)
         caches.append(cache)
         if cache is not None:
-            by_path.update(cache.reuse({p: stamps.get(p) for p in kb.files}))
+            for path, (result, issues_text) in cache.reuse({p: stamps.get(p) for p in kb.files}).items():
+                result.spilled = spill.put(issues_text)
+                by_path[path] = result
         tasks.extend((k, path, kb.relpath(path)) for path in kb.files if path not in by_path)
     jobs = settings.jobs or os.cpu_count() or 1
     as_json = any(c is not None for c in caches)
     results = _lint_files(contexts, tasks, jobs, forced=settings.jobs is not None, as_json=as_json)
-    for (k, path, _), (result, text) in zip(tasks, results):
+    for (k, path, _), (result, issues_text, facts_text) in zip(tasks, results):
+        result.spilled = spill.put(issues_text)
         by_path[path] = result
         if caches[k] is not None:
-            caches[k].add(path, stamps.get(path), text)
+            caches[k].add(path, stamps.get(path), issues_text, facts_text)
     for cache in caches:
         if cache is not None:
             cache.commit()
@@ -617,7 +628,23 @@ class _RunMemo:
 
 
 def _lint(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[int, int] | None]) -> _Outcome:
-    """Passes 1 to 3 and the scores."""
+    """Passes 1 to 3, the scores and the suppressions."""
+    spill = IssueSpill()
+    try:
+        outcome, wanted, suppressed_by = _passes(ws, settings, kb_name, stamps, spill)
+        # The facts and the graph are gone now: the pass-1 issues come back from the spill.
+        issues = list(spill.take(wanted))
+        issues.extend(outcome.issues)
+        outcome.issues = apply_suppressions(issues, suppressed_by, outcome.hidden)
+        return outcome
+    finally:
+        spill.close()
+
+
+def _passes(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[int, int] | None],
+            spill: IssueSpill) -> tuple[_Outcome, list[int], dict]:
+    """Passes 1 to 3 and the scores: the outcome without the spilled pass-1 issues, the spill
+    numbers of those to report, and the entries with suppressions."""
     deleted_names: set[tuple[str, str]] = set()
     if settings.changed_since:
         from .history import changed_since
@@ -628,7 +655,7 @@ def _lint(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[i
             deleted_names.update((kb.name, os.path.basename(p)[:-3].casefold()) for p in deleted if p.endswith(".md"))
 
     shard = parse_shard(settings.shard) if settings.shard else None
-    runs = pass_one(ws.kbs, settings, stamps)
+    runs = pass_one(ws.kbs, settings, stamps, spill)
     outside_shard: set[str] = set()
     if shard is not None:
         for r in runs:
@@ -658,6 +685,7 @@ def _lint(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[i
     by_kb: dict[str, KBReport] = {}
     judgment_items = 0
     suppressed_by: dict[str, tuple[graph.EntryFacts, list[Binding]]] = {}
+    wanted: list[int] = []
     hidden: dict[str, int] = {}
     reported_runs = [r for r in runs if kb_name is None or r.kb.name == kb_name]
 
@@ -680,6 +708,8 @@ def _lint(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[i
             report.files += 1
             report.paths.append(facts.path)
             issues.extend(res.issues)
+            if res.spilled >= 0:
+                wanted.append(res.spilled)
             if not facts.parsed:
                 continue
             report.entries += 1
@@ -722,10 +752,10 @@ def _lint(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[i
                                     discriminator="score"))
         by_kb[r.kb.name].score = round(sum(scores) / len(scores), 4) if scores else None
 
-    issues = apply_suppressions(issues, suppressed_by, hidden)
-    return _Outcome(kbs=kb_reports, issues=issues, hidden=hidden, judgment=judgment_block,
-                    judgment_items=judgment_items, dry_run=dry_rows, unavailable=unavailable,
-                    probes=graph_result.probes, memoizable=judgment_block["calls"] == 0)
+    outcome = _Outcome(kbs=kb_reports, issues=issues, hidden=hidden, judgment=judgment_block,
+                       judgment_items=judgment_items, dry_run=dry_rows, unavailable=unavailable,
+                       probes=graph_result.probes, memoizable=judgment_block["calls"] == 0)
+    return outcome, wanted, suppressed_by
 
 
 def _judgment(runs: list[_KBRun], settings: Settings, issues: list[Issue],

@@ -3,7 +3,7 @@
 Per file: one file per KB under `CACHE_DIR/results/`, named by a key over everything a pass-1 result
 depends on besides the entry itself: kblint's version and code, the loaded plugins, the configuration
 file, kb.yaml and cross-kb-links.yaml. Each line holds a file's path, modification time and size,
-and its result record; a file whose time or size differs is linted again. The graph pass is not
+and its issues and facts as JSON; a file whose time or size differs is linted again. The graph pass is not
 cached per file, so a deleted link target shows up as a broken link in an unchanged entry.
 
 Per run: `CACHE_DIR/runs/` keeps the outcome of the last runs (their issues before filters, and the
@@ -26,7 +26,7 @@ from sys import intern
 
 from . import __version__
 
-_FORMAT = 4
+_FORMAT = 5
 _RESULTS = "results"
 _RUNS = "runs"
 _RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
@@ -66,26 +66,31 @@ def issue_record(issue) -> tuple:
     return tuple([getattr(issue, n) for n in _ISSUE])
 
 
-def record(result) -> tuple:
-    """(issues, facts, cross-kb-links sources) of a FileResult as plain tuples."""
+def issues_record(issues) -> tuple:
+    if not _ISSUE:
+        _shapes()
+    return tuple([tuple([getattr(i, n) for n in _ISSUE]) for i in issues])
+
+
+def facts_record(result) -> tuple:
+    """(facts, cross-kb-links sources) of a FileResult as plain tuples."""
     if not _ISSUE:
         _shapes()
     facts = result.facts
     row = [getattr(facts, n) for n in _FACTS]
     row[_LINKS_AT] = tuple(tuple(link) for link in facts.links)
-    return (tuple([tuple([getattr(i, n) for n in _ISSUE]) for i in result.issues]), tuple(row),
-            tuple(result.cross_sources))
+    return tuple(row), tuple(result.cross_sources)
 
 
-def from_record(data):
-    """The FileResult of a record (from a worker, or from JSON: lists where tuples were)."""
+def from_facts_record(data):
+    """The FileResult (without its issues) of a facts record (from a worker, or from JSON: lists
+    where tuples were)."""
     from .engine import FileResult
     from .graph import EntryFacts
-    from .issue import Issue
 
     if not _ISSUE:
         _shapes()
-    issues_data, facts_data, cross = data
+    facts_data, cross = data
     row = list(facts_data)
     if len(row) != len(_FACTS):
         raise ValueError("record of another shape")
@@ -99,15 +104,7 @@ def from_record(data):
     if facts.aliases.__class__ is not tuple:
         facts.aliases = tuple(facts.aliases)
         facts.suppress = tuple(tuple(x) for x in facts.suppress)
-    return FileResult([_issue(Issue, i) for i in issues_data], facts, tuple(cross))
-
-
-def _issue(cls, data):
-    row = list(data)
-    for n in _INTERNED_ISSUE:
-        if row[n].__class__ is str:
-            row[n] = intern(row[n])
-    return cls(*row)
+    return FileResult([], facts, tuple(cross))
 
 
 def _link(data):
@@ -115,6 +112,23 @@ def _link(data):
 
     target, relation, kb, *rest = data
     return Link(intern(target), intern(relation), kb if kb is None else intern(kb), *rest)
+
+
+def issues_from_record(rows) -> list:
+    from .issue import Issue
+
+    if not _ISSUE:
+        _shapes()
+    out = []
+    for data in rows:
+        row = list(data)
+        if len(row) != len(_ISSUE):
+            raise ValueError("issue record of another shape")
+        for n in _INTERNED_ISSUE:
+            if row[n].__class__ is str:
+                row[n] = intern(row[n])
+        out.append(Issue(*row))
+    return out
 
 
 def record_json(data: tuple) -> str:
@@ -204,19 +218,20 @@ class KBResultCache:
             self._out = None  # a read-only cache directory: reuse what is there, store nothing
 
     def reuse(self, stamps: dict[str, tuple[int, int] | None]) -> dict:
-        """path → FileResult for every file whose cached record matches its stamp."""
+        """path → (FileResult without issues, its issues' JSON text) for every file whose cached
+        record matches its stamp."""
         found = {}
         dropped = 0
         try:
             with open(self.path, encoding="utf-8") as fh:
                 for line in fh:
-                    path, mtime, size, text = line.rstrip("\n").split("\t", 3)
+                    path, mtime, size, issues_text, facts_text = line.rstrip("\n").split("\t", 4)
                     current = stamps.get(path)
                     if current is None or current != (int(mtime), int(size)) or path in found:
                         dropped += 1
                         continue
                     try:
-                        found[path] = from_record(json.loads(text))
+                        found[path] = (from_facts_record(json.loads(facts_text)), issues_text)
                     except (TypeError, ValueError, IndexError):
                         dropped += 1
                         continue  # a damaged record: that file is linted again
@@ -227,10 +242,10 @@ class KBResultCache:
         self._changed = dropped > 0
         return found
 
-    def add(self, path: str, file_stamp: tuple[int, int] | None, text: str) -> None:
+    def add(self, path: str, file_stamp: tuple[int, int] | None, issues_text: str, facts_text: str) -> None:
         if self._out is None or file_stamp is None or "\t" in path or "\n" in path:
             return  # not representable in this format: such a file is simply not cached
-        self._out.write(f"{path}\t{file_stamp[0]}\t{file_stamp[1]}\t{text}\n")
+        self._out.write(f"{path}\t{file_stamp[0]}\t{file_stamp[1]}\t{issues_text}\t{facts_text}\n")
         self._changed = True
 
     def commit(self) -> None:
