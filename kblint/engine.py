@@ -71,7 +71,7 @@ def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located
     facts = graph.EntryFacts(
         kb_name=schema.name, path=path, relpath=relpath, parsed=True, reported=reported, id=entry.id,
         id_line=entry.key_line("id") if "id" in raw.frontmatter else 1, type=entry.type, status=entry.status,
-        aliases=tuple(entry.aliases), links=entry.links, suppress=suppressions(raw),
+        aliases=tuple(entry.aliases), packed_links=graph.pack_links(entry.links), suppress=suppressions(raw),
     )
     run_checkers(entry, ctx.plan.for_type(entry.type), CheckContext(schema=schema), facts, issues,
                  measures=EntryMeasures(entry, schema), previous=ctx.previous, graph_pass=False)
@@ -345,7 +345,7 @@ def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jo
     for k, path, relpath in tasks:
         result = _lint_file(contexts[k], path, relpath)
         _, issues_text, facts_text = _encoded(result, as_json)
-        result.issues = []
+        result.issues = ()
         yield result, issues_text, facts_text
 
 
@@ -600,31 +600,31 @@ class _RunMemo:
             return None
         from .resultcache import load_run
 
-        data = load_run(self.cache_dir, self.key)
-        if data is None:
+        found = load_run(self.cache_dir, self.key)
+        if found is None:
             return None
+        data, issues = found
         try:
             probes = dict(data["probes"])
             if any(os.path.isfile(path) != exists for path, exists in probes.items()):
                 return None  # a file a link names appeared or went away
             kbs = [KBReport(name=k["name"], root=k["root"], files=k["files"], entries=k["entries"],
                             paths=k["paths"], score=k["score"], coverage=k["coverage"]) for k in data["kbs"]]
-            return _Outcome(kbs=kbs, issues=[Issue(*row) for row in data["issues"]], hidden=data["hidden"],
-                            judgment=data["judgment"], judgment_items=data["judgment_items"], probes=probes)
+            return _Outcome(kbs=kbs, issues=issues, hidden=data["hidden"], judgment=data["judgment"],
+                            judgment_items=data["judgment_items"], probes=probes)
         except (KeyError, TypeError, ValueError):
             return None
 
     def save(self, outcome: _Outcome) -> None:
         if not self.key:
             return
-        from .resultcache import issue_record, save_run
+        from .resultcache import save_run
 
         save_run(self.cache_dir, self.key, {
             "kbs": [{"name": k.name, "root": k.root, "files": k.files, "entries": k.entries, "paths": k.paths,
                      "score": k.score, "coverage": k.coverage} for k in outcome.kbs],
-            "issues": [issue_record(i) for i in outcome.issues], "hidden": outcome.hidden,
-            "judgment": outcome.judgment, "judgment_items": outcome.judgment_items,
-            "probes": sorted(outcome.probes.items())})
+            "hidden": outcome.hidden, "judgment": outcome.judgment, "judgment_items": outcome.judgment_items,
+            "probes": sorted(outcome.probes.items())}, outcome.issues)
 
 
 def _lint(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[int, int] | None]) -> _Outcome:

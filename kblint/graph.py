@@ -13,6 +13,15 @@ from .entry import Link
 from .issue import Issue
 from .rules import RULES
 
+_LINK_FIELDS = len(Link._fields)
+_make_link = Link._make
+
+
+def pack_links(links) -> tuple:
+    """Links as one flat tuple of their fields (EntryFacts.packed_links)."""
+    return tuple([value for link in links for value in link])
+
+
 # "Did you mean": ids compared with a broken link's target, and how many ids a trigram may occur
 # in and still count towards choosing them.
 _SHORTLIST = 50
@@ -33,12 +42,19 @@ class EntryFacts:
     type: str = ""
     status: str | None = None
     aliases: tuple[str, ...] = ()
-    links: list[Link] = field(default_factory=list)
+    # The entry's links, flattened into one tuple of their fields: the graph pass holds the links of
+    # every entry at once, and one tuple takes half the memory of a tuple per link.
+    packed_links: tuple = ()
     # rubric outcomes so far, for the entry's score (SPEC §5.4)
     score_passed: float = 0.0
     score_total: float = 0.0
     judgment_items: int = 0  # judgment items that apply to the entry (not evaluated without an LLM)
     suppress: tuple[tuple[str, int], ...] = ()  # (name, line) of the entry's suppressions
+
+    @property
+    def links(self) -> list[Link]:
+        packed = self.packed_links
+        return [_make_link(packed[i:i + _LINK_FIELDS]) for i in range(0, len(packed), _LINK_FIELDS)]
 
     @property
     def score(self) -> float:

@@ -55,15 +55,10 @@ def _shapes() -> None:
     from .issue import Issue
 
     _ISSUE, _FACTS = _names(Issue), _names(EntryFacts)
-    _LINKS_AT = _FACTS.index("links")
+    _LINKS_AT = _FACTS.index("packed_links")
     _INTERNED_FACTS = tuple(_FACTS.index(n) for n in ("kb_name", "id", "type", "status"))
-    _INTERNED_ISSUE = tuple(_ISSUE.index(n) for n in ("kb_name", "entry_id", "entry_type", "rubric_item", "item_id"))
-
-
-def issue_record(issue) -> tuple:
-    if not _ISSUE:
-        _shapes()
-    return tuple([getattr(issue, n) for n in _ISSUE])
+    # JSON gives each value its own string: all but the message repeat from issue to issue
+    _INTERNED_ISSUE = tuple(n for n, name in enumerate(_ISSUE) if name != "message")
 
 
 def issues_record(issues) -> tuple:
@@ -77,9 +72,7 @@ def facts_record(result) -> tuple:
     if not _ISSUE:
         _shapes()
     facts = result.facts
-    row = [getattr(facts, n) for n in _FACTS]
-    row[_LINKS_AT] = tuple(tuple(link) for link in facts.links)
-    return tuple(row), tuple(result.cross_sources)
+    return tuple([getattr(facts, n) for n in _FACTS]), tuple(result.cross_sources)
 
 
 def from_facts_record(data):
@@ -99,19 +92,27 @@ def from_facts_record(data):
     for n in _INTERNED_FACTS:
         if row[n].__class__ is str:
             row[n] = intern(row[n])
-    row[_LINKS_AT] = [_link(link) for link in row[_LINKS_AT]]
+    row[_LINKS_AT] = _links(row[_LINKS_AT])
     facts = EntryFacts(*row)
     if facts.aliases.__class__ is not tuple:
         facts.aliases = tuple(facts.aliases)
         facts.suppress = tuple(tuple(x) for x in facts.suppress)
-    return FileResult([], facts, tuple(cross))
+    return FileResult((), facts, tuple(cross))
 
 
-def _link(data):
-    from .entry import Link
+def _links(packed) -> tuple:
+    """Packed links with their target, relation and KB interned."""
+    from .graph import _LINK_FIELDS
 
-    target, relation, kb, *rest = data
-    return Link(intern(target), intern(relation), kb if kb is None else intern(kb), *rest)
+    if len(packed) % _LINK_FIELDS:
+        raise ValueError("links of another shape")
+    values = list(packed)
+    for start in range(0, len(values), _LINK_FIELDS):  # target, relation, kb lead each link
+        values[start] = intern(values[start])
+        values[start + 1] = intern(values[start + 1])
+        if values[start + 2] is not None:
+            values[start + 2] = intern(values[start + 2])
+    return tuple(values)
 
 
 def issues_from_record(rows) -> list:
@@ -277,28 +278,38 @@ def run_key(kb_keys: list[str], stamps: list[tuple[str, tuple[int, int] | None]]
     return h.hexdigest()[:40]
 
 
-def load_run(cache_dir: str, key: str) -> dict | None:
-    path = os.path.join(cache_dir, _RUNS, key + ".json")
+def load_run(cache_dir: str, key: str) -> tuple[dict, list] | None:
+    """(the run's header, its issues), or None when the run is not cached (or the file is damaged)."""
+    path = os.path.join(cache_dir, _RUNS, key + ".jsonl")
     try:
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
+            header = json.loads(fh.readline())
+            if not isinstance(header, dict) or header.get("format") != _FORMAT:
+                return None
+            issues = []
+            for line in fh:  # the issues come in batches, one per line: never all as JSON data at once
+                issues.extend(issues_from_record(json.loads(line)))
+    except (OSError, ValueError, TypeError):
         return None
+    if len(issues) != header.get("issues"):
+        return None  # a file cut short
     try:
         os.utime(path)  # most recently used: kept longest
     except OSError:
         pass
-    return data if isinstance(data, dict) and data.get("format") == _FORMAT else None
+    return header, issues
 
 
-def save_run(cache_dir: str, key: str, data: dict) -> None:
+def save_run(cache_dir: str, key: str, header: dict, issues: list) -> None:
     try:
         directory = _ensure_dir(cache_dir, _RUNS)
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({**data, "format": _FORMAT}, fh, ensure_ascii=False, separators=(",", ":"))
-        os.replace(tmp, os.path.join(directory, key + ".json"))
-        runs = sorted((e for e in os.scandir(directory) if e.name.endswith(".json")),
+            fh.write(record_json({**header, "format": _FORMAT, "issues": len(issues)}) + "\n")
+            for start in range(0, len(issues), 1000):
+                fh.write(record_json(issues_record(issues[start:start + 1000])) + "\n")
+        os.replace(tmp, os.path.join(directory, key + ".jsonl"))
+        runs = sorted((e for e in os.scandir(directory) if e.name.endswith(".jsonl")),
                       key=lambda e: e.stat().st_mtime_ns, reverse=True)
         for old in runs[_RUNS_KEPT:]:
             os.unlink(old.path)
