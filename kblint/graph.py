@@ -3,6 +3,7 @@ orphans (SPEC §3, §8). Bodies are never held here; only what pass 1 extracted.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import os
 import posixpath
@@ -22,10 +23,9 @@ def pack_links(links) -> tuple:
     return tuple([value for link in links for value in link])
 
 
-# "Did you mean": ids compared with a broken link's target, and how many ids a trigram may occur
-# in and still count towards choosing them.
-_SHORTLIST = 50
-_COMMON_TRIGRAM = 500
+# "Did you mean": the ids on each side of a broken link's target, in each of two orders, that are
+# compared with it
+_NEIGHBOURS = 8
 
 
 @dataclass(slots=True)
@@ -83,7 +83,9 @@ class KBIndex:
         self.by_path: dict[str, EntryFacts] = {}
         self.ids: list[str] = []
         self._suggested: dict[str, str | None] = {}
-        self._trigrams: dict[str, list[int]] | None = None  # trigram → indexes in ids, built when needed
+        # the ids in two orders for "did you mean", sorted when first needed
+        self._forward: list[str] | None = None
+        self._backward: list[str] | None = None
 
     def add(self, facts: EntryFacts) -> None:
         self.by_path[facts.relpath] = facts
@@ -136,40 +138,35 @@ class KBIndex:
         if target in self._suggested:
             return self._suggested[target]
         size = len(target)
-        pool = [i for i in self._shortlist(target) if abs(len(i) - size) <= max(2, size // 4)]
+        pool = [i for i in self._neighbours(target) if abs(len(i) - size) <= max(2, size // 4)]
         found = difflib.get_close_matches(target, pool, n=1, cutoff=0.8)
         near = self._suggested[target] = found[0] if found else None
         return near
 
-    def _shortlist(self, target: str) -> list[str]:
-        """The ids sharing the most distinctive trigrams with TARGET: difflib compares a target
-        with each candidate in turn, far too slowly for every id of a large KB. A trigram that
-        occurs in many ids tells little and is not counted."""
-        if self._trigrams is None:
-            self._trigrams = {}
-            for n, name in enumerate(self.ids):
-                for gram in _trigrams(name):
-                    self._trigrams.setdefault(gram, []).append(n)
-        counts: dict[int, int] = {}
-        for gram in _trigrams(target):
-            posting = self._trigrams.get(gram, ())
-            if len(posting) > _COMMON_TRIGRAM:
-                continue
-            for n in posting:
-                counts[n] = counts.get(n, 0) + 1
-        best = sorted(counts, key=lambda n: (-counts[n], n))[:_SHORTLIST]
-        return [self.ids[n] for n in best]
+    def _neighbours(self, target: str) -> set[str]:
+        """The ids next to TARGET in alphabetical order, and in the order of their spelling read
+        backwards. A near miss keeps its beginning or its end intact, so its id sorts close to it
+        one way or the other; difflib, far too slow to compare with every id of a large KB, then
+        compares only these."""
+        if self._forward is None:
+            unique = list(dict.fromkeys(self.ids))
+            self._forward = sorted(unique, key=str.casefold)
+            self._backward = sorted(unique, key=_backwards)
+        found: set[str] = set()
+        for ordered, key in ((self._forward, str.casefold), (self._backward, _backwards)):
+            at = bisect.bisect_left(ordered, key(target), key=key)
+            found.update(ordered[max(0, at - _NEIGHBOURS):at + _NEIGHBOURS])
+        return found
+
+
+def _backwards(name: str) -> str:
+    return name.casefold()[::-1]
 
 
 def _fold(name: str) -> str:
     """NAME case-folded; the same string object when folding changes nothing."""
     folded = name.casefold()
     return name if folded == name else folded
-
-
-def _trigrams(name: str) -> set[str]:
-    text = f" {name.casefold()} "
-    return {text[i:i + 3] for i in range(len(text) - 2)}
 
 
 def _issue(rule: str, message: str, facts: EntryFacts | None, *, kb_name: str, path: str, line: int = 1,

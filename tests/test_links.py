@@ -187,3 +187,34 @@ def test_a_links_item_without_a_target_is_reported(tmp_path: Path):
     report = run_kblint("validate", str(kb), "--format", "json").json
     (issue,) = [i for i in issues_of(report, "invalid_field") if i["field"] == "links"]
     assert issue["line"] == 7 and "has no 'target'" in issue["message"] and "targt" in issue["message"]
+
+
+def test_broken_links_suggest_a_near_id_in_a_large_kb():
+    from kblint.graph import KBIndex
+
+    index = KBIndex("k", "/kb")
+    ids = [f"{word}-{other}-{n}" for n in range(30) for word in ("harbor", "council", "ledger", "zoning")
+           for other in ("report", "minutes", "vote", "budget", "audit")]
+    ids += ["inspection-of-the-north-pier", "quayside-warehouse-fire"]
+    from kblint.graph import EntryFacts
+
+    for name in ids:
+        index.add(EntryFacts(kb_name="k", path=f"/kb/{name}.md", relpath=f"{name}.md", parsed=True, reported=True,
+                             id=name))
+    assert len(index.ids) > 500
+    assert index.suggest("inspection-of-the-nort-pier") == "inspection-of-the-north-pier"  # the start kept
+    assert index.suggest("xnspection-of-the-north-pier") == "inspection-of-the-north-pier"  # the end kept
+    assert index.suggest("Quayside-Warehouse-Fire") == "quayside-warehouse-fire"
+    assert index.suggest("harbor-vote-77") == "harbor-vote-7"
+    assert index.suggest("something-else-entirely") is None
+
+
+def test_broken_link_message_names_the_near_id(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: k\n", {
+        "pier.md": "---\ntitle: Pier\ntype: note\ntags: [t]\n---\nSee [[quayside-warehouse-fir]] and [[nothing-like-it]].\n",
+        "quayside-warehouse-fire.md": "---\ntitle: Fire\ntype: note\ntags: [t]\n---\nSee [[pier]].\n",
+    })
+    report = run_kblint("validate", str(kb), "--format", "json").json
+    messages = sorted(i["message"] for i in issues_of(report, "broken_link"))
+    assert messages == ["Link target 'nothing-like-it' not found",
+                        "Link target 'quayside-warehouse-fir' not found; did you mean 'quayside-warehouse-fire'?"]
