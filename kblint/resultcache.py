@@ -46,19 +46,19 @@ _ISSUE: tuple[str, ...] = ()
 _FACTS: tuple[str, ...] = ()
 _LINKS_AT = 0
 _INTERNED_FACTS: tuple[int, ...] = ()
-_INTERNED_ISSUE: tuple[int, ...] = ()
+_UNSHARED: tuple[int, ...] = ()
 
 
 def _shapes() -> None:
-    global _ISSUE, _FACTS, _LINKS_AT, _INTERNED_FACTS, _INTERNED_ISSUE
+    global _ISSUE, _FACTS, _LINKS_AT, _INTERNED_FACTS, _UNSHARED
     from .graph import EntryFacts
     from .issue import Issue
 
     _ISSUE, _FACTS = _names(Issue), _names(EntryFacts)
     _LINKS_AT = _FACTS.index("packed_links")
     _INTERNED_FACTS = tuple(_FACTS.index(n) for n in ("kb_name", "id", "type", "status"))
-    # JSON gives each value its own string: all but the message repeat from issue to issue
-    _INTERNED_ISSUE = tuple(n for n, name in enumerate(_ISSUE) if name != "message")
+    # the message is unique; numbers and booleans must not be shared (1, 1.0 and True are one key)
+    _UNSHARED = tuple(_ISSUE.index(n) for n in ("message", "line", "column", "confidence", "cached"))
 
 
 def issues_record(issues) -> tuple:
@@ -101,33 +101,39 @@ def from_facts_record(data):
 
 
 def _links(packed) -> tuple:
-    """Packed links with their target, relation and KB interned."""
+    """Packed links with their targets interned (relations and KB names repeat within a record
+    already)."""
     from .graph import _LINK_FIELDS
 
     if len(packed) % _LINK_FIELDS:
         raise ValueError("links of another shape")
     values = list(packed)
-    for start in range(0, len(values), _LINK_FIELDS):  # target, relation, kb lead each link
-        values[start] = intern(values[start])
-        values[start + 1] = intern(values[start + 1])
-        if values[start + 2] is not None:
-            values[start + 2] = intern(values[start + 2])
+    values[0::_LINK_FIELDS] = map(intern, values[0::_LINK_FIELDS])
     return tuple(values)
 
 
-def issues_from_record(rows) -> list:
+def issues_from_record(rows, shared: dict | None = None) -> list:
+    """Issues from their records. Their strings but the message repeat from issue to issue, and
+    JSON gives each occurrence its own object: SHARED maps each to the one object kept for it."""
     from .issue import Issue
 
     if not _ISSUE:
         _shapes()
+    if shared is None:
+        shared = {}
+    keep = shared.setdefault
+    unshared = _UNSHARED
     out = []
     for data in rows:
         row = list(data)
         if len(row) != len(_ISSUE):
             raise ValueError("issue record of another shape")
-        for n in _INTERNED_ISSUE:
-            if row[n].__class__ is str:
-                row[n] = intern(row[n])
+        kept = [row[n] for n in unshared]
+        for n in unshared:
+            row[n] = None
+        row = list(map(keep, row, row))
+        for n, value in zip(unshared, kept):
+            row[n] = value
         out.append(Issue(*row))
     return out
 
@@ -287,8 +293,9 @@ def load_run(cache_dir: str, key: str) -> tuple[dict, list] | None:
             if not isinstance(header, dict) or header.get("format") != _FORMAT:
                 return None
             issues = []
+            shared: dict = {}
             for line in fh:  # the issues come in batches, one per line: never all as JSON data at once
-                issues.extend(issues_from_record(json.loads(line)))
+                issues.extend(issues_from_record(json.loads(line), shared))
     except (OSError, ValueError, TypeError):
         return None
     if len(issues) != header.get("issues"):

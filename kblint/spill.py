@@ -37,10 +37,11 @@ class IssueSpill:
             return
         try:
             wanted_set = set(wanted)
+            shared: dict = {}
             self._file.seek(0)
             for number, line in enumerate(self._file):
                 if number in wanted_set:
-                    yield from issues_from_record(json.loads(line))
+                    yield from issues_from_record(json.loads(line), shared)
         finally:
             self.close()
 

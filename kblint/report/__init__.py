@@ -15,11 +15,43 @@ def display_path(path: str) -> str:
     if path.startswith(cwd) and path[len(cwd):len(cwd) + 1] == os.sep:
         rel = path[len(cwd) + 1:]  # what relpath gives, without its normalising of both paths
     else:
-        try:
-            rel = os.path.relpath(path)
-        except ValueError:  # another drive on Windows
-            rel = path
+        head, tail = os.path.split(path)
+        rel = os.path.join(_relative_dir(head, cwd), tail) if head and tail else _relpath(path)
     return rel.replace(os.sep, "/")
+
+
+@lru_cache(maxsize=4096)
+def _relative_dir(directory: str, cwd: str) -> str:
+    """relpath of a directory: computed once for all the files in it."""
+    return _relpath(directory)
+
+
+def _relpath(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
+
+
+def _no_default(value):
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+try:  # the C encoder itself, made once: json.dumps and JSONEncoder.encode make one per call
+    from json.encoder import c_make_encoder as _c_make_encoder, encode_basestring as _encode_basestring
+
+    _C_ENCODE = _c_make_encoder(None, _no_default, _encode_basestring, None, ": ", ", ", False, False, True)
+except (ImportError, TypeError):  # pragma: no cover - Pythons without the C accelerator
+    _C_ENCODE = None
+
+
+def json_line(value) -> str:
+    """VALUE as JSON on one line, as json.dumps(value, ensure_ascii=False) writes it."""
+    if _C_ENCODE is None:  # pragma: no cover
+        import json
+
+        return json.dumps(value, ensure_ascii=False)
+    return "".join(_C_ENCODE(value, 0))
 
 
 def render(report, fmt: str, *, color: bool = False, statistics: bool = False) -> str:

@@ -6,7 +6,7 @@ import json
 
 from .. import __version__
 from ..issue import Issue, Report
-from . import display_path
+from . import display_path, json_line
 
 _OPTIONAL = ("checker", "policy", "confidence", "evaluator", "cached")
 
@@ -59,11 +59,11 @@ def _tail(report: Report) -> dict:
     return data
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # one encoder: json.dumps(..., ensure_ascii=False) builds one per call
+_ENCODE = json_line
 
 
 def _dump(value) -> str:
-    return _ENCODE(value)
+    return json_line(value)
 
 
 def _write_items(out, key: str, items) -> None:
