@@ -19,7 +19,7 @@ from .checkers.core import CheckContext
 from .checkers.registry import registry
 from .kbschema import KBSchema
 from .measures import EntryMeasures, FactsMeasures
-from .policy import UNCHANGED, Gate, constraint_of, gate_applies, needs_graph as policy_needs_graph
+from .policy import UNCHANGED, Gate, constraint_of, gate_applies
 from .policy import violation as policy_violation
 from .rubric import Binding, Plan, build_plan
 from .rules import RULES, TIERS, schema as schema_rules, structure as structure_rules
@@ -73,30 +73,23 @@ def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located
         id_line=entry.key_line("id") if "id" in raw.frontmatter else 1, type=entry.type, status=entry.status,
         aliases=tuple(entry.aliases), packed_links=graph.pack_links(entry.links), suppress=suppressions(raw),
     )
-    run_checkers(entry, ctx.plan.for_type(entry.type), CheckContext(schema=schema), facts, issues,
+    facts.judgment_items = ctx.plan.judgment_count(entry.type)
+    run_checkers(entry, ctx.plan.entry_bindings(entry.type), CheckContext(schema=schema), facts, issues,
                  measures=EntryMeasures(entry, schema), previous=ctx.previous, graph_pass=False)
     return FileResult(issues, facts, tuple(cross_sources))
 
 
 def run_checkers(entry, bindings: list[Binding], context: CheckContext, facts: graph.EntryFacts,
                  issues: list[Issue], *, measures, previous: dict | None, graph_pass: bool) -> None:
-    """Run the checker and policy items of the plan that belong to this pass; record outcomes.
-
-    In pass 1 ENTRY is the full Entry; in the graph pass it is the entry's facts.
+    """Run the checker and policy items of one pass (Plan.entry_bindings or Plan.graph_bindings);
+    record their outcomes. In pass 1 ENTRY is the full Entry; in the graph pass it is the entry's facts.
     """
-    reg = registry()
+    get = registry().get
     for b in bindings:
-        if b.kind == "judgment" and not graph_pass:
-            facts.judgment_items += 1
         if b.kind == "policy":
-            if policy_needs_graph(b.parsed) == graph_pass:
-                _run_policy(entry, b, measures, previous, facts, issues)
+            _run_policy(entry, b, measures, previous, facts, issues)
             continue
-        if b.kind != "checker":
-            continue
-        checker = reg.get(b.checker)
-        if checker is None or checker.needs_graph != graph_pass:
-            continue
+        checker = get(b.checker)
         try:
             result = checker.func(entry, b.params, context)
         except Exception as exc:  # noqa: BLE001 - a failing checker is reported, the run goes on
@@ -108,6 +101,9 @@ def run_checkers(entry, bindings: list[Binding], context: CheckContext, facts: g
                                 checker=b.checker, entry_type=entry.type))
             continue
         facts.score_total += b.weight
+        if result is None:
+            facts.score_passed += b.weight
+            continue
         messages = _messages(result)
         if not messages:
             facts.score_passed += b.weight

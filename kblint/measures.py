@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .checkers.core import body_has_section, entry_words, names_self, outlink_count
+from .checkers.core import body_has_section, entry_words, names_self, outlink_count, self_names
 from .graph import EntryFacts, GraphResult, link_key
 from .rules.fields import is_url
 from .rules.common import is_empty
@@ -55,8 +55,9 @@ class FactsMeasures:
     def links_count(self, name: str | None) -> int:
         facts = self.facts
         keys = set()
+        own = self_names(facts)
         for link in facts.links:
-            if names_self(link, facts):
+            if names_self(link, facts, own):
                 continue
             target = self.graph.resolve(facts, link) if name is not None else None
             if name is None or link.relation == name or (target is not None and target.type == name):

@@ -81,6 +81,8 @@ class Plan:
     scopes: list[ScopePlan]
     by_type: dict[str, list[Binding]]  # type → the merged items that apply to its entries
     graph_by_type: dict[str, list[Binding]] = field(default_factory=dict, repr=False)  # memo
+    entry_by_type: dict[str, list[Binding]] = field(default_factory=dict, repr=False)  # memo
+    judgment_by_type: dict[str, int] = field(default_factory=dict, repr=False)  # memo
 
     def totals(self) -> dict[str, int]:
         totals = {kind: 0 for kind in BINDINGS}
@@ -102,6 +104,20 @@ class Plan:
             found = self.graph_by_type[type_name] = [b for b in self.for_type(type_name) if _needs_graph(b)]
         return found
 
+    def entry_bindings(self, type_name: str) -> list[Binding]:
+        """The checker and policy items of a type that run on the entry alone, in pass 1."""
+        found = self.entry_by_type.get(type_name)
+        if found is None:
+            found = self.entry_by_type[type_name] = [b for b in self.for_type(type_name) if _runs_on_the_entry(b)]
+        return found
+
+    def judgment_count(self, type_name: str) -> int:
+        """How many judgment items apply to entries of a type."""
+        found = self.judgment_by_type.get(type_name)
+        if found is None:
+            found = self.judgment_by_type[type_name] = sum(1 for b in self.for_type(type_name) if b.kind == "judgment")
+        return found
+
 
 def _needs_graph(b: Binding) -> bool:
     if b.kind == "policy":
@@ -111,6 +127,15 @@ def _needs_graph(b: Binding) -> bool:
     if b.kind == "checker":
         checker = registry().get(b.checker)
         return checker is not None and checker.needs_graph
+    return False
+
+
+def _runs_on_the_entry(b: Binding) -> bool:
+    if b.kind == "policy":
+        return not _needs_graph(b)
+    if b.kind == "checker":
+        checker = registry().get(b.checker)
+        return checker is not None and not checker.needs_graph
     return False
 
 

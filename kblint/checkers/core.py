@@ -66,14 +66,18 @@ def _is_stub(entry) -> bool:
         (entry.status or "").strip().casefold() == "stub" or "stub" in (t.casefold() for t in entry.tags)
 
 
-def names_self(link, entry) -> bool:
+def names_self(link, entry, own_names: frozenset[str] | None = None) -> bool:
+    """Whether LINK names ENTRY itself (its id, file stem or an alias, in any case, or its path).
+    OWN_NAMES: those names case-folded, when the caller has them (self_names)."""
     if (link.kb or entry.kb_name) != entry.kb_name:
         return False
     if link.path is not None and link.path == entry.relpath:
         return True
-    target = link.target.casefold()
-    return target in (entry.id.casefold(), entry.stem.casefold()) or \
-        any(target == alias.casefold() for alias in entry.aliases)
+    return link.target.casefold() in (own_names if own_names is not None else self_names(entry))
+
+
+def self_names(entry) -> frozenset[str]:
+    return frozenset([entry.id.casefold(), entry.stem.casefold(), *(a.casefold() for a in entry.aliases)])
 
 
 def outlink_count(entry) -> int:
@@ -81,7 +85,8 @@ def outlink_count(entry) -> int:
     memo = getattr(entry, "memo", None)
     if memo is not None and "outlinks" in memo:
         return memo["outlinks"]
-    count = len({link_key(link, entry.kb_name) for link in entry.links if not names_self(link, entry)})
+    own = self_names(entry)
+    count = len({link_key(link, entry.kb_name) for link in entry.links if not names_self(link, entry, own)})
     if memo is not None:
         memo["outlinks"] = count
     return count
@@ -295,11 +300,11 @@ def cites_source(entry, params, context):
     fields = params.get("fields") or ["sources", "source", "source_url", "url", "references"]
     if any(not is_empty(entry.metadata.get(name)) for name in fields):
         return None
+    if _SOURCE_LINE_RE.search(entry.body):
+        return None
     sections = {_norm_heading(s) for s in (params.get("sections") or ["Sources", "References", "Source",
                                                                        "Bibliography"])}
     if _section_has_content(entry, sections):
-        return None
-    if _SOURCE_LINE_RE.search(entry.body):
         return None
     return f"Entry '{entry.id}' cites no source"
 
