@@ -86,3 +86,42 @@ def test_shards_together_equal_the_whole_run(tmp_path: Path):
         assert not any(i["rule"] in graph_rules for i in part["issues"])
     assert run_kblint("validate", path, "--shard", "4/3").code == 2
     assert run_kblint("validate", path, "--shard", "x").code == 2
+
+
+def test_run_cache_takes_an_unchanged_run_and_nothing_else(tmp_path: Path):
+    kb = workspace(tmp_path)
+    (kb / "n01.md").write_text("---\ntitle: Note 1\ntype: note\ntags: [t]\n---\nTo [[n02]], see [[diagram.png]].\n",
+                               encoding="utf-8")
+    cache = tmp_path / "cache"
+    args = (str(kb), "--cache-dir", str(cache))
+    cold = report(*args)
+    assert [i["message"] for i in cold["issues"] if i["rule"] == "broken_link"] == [
+        "Link target 'diagram.png' not found", "Link target 'ghost' not found"]
+    assert len(list((cache / "runs").glob("*.jsonl"))) == 1
+    assert report(*args) == cold
+    # filters apply to the cached outcome as to a fresh one
+    assert report(*args, "--select", "orphan_entry,broken_link") == report(*args, "--select",
+                                                                             "orphan_entry,broken_link", "--no-cache")
+    # a setting that shapes the issues is a different run
+    assert report(*args, "--strict-links")["issues"] == report(*args, "--strict-links", "--no-cache")["issues"]
+    # a file a link names (not an entry) appearing changes the outcome, though no entry changed
+    (kb / "diagram.png").write_bytes(b"\x89PNG")
+    assert [i["message"] for i in report(*args)["issues"] if i["rule"] == "broken_link"] == [
+        "Link target 'ghost' not found"]
+    # a new entry is a new run
+    (kb / "ghost.md").write_text("---\ntitle: Ghost\ntype: note\ntags: [t]\n---\nTo [[n05]].\n", encoding="utf-8")
+    fresh = report(*args)
+    assert not [i for i in fresh["issues"] if i["rule"] == "broken_link"]
+    assert fresh == report(*args, "--no-cache")
+
+
+def test_damaged_caches_are_ignored(tmp_path: Path):
+    kb = workspace(tmp_path)
+    cache = tmp_path / "cache"
+    args = (str(kb), "--cache-dir", str(cache))
+    cold = report(*args)
+    for path in [*(cache / "runs").glob("*.jsonl"), *(cache / "results").glob("*.jsonl")]:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text[: len(text) // 2], encoding="utf-8")  # cut short, mid-line
+    assert report(*args) == cold
+    assert report(*args) == cold
