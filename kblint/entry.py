@@ -15,6 +15,8 @@ from urllib.parse import unquote
 
 import yaml
 
+from . import plainyaml
+
 try:  # the libyaml loader is several times faster; fall back only where it is missing
     _BaseLoader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - libyaml is present on supported installs
@@ -220,6 +222,12 @@ def split_and_load(text: str) -> RawEntry | ParseFailure:
     body = text[body_start:] if body_start <= len(text) else ""
     body_line = text.count("\n", 0, m.end()) + 2
 
+    data = plainyaml.load(fm_text)
+    if data is not None:
+        if not isinstance(data, dict):
+            kind = "a list" if isinstance(data, list) else "a scalar value"
+            return ParseFailure(f"frontmatter must be a mapping of keys to values, not {kind}", line=2)
+        return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, bad_dates=[])
     loader = _EntryLoader(fm_text)
     loader.bad_dates = []
     try:
