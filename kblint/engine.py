@@ -291,18 +291,8 @@ def _lint_file(ctx: KBContext, path: str, relpath: str) -> FileResult:
     return lint_source(ctx, path, relpath, data)
 
 
-# Worker processes inherit the KB contexts from the parent (fork), so they are not pickled per task.
-_WORKER_CTX: list[KBContext] = []
-_WORKER_JSON = False
-
-
-def _lint_chunk(chunk: list[tuple[int, str, str]]) -> list[tuple[tuple, str, str | None]]:
-    """Pass 1 in a worker: each result as (facts record, issues as JSON, facts as JSON when results
-    are cached)."""
-    return [_encoded(_lint_file(_WORKER_CTX[k], path, relpath), _WORKER_JSON) for k, path, relpath in chunk]
-
-
 def _encoded(result: FileResult, as_json: bool) -> tuple[tuple, str, str | None]:
+    """(facts record, issues as JSON, facts as JSON when AS_JSON) of a result."""
     from .resultcache import facts_record, issues_record, record_json
 
     facts = facts_record(result)
@@ -314,35 +304,41 @@ _PARALLEL_MIN = 400  # below this many files, starting workers costs more than i
 
 
 def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jobs: int, forced: bool,
-                as_json: bool) -> Iterator[tuple[FileResult, str, str | None]]:
-    """Pass 1 for TASKS (context index, path, KB-relative path), in order: each result without its
-    issues, the issues as JSON, and the facts as JSON when AS_JSON."""
+                as_json: bool) -> Iterator[tuple[int, FileResult, str, str | None]]:
+    """Pass 1 for TASKS (context index, path, KB-relative path), in no particular order: each
+    task's number, its result without its issues, the issues as JSON, and the facts as JSON when
+    AS_JSON. With JOBS > 1, in JOBS processes (parallel.spread)."""
     from .resultcache import from_facts_record
 
-    if jobs > 1 and (len(tasks) >= _PARALLEL_MIN or (forced and len(tasks) > 1)):
-        import multiprocessing
+    chunks = range(0, len(tasks), _CHUNK)
 
-        global _WORKER_CTX, _WORKER_JSON
-        try:
-            mp = multiprocessing.get_context("fork")
-        except ValueError:  # no fork on this platform: lint in this process
-            mp = None
-        if mp is not None:
-            _WORKER_CTX, _WORKER_JSON = contexts, as_json
-            try:
-                chunks = [tasks[i:i + _CHUNK] for i in range(0, len(tasks), _CHUNK)]
-                with mp.Pool(min(jobs, len(chunks))) as pool:
-                    for part in pool.imap(_lint_chunk, chunks):
-                        for facts, issues_text, facts_text in part:
-                            yield from_facts_record(facts), issues_text, facts_text
-                return
-            finally:
-                _WORKER_CTX, _WORKER_JSON = [], False
-    for k, path, relpath in tasks:
-        result = _lint_file(contexts[k], path, relpath)
-        _, issues_text, facts_text = _encoded(result, as_json)
-        result.issues = ()
-        yield result, issues_text, facts_text
+    def here(n: int) -> list:
+        out = []
+        for k, path, relpath in tasks[chunks[n]:chunks[n] + _CHUNK]:
+            result = _lint_file(contexts[k], path, relpath)
+            _, issues_text, facts_text = _encoded(result, as_json)
+            result.issues = ()
+            out.append((result, issues_text, facts_text))
+        return out
+
+    def there(n: int) -> list:
+        return [_encoded(_lint_file(contexts[k], path, relpath), as_json)
+                for k, path, relpath in tasks[chunks[n]:chunks[n] + _CHUNK]]
+
+    import multiprocessing
+
+    parallel = jobs > 1 and len(chunks) > 1 and (len(tasks) >= _PARALLEL_MIN or forced)
+    if parallel and "fork" in multiprocessing.get_all_start_methods():
+        from .parallel import spread
+
+        for n, part, remote in spread(len(chunks), min(jobs, len(chunks)) - 1, here, there):
+            first = chunks[n]
+            for offset, (result, issues_text, facts_text) in enumerate(part):
+                yield first + offset, from_facts_record(result) if remote else result, issues_text, facts_text
+        return
+    for n in range(len(chunks)):
+        for offset, (result, issues_text, facts_text) in enumerate(here(n)):
+            yield chunks[n] + offset, result, issues_text, facts_text
 
 
 def _result_cache(kb: KB, settings: Settings):
@@ -385,8 +381,9 @@ def pass_one(kbs: list[KB], settings: Settings, stamps: dict[str, tuple[int, int
         tasks.extend((k, path, kb.relpath(path)) for path in kb.files if path not in by_path)
     jobs = settings.jobs or os.cpu_count() or 1
     as_json = any(c is not None for c in caches)
-    results = _lint_files(contexts, tasks, jobs, forced=settings.jobs is not None, as_json=as_json)
-    for (k, path, _), (result, issues_text, facts_text) in zip(tasks, results):
+    for n, result, issues_text, facts_text in _lint_files(contexts, tasks, jobs, forced=settings.jobs is not None,
+                                                          as_json=as_json):
+        k, path, _ = tasks[n]
         result.spilled = spill.put(issues_text)
         by_path[path] = result
         if caches[k] is not None:
