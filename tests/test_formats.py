@@ -315,3 +315,23 @@ def test_junit_crafted_report_is_well_formed(tmp_path: Path, monkeypatch):
     assert root.get("failures") == "2"  # the warning and the info are below --fail-on error
     report.fail_on = "never"
     assert ET.fromstring(junit.render(report)).get("failures") == "0"
+
+
+def test_json_issue_lines_are_exactly_what_the_encoder_writes():
+    from kblint.issue import Issue, KBReport, Report
+    from kblint.report import json_line
+    from kblint.report.json import issue_dict, issue_line
+
+    issues = [
+        Issue(rule="broken_link", severity="warning", tier="structure", message='Link "x" \\ é ☃ \n\t\x01',
+              kb_name="k", entry_id="e", path="/kb/a.md", line=3, column=7, field="links", discriminator="k:x"),
+        Issue(rule="llm_rubric_violation", severity="error", tier="judgment", message="m", kb_name="k",
+              entry_id=None, path="/kb/b c.md", rubric_item="Item \"q\"", checker="judge", confidence=0.85,
+              evaluator="openai:m", cached=True),
+        Issue(rule="rubric_violation", severity="info", tier="policy", message="", kb_name="k", entry_id="e2",
+              path="/elsewhere/x.md", policy="tags count >= 2", confidence=1.0, cached=False),
+    ]
+    report = Report(kbs=[KBReport(name="k", root="/kb")], issues=issues)
+    quoted: dict = {}
+    for issue in issues * 2:  # the second time from the memo of quoted values
+        assert issue_line(issue, report, quoted) == json_line(issue_dict(issue, report))

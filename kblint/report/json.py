@@ -34,6 +34,39 @@ def issue_dict(issue: Issue, report: Report) -> dict:
     return out
 
 
+def issue_line(issue: Issue, report: Report, quoted: dict[str, str]) -> str:
+    """issue_dict(issue) as JSON, as json_line writes it, a few times faster: the report of a large
+    KB has hundreds of thousands of issues whose values mostly repeat (QUOTED: their JSON texts)."""
+
+    def q(value) -> str:
+        if value is None:
+            return "null"
+        found = quoted.get(value)
+        if found is None:
+            found = json_line(value)
+            if len(quoted) < _QUOTED_MAX:
+                quoted[value] = found
+        return found
+
+    line = issue.line
+    column = issue.column
+    if line.__class__ is not int or column.__class__ is not int:
+        return json_line(issue_dict(issue, report))
+    text = (f'{{"kb_name": {q(issue.kb_name)}, "entry_id": {q(issue.entry_id)}, '
+            f'"path": {q(display_path(issue.path))}, "line": {line}, "column": {column}, '
+            f'"tier": {q(issue.tier)}, "rule": {q(issue.rule)}, "severity": {q(issue.severity)}, '
+            f'"field": {q(issue.field)}, "message": {json_line(issue.message)}, '
+            f'"rubric_item": {q(issue.rubric_item)}')
+    for key in _OPTIONAL:
+        value = getattr(issue, key)
+        if value is not None:
+            text += f', "{key}": {q(value) if value.__class__ is str else json_line(value)}'
+    return f'{text}, "fingerprint": "{report.fingerprint(issue)}"}}'
+
+
+_QUOTED_MAX = 200_000
+
+
 def _head(report: Report) -> dict:
     return {
         "schema_version": 1,
@@ -67,11 +100,15 @@ def _dump(value) -> str:
 
 
 def _write_items(out, key: str, items) -> None:
+    _write_lines(out, key, (_ENCODE(item) for item in items))
+
+
+def _write_lines(out, key: str, lines) -> None:
     out.write(f"  {_dump(key)}: [")
     batch: list[str] = []
     first = True
-    for item in items:
-        batch.append(_ENCODE(item))
+    for line in lines:
+        batch.append(line)
         if len(batch) == 1000:
             out.write(("\n    " if first else ",\n    ") + ",\n    ".join(batch))
             batch, first = [], False
@@ -91,7 +128,8 @@ def write(report: Report, out) -> None:
         else:
             out.write(f"  {_dump(key)}: {_dump(value)}")
         out.write(",\n")
-    _write_items(out, "issues", (issue_dict(i, report) for i in report.issues))
+    quoted: dict[str, str] = {}
+    _write_lines(out, "issues", (issue_line(i, report, quoted) for i in report.issues))
     for key, value in _tail(report).items():
         out.write(f",\n  {_dump(key)}: {_dump(value)}")
     out.write("\n}\n")
