@@ -248,13 +248,23 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
             if not facts.parsed:
                 continue
             seen: set[tuple[str, str]] = set()
-            for link in facts.links:
-                key = link_key(link, kb.name)
+            packed = facts.packed_links
+            for start in range(0, len(packed), _LINK_FIELDS):
+                fields = packed[start:start + _LINK_FIELDS]
+                target, _, target_kb, _, _, link_path, _, origin = fields
+                target_kb = target_kb or kb.name
+                key = (target_kb, link_path if link_path is not None else target)
                 if key in seen:
                     continue
                 seen.add(key)
-                target_kb = key[0]
                 index = indexes.get(target_kb)
+                if index is not None and link_path is None and origin is None:
+                    resolved = index.by_id.get(target)  # most links name an id: found at once
+                    if resolved is not None:
+                        if resolved is not facts:
+                            _link_to(resolved, facts, has_outlinks, inlinks)
+                        continue
+                link = _make_link(fields)
                 where = link_origin(link, facts)
                 report = facts.reported if link.origin is None else kb.cross_reported
                 if not report and touched and (key[0], link.target.casefold()) in touched:
@@ -284,12 +294,7 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
                     continue
                 if resolved.__class__ is str or resolved is facts:
                     continue  # a file that is no entry, or the entry itself
-                has_outlinks.add(facts.path)
-                sources = inlinks.get(resolved.path)
-                if sources is None:
-                    inlinks[resolved.path] = [facts.path]
-                elif sources[-1] is not facts.path:  # one entry's links come together: counted once
-                    sources.append(facts.path)
+                _link_to(resolved, facts, has_outlinks, inlinks)
 
         for source, line in kb.unmatched_cross_sources:
             if kb.cross_reported and kb.cross_links_path:
@@ -304,6 +309,15 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
                 issues.append(_issue("orphan_entry", f"Entry '{facts.id}' has no links in or out", facts,
                                      kb_name=kb.name, path=facts.path))
     return result
+
+
+def _link_to(target: EntryFacts, source: EntryFacts, has_outlinks: set[str], inlinks: dict[str, list[str]]) -> None:
+    has_outlinks.add(source.path)
+    sources = inlinks.get(target.path)
+    if sources is None:
+        inlinks[target.path] = [source.path]
+    elif sources[-1] is not source.path:  # one entry's links come together: counted once
+        sources.append(source.path)
 
 
 def link_origin(link: Link, facts: EntryFacts) -> str:
