@@ -59,8 +59,7 @@ class FactsMeasures:
         for link in facts.links:
             if names_self(link, facts, own):
                 continue
-            target = self.graph.resolve(facts, link) if name is not None else None
-            if name is None or link.relation == name or (target is not None and target.type == name):
+            if name is None or link.relation == name or getattr(self.graph.resolve(facts, link), "type", None) == name:
                 keys.add(link_key(link, facts.kb_name))
         return len(keys)
 
