@@ -291,39 +291,48 @@ def _lint_file(ctx: KBContext, path: str, relpath: str) -> FileResult:
     return lint_source(ctx, path, relpath, data)
 
 
-def _encoded(result: FileResult, as_json: bool) -> tuple[tuple, str, str | None]:
-    """(facts record, issues as JSON, facts as JSON when AS_JSON) of a result."""
-    from .resultcache import facts_record, issues_record, record_json
-
-    facts = facts_record(result)
-    return facts, record_json(issues_record(result.issues)), record_json(facts) if as_json else None
-
-
 _CHUNK = 128
 _PARALLEL_MIN = 400  # below this many files, starting workers costs more than it saves
 
 
 def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jobs: int, forced: bool,
-                as_json: bool) -> Iterator[tuple[int, FileResult, str, str | None]]:
+                as_json: bool, spill: IssueSpill) -> Iterator[tuple[int, FileResult, str | None, str | None]]:
     """Pass 1 for TASKS (context index, path, KB-relative path), in no particular order: each
-    task's number, its result without its issues, the issues as JSON, and the facts as JSON when
-    AS_JSON. With JOBS > 1, in JOBS processes (parallel.spread)."""
-    from .resultcache import from_facts_record
+    task's number, its result (its issues put in SPILL), and when AS_JSON its issues and facts as
+    JSON for the result cache. With JOBS > 1, in JOBS processes (parallel.spread)."""
+    from .resultcache import facts_record, from_facts_record, issues_record, record_json
+    from .spill import pack_chunk
 
     chunks = range(0, len(tasks), _CHUNK)
 
-    def here(n: int) -> list:
-        out = []
-        for k, path, relpath in tasks[chunks[n]:chunks[n] + _CHUNK]:
-            result = _lint_file(contexts[k], path, relpath)
-            _, issues_text, facts_text = _encoded(result, as_json)
-            result.issues = ()
-            out.append((result, issues_text, facts_text))
-        return out
+    def lint(n: int):
+        """(results, their facts records, their issues pickled together, and when AS_JSON the
+        issues and the facts of each as JSON)."""
+        results = [_lint_file(contexts[k], path, relpath) for k, path, relpath in tasks[chunks[n]:chunks[n] + _CHUNK]]
+        rows = [issues_record(r.issues) for r in results]
+        facts = [facts_record(r) for r in results]
+        texts = [(record_json(i), record_json(f)) for i, f in zip(rows, facts)] if as_json else None
+        return results, facts, pack_chunk(rows), texts
 
-    def there(n: int) -> list:
-        return [_encoded(_lint_file(contexts[k], path, relpath), as_json)
-                for k, path, relpath in tasks[chunks[n]:chunks[n] + _CHUNK]]
+    def here(n: int):
+        results, _, issues, texts = lint(n)
+        for result in results:
+            result.issues = ()
+        return results, issues, texts
+
+    def there(n: int):
+        _, facts, issues, texts = lint(n)
+        return facts, issues, texts
+
+    def received(n: int, part, remote: bool):
+        results, issues, texts = part
+        first_slot = spill.put_chunk(issues, len(results))
+        for offset, result in enumerate(results):
+            if remote:
+                result = from_facts_record(result)
+            result.spilled = first_slot + offset
+            issues_json, facts_json = texts[offset] if texts is not None else (None, None)
+            yield chunks[n] + offset, result, issues_json, facts_json
 
     import multiprocessing
 
@@ -332,13 +341,10 @@ def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jo
         from .parallel import spread
 
         for n, part, remote in spread(len(chunks), min(jobs, len(chunks)) - 1, here, there):
-            first = chunks[n]
-            for offset, (result, issues_text, facts_text) in enumerate(part):
-                yield first + offset, from_facts_record(result) if remote else result, issues_text, facts_text
+            yield from received(n, part, remote)
         return
     for n in range(len(chunks)):
-        for offset, (result, issues_text, facts_text) in enumerate(here(n)):
-            yield chunks[n] + offset, result, issues_text, facts_text
+        yield from received(n, here(n), False)
 
 
 def _result_cache(kb: KB, settings: Settings):
@@ -376,15 +382,14 @@ def pass_one(kbs: list[KB], settings: Settings, stamps: dict[str, tuple[int, int
         caches.append(cache)
         if cache is not None:
             for path, (result, issues_text) in cache.reuse({p: stamps.get(p) for p in kb.files}).items():
-                result.spilled = spill.put(issues_text)
+                result.spilled = spill.put_json(issues_text)
                 by_path[path] = result
         tasks.extend((k, path, kb.relpath(path)) for path in kb.files if path not in by_path)
     jobs = settings.jobs or os.cpu_count() or 1
     as_json = any(c is not None for c in caches)
     for n, result, issues_text, facts_text in _lint_files(contexts, tasks, jobs, forced=settings.jobs is not None,
-                                                          as_json=as_json):
+                                                          as_json=as_json, spill=spill):
         k, path, _ = tasks[n]
-        result.spilled = spill.put(issues_text)
         by_path[path] = result
         if caches[k] is not None:
             caches[k].add(path, stamps.get(path), issues_text, facts_text)
