@@ -14,7 +14,7 @@ from typing import Iterator
 from . import graph
 from .config import Settings
 from .entry import Link, ParseFailure, build_entry, parse, suppressions
-from .issue import Issue, KBReport, Report
+from .issue import SORT_KEY, Issue, KBReport, Report
 from .checkers.core import CheckContext
 from .checkers.registry import registry
 from .kbschema import KBSchema
@@ -448,6 +448,7 @@ class IssueFilter:
         self.ignore = set(ignore)
         self.type_name = type_name
         self.hidden: dict[str, int] = {}
+        self.active = bool(self.select or self.ignore or type_name is not None)
 
     @staticmethod
     def _names(issue: Issue) -> set[str]:
@@ -544,8 +545,8 @@ class _Outcome:
 
 def _report(outcome: _Outcome, settings: Settings, ws) -> Report:
     flt = IssueFilter(settings.select, settings.ignore, settings.type)
-    kept = [i for i in outcome.issues if flt.keep(i)]
-    kept.sort(key=Issue.sort_key)
+    kept = [i for i in outcome.issues if flt.keep(i)] if flt.active else list(outcome.issues)
+    kept.sort(key=SORT_KEY)
     hidden = dict(outcome.hidden)
     for name, count in flt.hidden.items():
         hidden[name] = hidden.get(name, 0) + count

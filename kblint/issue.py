@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import lru_cache
+from operator import attrgetter
 from dataclasses import dataclass, field as dc_field
 
 SEVERITIES = ("error", "warning", "info")
@@ -50,7 +51,11 @@ class Issue:
         return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.rule, self.message)
+        return SORT_KEY(self)
+
+
+# The order of a report's issues: by file, position, rule, message.
+SORT_KEY = attrgetter("path", "line", "column", "rule", "message")
 
 
 def at_or_above(severity: str, threshold: str) -> bool:
