@@ -619,6 +619,9 @@ class _RunMemo:
             return
         from .resultcache import save_run
 
+        fingerprints = Report(kbs=outcome.kbs, issues=[])
+        for issue in outcome.issues:
+            fingerprints.fingerprint(issue)
         save_run(self.cache_dir, self.key, {
             "kbs": [{"name": k.name, "root": k.root, "files": k.files, "entries": k.entries, "paths": k.paths,
                      "score": k.score, "coverage": k.coverage} for k in outcome.kbs],

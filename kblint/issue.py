@@ -37,6 +37,8 @@ class Issue:
     entry_type: str | None = dc_field(default=None, repr=False)
     # The id of the rubric item behind the issue, so a suppression can name it.
     item_id: str | None = dc_field(default=None, repr=False)
+    # Report.fingerprint, once computed (the run cache keeps it: a warm run need not hash again).
+    stored_fingerprint: str | None = dc_field(default=None, repr=False)
 
     def fingerprint(self, display_path: str) -> str:
         parts = (
@@ -100,12 +102,17 @@ class Report:
 
     def fingerprint(self, issue: Issue) -> str:
         """Stable across runs and directories: the path in it is relative to the issue's KB."""
+        found = issue.stored_fingerprint
+        if found is not None:
+            return found
         if self._roots is None:
             self._roots = {}
             for kb in self.kbs:
                 self._roots.setdefault(kb.name, kb.root)
         root = self._roots.get(issue.kb_name)
-        return issue.fingerprint(_relative(issue.path, root) if root is not None else issue.path)
+        found = issue.stored_fingerprint = issue.fingerprint(_relative(issue.path, root) if root is not None
+                                                             else issue.path)
+        return found
 
     @property
     def files(self) -> int:

@@ -286,25 +286,54 @@ def run_key(kb_keys: list[str], stamps: list[tuple[str, tuple[int, int] | None]]
 
 def load_run(cache_dir: str, key: str) -> tuple[dict, list] | None:
     """(the run's header, its issues), or None when the run is not cached (or the file is damaged)."""
+    from .issue import Issue
+
     path = os.path.join(cache_dir, _RUNS, key + ".jsonl")
     try:
         with open(path, encoding="utf-8") as fh:
             header = json.loads(fh.readline())
             if not isinstance(header, dict) or header.get("format") != _FORMAT:
                 return None
-            issues = []
-            shared: dict = {}
-            for line in fh:  # the issues come in batches, one per line: never all as JSON data at once
-                issues.extend(issues_from_record(json.loads(line), shared))
-    except (OSError, ValueError, TypeError):
-        return None
-    if len(issues) != header.get("issues"):
-        return None  # a file cut short
+            issues = _issues_from_columns(json.loads(fh.readline()), Issue, header["issues"])
+    except (OSError, ValueError, TypeError, KeyError, IndexError):
+        return None  # missing, damaged, or cut short
     try:
         os.utime(path)  # most recently used: kept longest
     except OSError:
         pass
     return header, issues
+
+
+def _issues_from_columns(data: dict, cls, count: int) -> list:
+    table = data["strings"]
+    table.append(None)  # index -1
+    columns = []
+    for coded, column in zip(data["coded"], data["columns"]):
+        if len(column) != count:
+            raise ValueError("a column cut short")
+        columns.append(list(map(table.__getitem__, column)) if coded else column)
+    if len(columns) != len(_ISSUE):
+        raise ValueError("issues of another shape")
+    return list(map(cls, *columns))
+
+
+def _issue_columns(issues: list) -> dict:
+    """The issues field by field. A field of strings (and nulls) is written as indexes into one
+    table of distinct strings: reading integers back is several times faster than reading strings,
+    and each distinct string is made once."""
+    if not _ISSUE:
+        _shapes()
+    table: dict[str, int] = {}
+    coded, columns = [], []
+    for name in _ISSUE:
+        column = [getattr(issue, name) for issue in issues]
+        if name not in ("message", "stored_fingerprint") and all(v is None or v.__class__ is str for v in column):
+            coded.append(True)
+            columns.append([-1 if v is None else table.setdefault(v, len(table)) for v in column])
+        else:
+            coded.append(False)
+            columns.append(column)
+    return {"strings": list(table), "coded": coded, "columns": columns}
 
 
 def save_run(cache_dir: str, key: str, header: dict, issues: list) -> None:
@@ -313,8 +342,7 @@ def save_run(cache_dir: str, key: str, header: dict, issues: list) -> None:
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(record_json({**header, "format": _FORMAT, "issues": len(issues)}) + "\n")
-            for start in range(0, len(issues), 1000):
-                fh.write(record_json(issues_record(issues[start:start + 1000])) + "\n")
+            fh.write(record_json(_issue_columns(issues)) + "\n")
         os.replace(tmp, os.path.join(directory, key + ".jsonl"))
         runs = sorted((e for e in os.scandir(directory) if e.name.endswith(".jsonl")),
                       key=lambda e: e.stat().st_mtime_ns, reverse=True)

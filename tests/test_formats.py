@@ -332,6 +332,6 @@ def test_json_issue_lines_are_exactly_what_the_encoder_writes():
               path="/elsewhere/x.md", policy="tags count >= 2", confidence=1.0, cached=False),
     ]
     report = Report(kbs=[KBReport(name="k", root="/kb")], issues=issues)
-    quoted: dict = {}
+    quoted: dict = {None: "null"}
     for issue in issues * 2:  # the second time from the memo of quoted values
         assert issue_line(issue, report, quoted) == json_line(issue_dict(issue, report))

@@ -39,8 +39,6 @@ def issue_line(issue: Issue, report: Report, quoted: dict[str, str]) -> str:
     KB has hundreds of thousands of issues whose values mostly repeat (QUOTED: their JSON texts)."""
 
     def q(value) -> str:
-        if value is None:
-            return "null"
         found = quoted.get(value)
         if found is None:
             found = json_line(value)
@@ -52,11 +50,14 @@ def issue_line(issue: Issue, report: Report, quoted: dict[str, str]) -> str:
     column = issue.column
     if line.__class__ is not int or column.__class__ is not int:
         return json_line(issue_dict(issue, report))
-    text = (f'{{"kb_name": {q(issue.kb_name)}, "entry_id": {q(issue.entry_id)}, '
-            f'"path": {q(display_path(issue.path))}, "line": {line}, "column": {column}, '
-            f'"tier": {q(issue.tier)}, "rule": {q(issue.rule)}, "severity": {q(issue.severity)}, '
-            f'"field": {q(issue.field)}, "message": {json_line(issue.message)}, '
-            f'"rubric_item": {q(issue.rubric_item)}')
+    get = quoted.get
+    path = display_path(issue.path)
+    text = (f'{{"kb_name": {get(issue.kb_name) or q(issue.kb_name)}, '
+            f'"entry_id": {get(issue.entry_id) or q(issue.entry_id)}, '
+            f'"path": {get(path) or q(path)}, "line": {line}, "column": {column}, '
+            f'"tier": {get(issue.tier) or q(issue.tier)}, "rule": {get(issue.rule) or q(issue.rule)}, '
+            f'"severity": {get(issue.severity) or q(issue.severity)}, "field": {get(issue.field) or q(issue.field)}, '
+            f'"message": {json_line(issue.message)}, "rubric_item": {get(issue.rubric_item) or q(issue.rubric_item)}')
     for key in _OPTIONAL:
         value = getattr(issue, key)
         if value is not None:
@@ -128,7 +129,7 @@ def write(report: Report, out) -> None:
         else:
             out.write(f"  {_dump(key)}: {_dump(value)}")
         out.write(",\n")
-    quoted: dict[str, str] = {}
+    quoted: dict = {None: "null"}
     _write_lines(out, "issues", (issue_line(i, report, quoted) for i in report.issues))
     for key, value in _tail(report).items():
         out.write(f",\n  {_dump(key)}: {_dump(value)}")
