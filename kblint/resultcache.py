@@ -305,6 +305,8 @@ def load_run(cache_dir: str, key: str) -> tuple[dict, list] | None:
 
 
 def _issues_from_columns(data: dict, cls, count: int) -> list:
+    if not _ISSUE:
+        _shapes()
     table = data["strings"]
     table.append(None)  # index -1
     columns = []

@@ -125,3 +125,23 @@ def test_damaged_caches_are_ignored(tmp_path: Path):
         path.write_text(text[: len(text) // 2], encoding="utf-8")  # cut short, mid-line
     assert report(*args) == cold
     assert report(*args) == cold
+
+
+def test_an_unchanged_run_lints_nothing(tmp_path: Path):
+    """With every file's stamp (modification time and size) unchanged, the outcome comes from the
+    run cache alone: an entry rewritten behind kblint's back, with its old stamp, is not read."""
+    kb = workspace(tmp_path)
+    cache = tmp_path / "cache"
+    args = (str(kb), "--cache-dir", str(cache))
+    cold = report(*args)
+    entry = kb / "n03.md"
+    before = entry.stat()
+    text = entry.read_text(encoding="utf-8")
+    entry.write_text(text.replace("tags: [t]", "tags: [ ]"), encoding="utf-8")  # one issue more, same size
+    os.utime(entry, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert entry.stat().st_size == before.st_size
+    import shutil
+
+    shutil.rmtree(cache / "results")  # only the run cache is left
+    assert report(*args) == cold
+    assert report(*args, "--no-cache") != cold  # what a fresh run sees
