@@ -381,9 +381,7 @@ def pass_one(kbs: list[KB], settings: Settings, stamps: dict[str, tuple[int, int
         cache = _result_cache(kb, settings)
         caches.append(cache)
         if cache is not None:
-            for path, (result, issues_text) in cache.reuse({p: stamps.get(p) for p in kb.files}).items():
-                result.spilled = spill.put_json(issues_text)
-                by_path[path] = result
+            by_path.update(cache.reuse({p: stamps.get(p) for p in kb.files}, spill))
         tasks.extend((k, path, kb.relpath(path)) for path in kb.files if path not in by_path)
     jobs = settings.jobs or os.cpu_count() or 1
     as_json = any(c is not None for c in caches)

@@ -101,14 +101,19 @@ def from_facts_record(data):
 
 
 def _links(packed) -> tuple:
-    """Packed links with their targets interned (relations and KB names repeat within a record
-    already)."""
+    """Packed links with their targets interned (and, from JSON, their relations, KB names and
+    fields: from a worker these repeat within a record already)."""
     from .graph import _LINK_FIELDS
 
     if len(packed) % _LINK_FIELDS:
         raise ValueError("links of another shape")
     values = list(packed)
     values[0::_LINK_FIELDS] = map(intern, values[0::_LINK_FIELDS])
+    if packed.__class__ is list:  # from JSON, where every relation, KB name and field is a string of its own
+        values[1::_LINK_FIELDS] = map(intern, values[1::_LINK_FIELDS])
+        for at in (2, 6):
+            column = values[at::_LINK_FIELDS]
+            values[at::_LINK_FIELDS] = [v if v is None else intern(v) for v in column]
     return tuple(values)
 
 
@@ -224,9 +229,9 @@ class KBResultCache:
         except OSError:
             self._out = None  # a read-only cache directory: reuse what is there, store nothing
 
-    def reuse(self, stamps: dict[str, tuple[int, int] | None]) -> dict:
-        """path → (FileResult without issues, its issues' JSON text) for every file whose cached
-        record matches its stamp."""
+    def reuse(self, stamps: dict[str, tuple[int, int] | None], spill) -> dict:
+        """path → FileResult for every file whose cached record matches its stamp; its issues go
+        to SPILL (an IssueSpill) at once, never all held as text."""
         found = {}
         dropped = 0
         try:
@@ -238,10 +243,13 @@ class KBResultCache:
                         dropped += 1
                         continue
                     try:
-                        found[path] = (from_facts_record(json.loads(facts_text)), issues_text)
+                        result = from_facts_record(json.loads(facts_text))
+                        json.loads(issues_text)  # damaged issues are found now, not when the report is made
                     except (TypeError, ValueError, IndexError):
                         dropped += 1
                         continue  # a damaged record: that file is linted again
+                    result.spilled = spill.put_json(issues_text)
+                    found[path] = result
                     if self._out is not None:
                         self._out.write(line)
         except (OSError, ValueError):
