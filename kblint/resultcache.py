@@ -302,8 +302,8 @@ def load_run(cache_dir: str, key: str) -> tuple[dict, list] | None:
             header = json.loads(fh.readline())
             if not isinstance(header, dict) or header.get("format") != _FORMAT:
                 return None
-            issues = _issues_from_columns(json.loads(fh.readline()), Issue, header["issues"])
-    except (OSError, ValueError, TypeError, KeyError, IndexError):
+            issues = _issues_from_columns(fh, Issue, header["issues"])
+    except (OSError, ValueError, TypeError, KeyError, IndexError, StopIteration):
         return None  # missing, damaged, or cut short
     try:
         os.utime(path)  # most recently used: kept longest
@@ -312,18 +312,19 @@ def load_run(cache_dir: str, key: str) -> tuple[dict, list] | None:
     return header, issues
 
 
-def _issues_from_columns(data: dict, cls, count: int) -> list:
+def _issues_from_columns(lines, cls, count: int) -> list:
+    """Issues from the lines after the header: the string table, then one line per field, each
+    read and turned into values before the next (never the whole file as JSON data at once)."""
     if not _ISSUE:
         _shapes()
-    table = data["strings"]
+    table = json.loads(next(lines))
     table.append(None)  # index -1
     columns = []
-    for coded, column in zip(data["coded"], data["columns"]):
+    for _ in _ISSUE:
+        coded, column = json.loads(next(lines))
         if len(column) != count:
             raise ValueError("a column cut short")
         columns.append(list(map(table.__getitem__, column)) if coded else column)
-    if len(columns) != len(_ISSUE):
-        raise ValueError("issues of another shape")
     return list(map(cls, *columns))
 
 
@@ -352,7 +353,10 @@ def save_run(cache_dir: str, key: str, header: dict, issues: list) -> None:
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(record_json({**header, "format": _FORMAT, "issues": len(issues)}) + "\n")
-            fh.write(record_json(_issue_columns(issues)) + "\n")
+            columns = _issue_columns(issues)
+            fh.write(record_json(columns["strings"]) + "\n")
+            for coded, column in zip(columns["coded"], columns["columns"]):
+                fh.write(record_json([coded, column]) + "\n")
         os.replace(tmp, os.path.join(directory, key + ".jsonl"))
         runs = sorted((e for e in os.scandir(directory) if e.name.endswith(".jsonl")),
                       key=lambda e: e.stat().st_mtime_ns, reverse=True)
