@@ -347,26 +347,34 @@ def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jo
         yield from received(n, here(n), False)
 
 
-def _result_cache(kb: KB, settings: Settings):
-    # with --base the results depend on git history too: not cached
+@dataclass(slots=True)
+class CacheInputs:
+    """What the caches are keyed on, found once per run: each file's stamp and each KB's key."""
+
+    cache_dir: str
+    stamps: dict[str, tuple[int, int] | None]
+    kb_keys: dict[str, str]  # KB root → resultcache.kb_key
+
+
+def cache_inputs(ws, settings: Settings) -> CacheInputs | None:
+    """None when results are not cached: --no-cache, or --base (results then depend on git history)."""
     if settings.no_cache or not settings.cache_dir or settings.base is not None:
         return None
+    from .resultcache import kb_key, stamp
+
+    return CacheInputs(
+        cache_dir=settings.cache_dir,
+        stamps={path: stamp(path) for kb in ws.kbs for path in kb.files},
+        kb_keys={kb.root: kb_key(kb.root, kb.schema.kb_yaml, kb.cross_links_path, registry().plugins,
+                                 settings.config_file) for kb in ws.kbs})
+
+
+def pass_one(kbs: list[KB], settings: Settings, cached: CacheInputs | None, spill: IssueSpill) -> list[_KBRun]:
+    """Pass 1 for every file of every KB: from the result cache where nothing changed, else linted
+    (in worker processes when there are many). The issues of the files go to SPILL."""
     from .resultcache import KBResultCache
 
-    return KBResultCache(settings.cache_dir, _kb_key(kb, settings))
-
-
-def _kb_key(kb: KB, settings: Settings) -> str:
-    from .resultcache import kb_key
-
-    return kb_key(kb.root, kb.schema.kb_yaml, kb.cross_links_path, registry().plugins, settings.config_file)
-
-
-def pass_one(kbs: list[KB], settings: Settings, stamps: dict[str, tuple[int, int] | None],
-             spill: IssueSpill) -> list[_KBRun]:
-    """Pass 1 for every file of every KB: from the result cache where nothing changed, else linted
-    (in worker processes when there are many). STAMPS: each file's stamp when results are cached.
-    The issues of the files go to SPILL."""
+    stamps = cached.stamps if cached is not None else {}
     contexts = []
     caches = []
     by_path: dict[str, FileResult] = {}
@@ -378,7 +386,7 @@ def pass_one(kbs: list[KB], settings: Settings, stamps: dict[str, tuple[int, int
 
             ctx.previous = statuses_at(settings.base, kb.root, kb.files)
         contexts.append(ctx)
-        cache = _result_cache(kb, settings)
+        cache = KBResultCache(cached.cache_dir, cached.kb_keys[kb.root]) if cached is not None else None
         caches.append(cache)
         if cache is not None:
             by_path.update(cache.reuse({p: stamps.get(p) for p in kb.files}, spill))
@@ -515,13 +523,12 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> Report:
             hint = f"; did you mean '{near[0]}'?" if near else ""
             raise UsageError(f"--type {settings.type}: no KB in this run has that type{hint}")
 
-    outcome = None
-    memo = _RunMemo.for_run(ws, settings, kb_name)
-    if memo is not None:
-        outcome = memo.load()
+    cached = cache_inputs(ws, settings)
+    memo = _RunMemo.for_run(ws, settings, kb_name, cached) if cached is not None else None
+    outcome = memo.load() if memo is not None else None
     if outcome is None:
-        outcome = _lint(ws, settings, kb_name, memo.stamps if memo is not None else {})
-        if memo is not None and outcome.memoizable:
+        outcome = _lint(ws, settings, kb_name, cached)
+        if memo is not None:
             memo.save(outcome)
     return _report(outcome, settings, ws)
 
@@ -538,7 +545,6 @@ class _Outcome:
     dry_run: list | None = None
     unavailable: str | None = None  # the LLM could not be reached (or none is configured)
     probes: dict[str, bool] = field(default_factory=dict)  # non-entry files links named: do they exist
-    memoizable: bool = True
 
 
 def _report(outcome: _Outcome, settings: Settings, ws) -> Report:
@@ -567,34 +573,27 @@ def _report(outcome: _Outcome, settings: Settings, ws) -> Report:
 class _RunMemo:
     """The outcome of a run in which nothing changed, taken from the run cache (resultcache)."""
 
-    def __init__(self, cache_dir: str, key: str, stamps: dict[str, tuple[int, int] | None]):
+    def __init__(self, cache_dir: str, key: str):
         self.cache_dir = cache_dir
         self.key = key
-        self.stamps = stamps
 
     @classmethod
-    def for_run(cls, ws, settings: Settings, kb_name: str | None) -> "_RunMemo | None":
+    def for_run(cls, ws, settings: Settings, kb_name: str | None, cached: CacheInputs) -> "_RunMemo | None":
         """The memo of this run, or None when its outcome depends on more than its files and
-        settings (git history, standard input, an LLM) or caching is off. Stamps every file."""
-        if settings.no_cache or not settings.cache_dir or settings.base is not None:
-            return None
-        from .resultcache import run_key, stamp
-
-        stamps = {path: stamp(path) for kb in ws.kbs for path in kb.files}
+        settings (git history, standard input, an LLM)."""
         from .judgment import llm_spec
+        from .resultcache import run_key
 
         if (settings.changed_since or settings.llm_required or settings.dry_run or ws.unreadable
                 or any(kb.candidates for kb in ws.kbs) or (llm_spec(settings) is not None and not settings.no_judgment)):
-            return cls(settings.cache_dir, "", stamps)  # no outcome to reuse; the stamps serve the result cache
+            return None
         shape = {"kb": kb_name, "strict_links": settings.strict_links, "shard": settings.shard,
                  "no_judgment": settings.no_judgment,
                  "reported": [sorted(kb.reported) if kb.reported is not None else None for kb in ws.kbs]}
-        key = run_key([_kb_key(kb, settings) for kb in ws.kbs], list(stamps.items()), shape)
-        return cls(settings.cache_dir, key, stamps)
+        key = run_key([cached.kb_keys[kb.root] for kb in ws.kbs], list(cached.stamps.items()), shape)
+        return cls(cached.cache_dir, key)
 
     def load(self) -> _Outcome | None:
-        if not self.key:
-            return None
         from .resultcache import load_run
 
         found = load_run(self.cache_dir, self.key)
@@ -613,8 +612,6 @@ class _RunMemo:
             return None
 
     def save(self, outcome: _Outcome) -> None:
-        if not self.key:
-            return
         from .resultcache import save_run
 
         fingerprints = Report(kbs=outcome.kbs, issues=[])
@@ -627,11 +624,11 @@ class _RunMemo:
             "probes": sorted(outcome.probes.items())}, outcome.issues)
 
 
-def _lint(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[int, int] | None]) -> _Outcome:
+def _lint(ws, settings: Settings, kb_name: str | None, cached: CacheInputs | None) -> _Outcome:
     """Passes 1 to 3, the scores and the suppressions."""
     spill = IssueSpill()
     try:
-        outcome, wanted, suppressed_by = _passes(ws, settings, kb_name, stamps, spill)
+        outcome, wanted, suppressed_by = _passes(ws, settings, kb_name, cached, spill)
         # The facts and the graph are gone now: the pass-1 issues come back from the spill.
         issues = list(spill.take(wanted))
         issues.extend(outcome.issues)
@@ -641,7 +638,7 @@ def _lint(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[i
         spill.close()
 
 
-def _passes(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple[int, int] | None],
+def _passes(ws, settings: Settings, kb_name: str | None, cached: CacheInputs | None,
             spill: IssueSpill) -> tuple[_Outcome, list[int], dict]:
     """Passes 1 to 3 and the scores: the outcome without the spilled pass-1 issues, the spill
     numbers of those to report, and the entries with suppressions."""
@@ -655,7 +652,7 @@ def _passes(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple
             deleted_names.update((kb.name, os.path.basename(p)[:-3].casefold()) for p in deleted if p.endswith(".md"))
 
     shard = parse_shard(settings.shard) if settings.shard else None
-    runs = pass_one(ws.kbs, settings, stamps, spill)
+    runs = pass_one(ws.kbs, settings, cached, spill)
     outside_shard: set[str] = set()
     if shard is not None:
         for r in runs:
@@ -754,7 +751,7 @@ def _passes(ws, settings: Settings, kb_name: str | None, stamps: dict[str, tuple
 
     outcome = _Outcome(kbs=kb_reports, issues=issues, hidden=hidden, judgment=judgment_block,
                        judgment_items=judgment_items, dry_run=dry_rows, unavailable=unavailable,
-                       probes=graph_result.probes, memoizable=judgment_block["calls"] == 0)
+                       probes=graph_result.probes)
     return outcome, wanted, suppressed_by
 
 

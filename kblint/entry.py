@@ -223,11 +223,22 @@ def split_and_load(text: str) -> RawEntry | ParseFailure:
     body_line = text.count("\n", 0, m.end()) + 2
 
     data = plainyaml.load(fm_text)
-    if data is not None:
-        if not isinstance(data, dict):
-            kind = "a list" if isinstance(data, list) else "a scalar value"
-            return ParseFailure(f"frontmatter must be a mapping of keys to values, not {kind}", line=2)
-        return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, bad_dates=[])
+    bad_dates: list[tuple[int, str]] = []
+    if data is None:  # not plain YAML (or empty): PyYAML reads it
+        loaded = _load_with_pyyaml(fm_text)
+        if isinstance(loaded, ParseFailure):
+            return loaded
+        data, bad_dates = loaded
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else "a scalar value"
+        return ParseFailure(f"frontmatter must be a mapping of keys to values, not {kind}", line=2)
+    return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, bad_dates=bad_dates)
+
+
+def _load_with_pyyaml(fm_text: str):
+    """(data, impossible dates as (file line, text)), or the ParseFailure of invalid YAML."""
     loader = _EntryLoader(fm_text)
     loader.bad_dates = []
     try:
@@ -246,13 +257,7 @@ def split_and_load(text: str) -> RawEntry | ParseFailure:
         return ParseFailure(f"invalid YAML in frontmatter: {type(exc).__name__}: {exc}", line=2)
     finally:
         loader.dispose()
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else "a scalar value"
-        return ParseFailure(f"frontmatter must be a mapping of keys to values, not {kind}", line=2)
-    bad = [(line + 2, value) for line, value in loader.bad_dates]
-    return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, bad_dates=bad)
+    return data, [(line + 2, value) for line, value in loader.bad_dates]
 
 
 def parse(data: bytes) -> RawEntry | ParseFailure:

@@ -14,7 +14,7 @@ from .entry import Link
 from .issue import Issue
 from .rules import RULES
 
-_LINK_FIELDS = len(Link._fields)
+LINK_FIELDS = len(Link._fields)
 _make_link = Link._make
 
 
@@ -54,7 +54,7 @@ class EntryFacts:
     @property
     def links(self) -> list[Link]:
         packed = self.packed_links
-        return [_make_link(packed[i:i + _LINK_FIELDS]) for i in range(0, len(packed), _LINK_FIELDS)]
+        return [_make_link(packed[i:i + LINK_FIELDS]) for i in range(0, len(packed), LINK_FIELDS)]
 
     @property
     def score(self) -> float:
@@ -249,8 +249,8 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
                 continue
             seen: set[tuple[str, str]] = set()
             packed = facts.packed_links
-            for start in range(0, len(packed), _LINK_FIELDS):
-                fields = packed[start:start + _LINK_FIELDS]
+            for start in range(0, len(packed), LINK_FIELDS):
+                fields = packed[start:start + LINK_FIELDS]
                 target, _, target_kb, _, _, link_path, _, origin = fields
                 target_kb = target_kb or kb.name
                 key = (target_kb, link_path if link_path is not None else target)

@@ -52,9 +52,6 @@ class Issue:
         )
         return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
 
-    def sort_key(self) -> tuple:
-        return SORT_KEY(self)
-
 
 # The order of a report's issues: by file, position, rule, message.
 SORT_KEY = attrgetter("path", "line", "column", "rule", "message")

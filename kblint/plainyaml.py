@@ -82,9 +82,7 @@ def _mapping(lines, i, indent, first_body):
         m = _KEY.match(body)
         if m is None:
             raise _Unsure
-        key = m.group(1)
-        if key not in _STRING_KEYS:
-            _string_key(key)
+        key = _key(m.group(1))
         rest = body[m.end():]
         if rest:
             data[key] = _scalar_or_flow(rest)
@@ -138,11 +136,14 @@ def _scalar(text: str, flow: bool):
 _STRING_KEYS: set[str] = set()  # keys known to be read as strings: frontmatter keys repeat
 
 
-def _string_key(key: str) -> None:
-    if not isinstance(_plain(key), str):
-        raise _Unsure  # `true:`, `null:`, `on:` are keys of other types
-    if len(_STRING_KEYS) < 10000:
-        _STRING_KEYS.add(key)
+def _key(key: str) -> str:
+    """KEY, known to be read as a string."""
+    if key not in _STRING_KEYS:
+        if not isinstance(_plain(key), str):
+            raise _Unsure  # `true:`, `null:`, `on:` are keys of other types
+        if len(_STRING_KEYS) < 10000:
+            _STRING_KEYS.add(key)
+    return key
 
 
 def _plain(text: str):
@@ -180,8 +181,5 @@ def _flow_mapping(text: str) -> dict:
         m = _FLOW_KEY.match(part)
         if m is None:
             raise _Unsure
-        key = m.group(1)
-        if key not in _STRING_KEYS:
-            _string_key(key)
-        data[key] = _scalar(m.group(2), flow=True)
+        data[_key(m.group(1))] = _scalar(m.group(2), flow=True)
     return data

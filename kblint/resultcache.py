@@ -22,6 +22,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import fields
+from functools import lru_cache
 from sys import intern
 
 from . import __version__
@@ -29,7 +30,8 @@ from . import __version__
 _FORMAT = 5
 _RESULTS = "results"
 _RUNS = "runs"
-_RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
+_RUNS_KEPT = 8
+_SPILL_CHUNK = 128  # reused entries whose issues go to the spill together  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,29 +105,25 @@ def from_facts_record(data):
 def _links(packed) -> tuple:
     """Packed links with their targets interned (and, from JSON, their relations, KB names and
     fields: from a worker these repeat within a record already)."""
-    from .graph import _LINK_FIELDS
+    from .graph import LINK_FIELDS
 
-    if len(packed) % _LINK_FIELDS:
+    if len(packed) % LINK_FIELDS:
         raise ValueError("links of another shape")
     values = list(packed)
-    values[0::_LINK_FIELDS] = map(intern, values[0::_LINK_FIELDS])
+    values[0::LINK_FIELDS] = map(intern, values[0::LINK_FIELDS])
     if packed.__class__ is list:  # from JSON, where every relation, KB name and field is a string of its own
-        values[1::_LINK_FIELDS] = map(intern, values[1::_LINK_FIELDS])
+        values[1::LINK_FIELDS] = map(intern, values[1::LINK_FIELDS])
         for at in (2, 6):
-            column = values[at::_LINK_FIELDS]
-            values[at::_LINK_FIELDS] = [v if v is None else intern(v) for v in column]
+            column = values[at::LINK_FIELDS]
+            values[at::LINK_FIELDS] = [v if v is None else intern(v) for v in column]
     return tuple(values)
 
 
-def issues_from_record(rows, shared: dict | None = None) -> list:
-    """Issues from their records. Their strings but the message repeat from issue to issue, and
-    JSON gives each occurrence its own object: SHARED maps each to the one object kept for it."""
-    from .issue import Issue
-
+def shared_issue_rows(rows, shared: dict) -> list[list]:
+    """Issue records read from JSON, checked for shape, with every string but the message replaced
+    by the one object SHARED keeps for it (JSON gives each occurrence its own object)."""
     if not _ISSUE:
         _shapes()
-    if shared is None:
-        shared = {}
     keep = shared.setdefault
     unshared = _UNSHARED
     out = []
@@ -139,7 +137,7 @@ def issues_from_record(rows, shared: dict | None = None) -> list:
         row = list(map(keep, row, row))
         for n, value in zip(unshared, kept):
             row[n] = value
-        out.append(Issue(*row))
+        out.append(row)
     return out
 
 
@@ -174,6 +172,7 @@ def _file_bytes(path: str | None) -> bytes:
         return b""
 
 
+@lru_cache(maxsize=1)
 def _code_stamp() -> str:
     """kblint's own code, so an edited (editable) install never reuses results of older code."""
     package = os.path.dirname(os.path.abspath(__file__))
@@ -231,9 +230,21 @@ class KBResultCache:
 
     def reuse(self, stamps: dict[str, tuple[int, int] | None], spill) -> dict:
         """path → FileResult for every file whose cached record matches its stamp; its issues go
-        to SPILL (an IssueSpill) at once, never all held as text."""
+        to SPILL (an IssueSpill) a chunk of entries at a time, never all held at once."""
+        from .spill import pack_chunk
+
         found = {}
         dropped = 0
+        pending: list = []  # (result, issue rows) not yet in the spill
+        shared: dict = {}
+
+        def flush() -> None:
+            first = spill.put_chunk(pack_chunk([rows for _, rows in pending]), len(pending))
+            for offset, (result, _) in enumerate(pending):
+                result.spilled = first + offset
+            pending.clear()
+            shared.clear()
+
         try:
             with open(self.path, encoding="utf-8") as fh:
                 for line in fh:
@@ -244,16 +255,20 @@ class KBResultCache:
                         continue
                     try:
                         result = from_facts_record(json.loads(facts_text))
-                        json.loads(issues_text)  # damaged issues are found now, not when the report is made
+                        rows = shared_issue_rows(json.loads(issues_text), shared)
                     except (TypeError, ValueError, IndexError):
                         dropped += 1
                         continue  # a damaged record: that file is linted again
-                    result.spilled = spill.put_json(issues_text)
                     found[path] = result
+                    pending.append((result, rows))
+                    if len(pending) == _SPILL_CHUNK:
+                        flush()
                     if self._out is not None:
                         self._out.write(line)
         except (OSError, ValueError):
             dropped += 1  # a missing or unreadable cache is an empty one (what was read stays usable)
+        if pending:
+            flush()
         self._changed = dropped > 0
         return found
 

@@ -55,3 +55,16 @@ def issues_of(report: dict, rule: str) -> list[dict]:
 @pytest.fixture
 def kblint():
     return run_kblint
+
+
+def same_data(a, b) -> bool:
+    """Equal values of the same types, dict keys in the same order; NaN equals NaN."""
+    import math
+
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(same_data(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_data(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b

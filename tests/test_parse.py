@@ -12,7 +12,7 @@ from kblint.entry import ParseFailure, RawEntry, decode, split_and_load
 from kblint.kbschema import default_schema
 from kblint.rubric import build_plan
 
-from conftest import issues_of, run_kblint, write_kb
+from conftest import issues_of, run_kblint, same_data, write_kb
 
 
 def parse(data: bytes):
@@ -185,8 +185,6 @@ _fm_lines = st.lists(
 @given(_fm_lines)
 def test_frontmatter_loads_exactly_as_pyyaml_does(lines):
     """The fast resolver and constructor for plain frontmatter give PyYAML's own result, or its error."""
-    import math
-
     import yaml
 
     from kblint import entry as entry_module
@@ -215,14 +213,5 @@ def test_frontmatter_loads_exactly_as_pyyaml_does(lines):
         return
     assert isinstance(raw, RawEntry)
 
-    def same(a, b) -> bool:  # NaN is not equal to itself
-        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-            return True
-        if isinstance(a, dict) and isinstance(b, dict):
-            return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-        if isinstance(a, list) and isinstance(b, list):
-            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-        return type(a) is type(b) and a == b
-
-    assert same(raw.frontmatter, expected[1] or {})
+    assert same_data(raw.frontmatter, expected[1] or {})
     assert raw.bad_dates == [(line + 2, value) for line, value in expected[2]]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from .. import __version__
 from ..issue import Issue, Report
 from . import display_path, json_line
@@ -93,19 +91,12 @@ def _tail(report: Report) -> dict:
     return data
 
 
-_ENCODE = json_line
-
-
-def _dump(value) -> str:
-    return json_line(value)
-
-
 def _write_items(out, key: str, items) -> None:
-    _write_lines(out, key, (_ENCODE(item) for item in items))
+    _write_lines(out, key, (json_line(item) for item in items))
 
 
 def _write_lines(out, key: str, lines) -> None:
-    out.write(f"  {_dump(key)}: [")
+    out.write(f"  {json_line(key)}: [")
     batch: list[str] = []
     first = True
     for line in lines:
@@ -127,12 +118,12 @@ def write(report: Report, out) -> None:
         if key == "kbs":
             _write_items(out, key, value)
         else:
-            out.write(f"  {_dump(key)}: {_dump(value)}")
+            out.write(f"  {json_line(key)}: {json_line(value)}")
         out.write(",\n")
     quoted: dict = {None: "null"}
     _write_lines(out, "issues", (issue_line(i, report, quoted) for i in report.issues))
     for key, value in _tail(report).items():
-        out.write(f",\n  {_dump(key)}: {_dump(value)}")
+        out.write(f",\n  {json_line(key)}: {json_line(value)}")
     out.write("\n}\n")
 
 

@@ -134,7 +134,6 @@ def as_dict(report: Report) -> dict:
 
 
 _RESULTS = "\0results\0"
-_ENCODE = json_line
 
 
 def render(report: Report) -> str:
@@ -144,5 +143,5 @@ def render(report: Report) -> str:
     results = doc["runs"][0]["results"]
     doc["runs"][0]["results"] = _RESULTS
     text = json.dumps(doc, indent=2, ensure_ascii=False)
-    body = "[\n" + ",\n".join("        " + _ENCODE(r) for r in results) + "\n      ]" if results else "[]"
-    return text.replace(_ENCODE(_RESULTS), body, 1) + "\n"
+    body = "[\n" + ",\n".join("        " + json_line(r) for r in results) + "\n      ]" if results else "[]"
+    return text.replace(json_line(_RESULTS), body, 1) + "\n"
