@@ -36,3 +36,11 @@ def test_version_imports_no_heavy_library():
 def test_validate_imports_no_heavy_library_it_does_not_use():
     assert loaded_modules("validate", "fixtures/example", "--format", "json") == []
     assert loaded_modules("validate", "fixtures/example") == []
+
+
+def test_a_missing_dependency_is_one_line_and_exit_2():
+    code = ("import sys; sys.modules['typer'] = None; sys.argv = ['kblint', 'validate']\n"
+            "from kblint.__main__ import main; main()")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "'typer' is not installed" in proc.stderr
