@@ -132,12 +132,13 @@ def validate(
     stdin_data = sys.stdin.buffer.read() if settings.stdin else None
     _warn_plugin_problems()
 
-    from .engine import run
+    from .engine import run, tune_collector
     from .report import render
     from .workspace import UsageError
 
     from .judgment import JudgmentSetupError
 
+    tune_collector()
     try:
         report = run(settings, stdin_data=stdin_data)
     except (UsageError, JudgmentSetupError) as exc:
