@@ -90,3 +90,48 @@ def _work(lock, front, back, results, there) -> None:
     finally:
         results.close()
         results.join_thread()
+
+
+_HALVES_MIN = 20_000  # below this many items, a second process costs more than it saves
+
+
+def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], write: Callable[[str], object]) -> None:
+    """WRITE the texts RENDER(items, first) yields, in order, with the second half of ITEMS
+    rendered meanwhile in a forked process (into an unlinked temporary file) when there are many.
+    FIRST tells RENDER whether its part starts the whole, for separators. Rendering a large report
+    otherwise leaves every core but one idle at the end of a run."""
+    import os
+    import threading
+
+    half = len(items) // 2
+    if len(items) < _HALVES_MIN or not hasattr(os, "fork") or threading.active_count() > 1:
+        for text in render(items, True):
+            write(text)
+        return
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        pid = os.fork()
+        if pid == 0:  # the child: only the spool file, then out without any of the parent's exit work
+            code = 1
+            try:
+                for text in render(items[half:], False):
+                    spool.write(text)
+                spool.flush()
+                code = 0
+            finally:
+                os._exit(code)
+        for text in render(items[:half], True):
+            write(text)
+        _, status = os.waitpid(pid, 0)
+        if status != 0:  # the child failed (out of memory, say): do its half here
+            for text in render(items[half:], False):
+                write(text)
+            return
+        spool.seek(0)
+        while True:
+            text = spool.read(1 << 20)
+            if not text:
+                break
+            write(text)

@@ -31,3 +31,63 @@ def test_a_failing_worker_stops_the_run():
 
     with pytest.raises(WorkerFailed, match="chunk"):
         list(spread(50, 1, lambda i: __import__("time").sleep(0.01), there))
+
+
+def _numbers(items, first):
+    for start in range(0, len(items), 7):
+        yield ("" if first and start == 0 else ",") + ",".join(str(i) for i in items[start:start + 7])
+
+
+def test_halves_are_written_in_order(monkeypatch, tmp_path):
+    import kblint.parallel as parallel
+
+    here = os.getpid()
+    elsewhere = tmp_path / "rendered elsewhere"
+
+    def render(items, first):
+        if os.getpid() != here:
+            elsewhere.write_text(f"{items[0]}..{items[-1]}")
+        yield from _numbers(items, first)
+
+    items = list(range(1001))
+    serial: list[str] = []
+    parallel.write_in_halves(items, render, serial.append)  # below the threshold: one process
+    assert not elsewhere.exists()
+    monkeypatch.setattr(parallel, "_HALVES_MIN", 10)
+    halves: list[str] = []
+    parallel.write_in_halves(items, render, halves.append)
+    assert "".join(halves) == "".join(serial) == ",".join(map(str, items))
+    assert elsewhere.read_text() == "500..1000"
+
+
+def test_a_failing_half_is_done_again_here(monkeypatch):
+    import kblint.parallel as parallel
+
+    monkeypatch.setattr(parallel, "_HALVES_MIN", 10)
+    here = os.getpid()
+
+    def render(items, first):
+        if os.getpid() != here:
+            raise MemoryError("the child ran out")
+        yield from _numbers(items, first)
+
+    out: list[str] = []
+    parallel.write_in_halves(list(range(100)), render, out.append)
+    assert "".join(out) == ",".join(map(str, range(100)))
+
+
+def test_a_large_json_report_is_the_same_rendered_in_halves(monkeypatch):
+    import json
+
+    import kblint.parallel as parallel
+    from kblint.issue import Issue, KBReport, Report
+    from kblint.report import json as json_report
+
+    issues = [Issue(rule="broken_link", severity="warning", tier="structure", message=f"Link {n} ☃",
+                    kb_name="k", entry_id=f"e{n}", path=f"/kb/e{n // 3}.md", line=n % 3 + 1, column=1,
+                    discriminator=f"k:{n}") for n in range(2500)]
+    report = Report(kbs=[KBReport(name="k", root="/kb")], issues=issues)
+    whole = json_report.render(report)
+    monkeypatch.setattr(parallel, "_HALVES_MIN", 100)
+    assert json_report.render(report) == whole
+    assert [i["entry_id"] for i in json.loads(whole)["issues"]] == [f"e{n}" for n in range(2500)]

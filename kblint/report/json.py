@@ -92,26 +92,27 @@ def _tail(report: Report) -> dict:
 
 
 def _write_items(out, key: str, items) -> None:
-    _write_lines(out, key, (json_line(item) for item in items))
-
-
-def _write_lines(out, key: str, lines) -> None:
     out.write(f"  {json_line(key)}: [")
-    batch: list[str] = []
-    first = True
-    for line in lines:
-        batch.append(line)
-        if len(batch) == 1000:
-            out.write(("\n    " if first else ",\n    ") + ",\n    ".join(batch))
-            batch, first = [], False
-    if batch:
-        out.write(("\n    " if first else ",\n    ") + ",\n    ".join(batch))
-        first = False
-    out.write("\n  ]" if not first else "]")
+    lines = [json_line(item) for item in items]
+    out.write("\n    " + ",\n    ".join(lines) + "\n  ]" if lines else "]")
+
+
+def _issue_texts(report: Report):
+    """render() for parallel.write_in_halves: a part of the issues, as the text between `[` and `]`."""
+
+    def render(issues: list[Issue], first: bool):
+        quoted: dict = {None: "null"}
+        for start in range(0, len(issues), 1000):
+            lines = [issue_line(i, report, quoted) for i in issues[start:start + 1000]]
+            yield ("\n    " if first and start == 0 else ",\n    ") + ",\n    ".join(lines)
+
+    return render
 
 
 def write(report: Report, out) -> None:
     """Stream the report: one issue per line, each written by the C encoder, none held as text."""
+    from ..parallel import write_in_halves
+
     out.write("{\n")
     parts = [(k, v) for k, v in _head(report).items()]
     for key, value in parts:
@@ -120,8 +121,9 @@ def write(report: Report, out) -> None:
         else:
             out.write(f"  {json_line(key)}: {json_line(value)}")
         out.write(",\n")
-    quoted: dict = {None: "null"}
-    _write_lines(out, "issues", (issue_line(i, report, quoted) for i in report.issues))
+    out.write('  "issues": [')
+    write_in_halves(report.issues, _issue_texts(report), out.write)
+    out.write("\n  ]" if report.issues else "]")
     for key, value in _tail(report).items():
         out.write(f",\n  {json_line(key)}: {json_line(value)}")
     out.write("\n}\n")
