@@ -160,7 +160,9 @@ class RawEntry:
         return (m.group(1) or m.group(2) or m.group(3)) if m else None
 
 
-_FENCE_RE = re.compile(r"^---[ \t]*$", re.M)
+# The closing fence, found from the newline before it: a leading literal lets the regex engine skip
+# ahead, where `^` with re.M would make it try every position of the frontmatter.
+_FENCE_RE = re.compile(r"\n---[ \t]*$", re.M)
 _GLUED_RE = re.compile(r"^[^#\n:]*:.*\S---[ \t]*$", re.M)
 
 
@@ -169,16 +171,21 @@ _ANY_KEY_RE = re.compile(r"""^[ \t]*(?:-[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)'|([^\s
 
 @lru_cache(maxsize=1024)
 def _key_pattern(key: str) -> re.Pattern:
+    """KEY written at the start of a line, after the newline that ends the line before (a leading
+    literal lets the regex engine skip ahead; `^` with re.M would make it try every position)."""
     quoted = re.escape(key)
-    return re.compile(rf"""^(?:{quoted}|"{quoted}"|'{quoted}')[ \t]*:(?=[ \t]|$)""", re.M)
+    return re.compile(rf"""\n(?:{quoted}|"{quoted}"|'{quoted}')[ \t]*:(?=[ \t]|$)""", re.M)
 
 
 def _find_key_line(fm_text: str, key: str) -> int:
     """Line of the top-level KEY in the frontmatter (which starts on line 2), else 1."""
     if key not in fm_text:
         return 1
-    m = _key_pattern(key).search(fm_text)
-    return fm_text.count("\n", 0, m.start()) + 2 if m else 1
+    pattern = _key_pattern(key)
+    if (fm_text.startswith(key) or fm_text[:1] in "\"'") and pattern.match("\n" + fm_text.partition("\n")[0]):
+        return 2
+    m = pattern.search(fm_text)
+    return fm_text.count("\n", 0, m.start()) + 3 if m else 1
 
 
 def decode(data: bytes) -> str | ParseFailure:
@@ -210,14 +217,14 @@ def split_and_load(text: str) -> RawEntry | ParseFailure:
     if first.rstrip() != "---":
         return ParseFailure("no frontmatter: the first line must be '---'")
     start = first_nl + 1 if first_nl >= 0 else len(text)
-    m = _FENCE_RE.search(text, start) if first_nl >= 0 else None
+    m = _FENCE_RE.search(text, first_nl) if first_nl >= 0 else None
     if m is None:
         hint = _glued_fence_hint(text[start:])
         msg = "unterminated frontmatter: no closing '---' line"
         if hint:
             msg += f"; line {hint[0]} ends with '---' glued to a value ({hint[1]!r}): put '---' on its own line"
         return ParseFailure(msg)
-    fm_text = text[start : m.start()]
+    fm_text = text[start : m.start() + 1]
     body_start = m.end() + 1
     body = text[body_start:] if body_start <= len(text) else ""
     body_line = text.count("\n", 0, m.end()) + 2

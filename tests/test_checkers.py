@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings, strategies as st
 
 from kblint.checkers.registry import registry, validate_params
 
@@ -418,3 +419,23 @@ def test_body_min_words_and_links_after_an_inline_triple_backtick_span(tmp_path:
     # 12 words outside the code span; the [[two]] link after the span is a real link.
     assert _violations(result.json, "body_min_words") == []
     assert _violations(result.json, "has_outlinks") == []
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="sSourceOURCE:\u017f \t\n#x", max_size=40))
+def test_source_lines_are_found_at_the_start_of_any_line(body):
+    import re
+
+    from kblint.checkers.core import _SOURCE_FIRST_LINE_RE, _SOURCE_LATER_LINE_RE, _SOURCE_LINE
+
+    found = bool(_SOURCE_FIRST_LINE_RE.match(body) or _SOURCE_LATER_LINE_RE.search(body))
+    assert found == bool(re.search("^" + _SOURCE_LINE, body, re.MULTILINE | re.IGNORECASE))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="ab \t\n\x1c\u3000`", max_size=60), st.integers(min_value=0, max_value=12))
+def test_a_word_count_up_to_a_threshold_is_the_count_capped_there(body, enough):
+    from kblint.checkers.core import word_count
+
+    full = word_count(body)
+    assert word_count(body, enough) == (min(full, enough) if enough > 0 else full)

@@ -114,6 +114,18 @@ def test_top_level_key_lines():
     assert [raw.key_line(k) for k in ("id", "title", "links", "status")] == [2, 3, 4, 6]
 
 
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet='ab:"\' \t\n#-', max_size=40), st.sampled_from(["a", "ab", "b", "a:", '"a"', ""]))
+def test_key_lines_are_where_a_line_starts_with_the_key(fm_text, key):
+    import re
+
+    from kblint.entry import _find_key_line
+
+    quoted = re.escape(key)
+    m = re.search(rf"""^(?:{quoted}|"{quoted}"|'{quoted}')[ \t]*:(?=[ \t]|$)""", fm_text, re.M)
+    assert _find_key_line(fm_text, key) == (fm_text.count("\n", 0, m.start()) + 2 if m else 1)
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.binary(max_size=400))
 def test_parser_never_raises_on_bytes(data):

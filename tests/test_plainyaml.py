@@ -140,3 +140,15 @@ _tree = st.recursive(
        st.sampled_from([2, 4]), st.booleans())
 def test_plain_reader_agrees_with_pyyaml_on_nested_documents(pairs, step, compact):
     assert_read_as_pyyaml_reads("\n".join(_render(("map", pairs), 0, step, compact)))
+
+
+def test_plain_characters_agrees_with_the_regex_on_every_character():
+    for code in range(0x110000):
+        char = chr(code)
+        assert plainyaml.plain_characters(char) == (plainyaml._NOT_PLAIN.search(char) is None), hex(code)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x2100) | st.sampled_from("\ufeff\ufffe\ufffd\U00010000\u2029")))
+def test_plain_characters_agrees_with_the_regex_on_texts(text):
+    assert plainyaml.plain_characters(text) == (plainyaml._NOT_PLAIN.search(text) is None)
