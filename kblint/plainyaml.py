@@ -162,17 +162,29 @@ def _key(key: str) -> str:
     return key
 
 
+_RESOLVED: dict[str, object] = {}  # plain scalars read before: values (statuses, tags, dates) repeat
+_RESOLVED_MAX = 50_000
+
+
 def _plain(text: str):
     """A plain scalar as PyYAML resolves and constructs it."""
+    found = _RESOLVED.get(text, _RESOLVED)
+    if found is not _RESOLVED:
+        return found
+    value = text
     for tag, regexp in _IMPLICIT.get(text[:1], ()):
         if regexp.match(text):
             if tag == _NULL:
-                return None
+                value = None
+                break
             construct = _CONSTRUCT.get(tag)
             if construct is None:
                 raise _Unsure  # `<<` and `=` are merge and value keys
-            return construct(_CONSTRUCTOR, yaml.ScalarNode(tag, text))  # an impossible date raises ValueError
-    return text
+            value = construct(_CONSTRUCTOR, yaml.ScalarNode(tag, text))  # an impossible date raises ValueError
+            break
+    if len(_RESOLVED) < _RESOLVED_MAX:
+        _RESOLVED[text] = value  # every value it can be is immutable: sharing it is safe
+    return value
 
 
 def _flow_items(text: str, close: str) -> list[str]:

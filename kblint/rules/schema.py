@@ -128,11 +128,13 @@ def link_items(entry: Entry) -> list[Issue]:
     items = entry.raw.frontmatter.get("links")
     if not isinstance(items, list):
         return []
-    key_line = entry.key_line("links")
-    lines = list_item_lines(entry.raw.fm_text, key_line, len(items))
     issues = []
+    lines = None  # found only for an entry that has such an item
     for n, item in enumerate(items):
         if isinstance(item, dict) and item.get("target", item.get("to")) in (None, ""):
+            if lines is None:
+                key_line = entry.key_line("links")
+                lines = list_item_lines(entry.raw.fm_text, key_line, len(items))
             keys = ", ".join(str(k) for k in item) or "nothing"
             issues.append(entry_issue(entry, "invalid_field",
                                       f"links item {n + 1} has no 'target' (it has: {keys})",
