@@ -165,6 +165,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.corpus is not None and not Path(args.corpus).is_dir():
         ap.error(f"not a directory: {args.corpus}")
 
+    # The warm-up runs write the .pyc files, as a first run on a user's machine does; an environment
+    # that turns that off would have every timed run compile kblint's modules again.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     python = sys.executable
     kblint = shlex.split(args.kblint) if args.kblint else [python, "-m", "kblint"]
     with tempfile.TemporaryDirectory(prefix="kblint-bench-") as tmp:
