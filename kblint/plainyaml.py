@@ -91,20 +91,39 @@ def _sequence(lines, i, indent):
     return items, i
 
 
+_LINES: dict[str, tuple] = {}  # `key: value` lines read before: (key, value, value is a list)
+_LINES_MAX = 20_000
+
+
 def _mapping(lines, i, indent, first_body):
     data = {}
     body = first_body
     while True:
+        known = _LINES.get(body)
+        if known is not None:  # `type: place`, `status: draft`, `tags: [a, b]` repeat from entry to entry
+            key, value, is_list = known
+            data[key] = list(value) if is_list else value
+            i += 1
+            if i < len(lines) and lines[i][0] > indent:
+                raise _Unsure
+            if i >= len(lines) or lines[i][0] != indent:
+                break
+            body = lines[i][1]
+            continue
         m = _KEY.match(body)
         if m is None:
             raise _Unsure
         key = _key(m.group(1))
         rest = body[m.end():]
         if rest:
-            data[key] = _scalar_or_flow(rest)
+            value = data[key] = _scalar_or_flow(rest)
             i += 1
             if i < len(lines) and lines[i][0] > indent:
                 raise _Unsure  # a scalar continued on the next line
+            if value.__class__ is not dict and len(_LINES) < _LINES_MAX:
+                # a scalar (immutable) or a flow list of scalars, kept as a tuple and copied out
+                is_list = value.__class__ is list
+                _LINES[body] = (key, tuple(value) if is_list else value, is_list)
         else:
             data[key], i = _nested(lines, i + 1, indent, allow_same=True)
         if i >= len(lines) or lines[i][0] != indent:

@@ -152,3 +152,12 @@ def test_plain_characters_agrees_with_the_regex_on_every_character():
 @given(st.text(alphabet=st.characters(max_codepoint=0x2100) | st.sampled_from("\ufeff\ufffe\ufffd\U00010000\u2029")))
 def test_plain_characters_agrees_with_the_regex_on_texts(text):
     assert plainyaml.plain_characters(text) == (plainyaml._NOT_PLAIN.search(text) is None)
+
+
+def test_values_read_again_are_not_shared_with_earlier_results():
+    text = "tags: [a, b]\nstatus: draft\nwhen: 2024-01-02\n"
+    first = plainyaml.load(text)
+    first["tags"].append("c")
+    again = plainyaml.load(text)
+    assert again == {"tags": ["a", "b"], "status": "draft", "when": datetime.date(2024, 1, 2)}
+    assert again["tags"] is not first["tags"]
