@@ -108,7 +108,7 @@ def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], 
         for text in render(items, True):
             write(text)
         return
-    import shutil
+    import signal
     import tempfile
 
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
@@ -122,8 +122,13 @@ def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], 
                 code = 0
             finally:
                 os._exit(code)
-        for text in render(items[:half], True):
-            write(text)
+        try:
+            for text in render(items[:half], True):
+                write(text)
+        except BaseException:  # a closed pipe, an interrupt: the child's half is not wanted either
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise
         _, status = os.waitpid(pid, 0)
         if status != 0:  # the child failed (out of memory, say): do its half here
             for text in render(items[half:], False):

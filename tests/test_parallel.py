@@ -91,3 +91,31 @@ def test_a_large_json_report_is_the_same_rendered_in_halves(monkeypatch):
     monkeypatch.setattr(parallel, "_HALVES_MIN", 100)
     assert json_report.render(report) == whole
     assert [i["entry_id"] for i in json.loads(whole)["issues"]] == [f"e{n}" for n in range(2500)]
+
+
+def test_a_failing_writer_stops_the_other_half_too(monkeypatch, tmp_path):
+    import time
+
+    import kblint.parallel as parallel
+
+    monkeypatch.setattr(parallel, "_HALVES_MIN", 10)
+    here = os.getpid()
+    child = tmp_path / "child"
+
+    def render(items, first):
+        if os.getpid() != here:
+            child.write_text(str(os.getpid()))
+            time.sleep(60)  # still rendering when the parent gives up
+        yield from _numbers(items, first)
+
+    def write(text):
+        for _ in range(500):
+            if child.exists() and child.read_text():
+                break
+            time.sleep(0.01)
+        raise BrokenPipeError("the reader went away")
+
+    with pytest.raises(BrokenPipeError):
+        parallel.write_in_halves(list(range(100)), render, write)
+    with pytest.raises(ProcessLookupError):  # killed and reaped, not left running or a zombie
+        os.kill(int(child.read_text()), 0)
