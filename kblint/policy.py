@@ -340,40 +340,49 @@ NEW = "\x00new"  # the entry did not exist at --base
 UNCHANGED = "\x00unchanged"  # the file did not change since --base
 
 
-def measure(constraint: Constraint, m: Measures) -> tuple[int | bool, str]:
-    """The measured value and how to name it in a message."""
+def measure(constraint: Constraint, m: Measures) -> int | bool:
+    """The measured value."""
     if isinstance(constraint, Section):
-        return m.has_section(constraint.heading), f"body.section '{constraint.heading}'"
+        return m.has_section(constraint.heading)
     if isinstance(constraint, Words):
-        return m.words(), "body.words"
+        return m.words()
     subject = constraint.subject
     if subject.kind == "metadata":
-        value = m.metadata_count(subject.name)
-    elif subject.kind in ("links", "outlinks"):
-        value = m.links_count(subject.name)
-    elif subject.kind == "inlinks":
-        value = m.inlinks_count()
-    else:
-        value = m.tags_count()
-    return value, f"{subject} count"
+        return m.metadata_count(subject.name)
+    if subject.kind in ("links", "outlinks"):
+        return m.links_count(subject.name)
+    if subject.kind == "inlinks":
+        return m.inlinks_count()
+    return m.tags_count()
+
+
+def measured(constraint: Constraint) -> str:
+    """How a message names what is measured (made only for a violation: most entries pass)."""
+    if isinstance(constraint, Section):
+        return f"body.section '{constraint.heading}'"
+    if isinstance(constraint, Words):
+        return "body.words"
+    return f"{constraint.subject} count"
 
 
 def violation(policy: Policy, m: Measures, previous: object = None, has_base: bool = False) -> str | None:
     """None when the entry satisfies POLICY (or a gate does not apply), else the message."""
-    prefix = ""
     constraint = policy
-    if isinstance(policy, Gate):
+    gate = isinstance(policy, Gate)
+    if gate:
         if not gate_applies(policy, m.status, previous, has_base):
             return None
         constraint = policy.constraint
-        prefix = f"status {policy.from_state}->{policy.to_state}: "
-    value, what = measure(constraint, m)
+    value = measure(constraint, m)
     if isinstance(constraint, Section):
-        return None if value else f"{prefix}{what} is missing, policy requires it"
-    if isinstance(constraint, Required):
-        op, need = ">=", 1
+        if value:
+            return None
+        op = need = None
     else:
-        op, need = constraint.op, constraint.value
-    if OPS[op](value, need):
-        return None
-    return f"{prefix}{what} is {value}, policy requires {op} {need}"
+        op, need = (">=", 1) if isinstance(constraint, Required) else (constraint.op, constraint.value)
+        if OPS[op](value, need):
+            return None
+    prefix = f"status {policy.from_state}->{policy.to_state}: " if gate else ""
+    if op is None:
+        return f"{prefix}{measured(constraint)} is missing, policy requires it"
+    return f"{prefix}{measured(constraint)} is {value}, policy requires {op} {need}"
