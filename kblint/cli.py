@@ -133,12 +133,14 @@ def validate(
     _warn_plugin_problems()
 
     from .engine import run, tune_collector
+    from .parallel import own_children
     from .report import render
     from .workspace import UsageError
 
     from .judgment import JudgmentSetupError
 
     tune_collector()
+    own_children()
     try:
         report = run(settings, stdin_data=stdin_data)
     except (UsageError, JudgmentSetupError) as exc:

@@ -112,7 +112,12 @@ def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], 
     import tempfile
 
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had (a process limit): one process does it all
+            for text in render(items, True):
+                write(text)
+            return
         if pid == 0:  # the child: only the spool file, then out without any of the parent's exit work
             code = 1
             try:
@@ -127,10 +132,9 @@ def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], 
                 write(text)
         except BaseException:  # a closed pipe, an interrupt: the child's half is not wanted either
             os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            _reap(pid)
             raise
-        _, status = os.waitpid(pid, 0)
-        if status != 0:  # the child failed (out of memory, say): do its half here
+        if _reap(pid) != 0:  # the child failed (out of memory, say): do its half here
             for text in render(items[half:], False):
                 write(text)
             return
@@ -140,3 +144,24 @@ def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], 
             if not text:
                 break
             write(text)
+
+
+def _reap(pid: int) -> int:
+    """The exit status of child PID, once it has ended; -1 when it cannot be known (a parent that
+    ignores SIGCHLD, inherited across exec, has children reaped unseen)."""
+    import os
+
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return -1
+
+
+def own_children() -> None:
+    """Have the children this process forks reported to it. A parent that ignores SIGCHLD passes
+    that on across exec, and the kernel then reaps the children unseen: waiting for workers would
+    stall until their time limits."""
+    import signal
+
+    if hasattr(signal, "SIGCHLD") and signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)

@@ -439,3 +439,9 @@ def test_a_word_count_up_to_a_threshold_is_the_count_capped_there(body, enough):
 
     full = word_count(body)
     assert word_count(body, enough) == (min(full, enough) if enough > 0 else full)
+
+
+def test_a_threshold_beyond_any_body_is_counted_in_full():
+    from kblint.checkers.core import word_count
+
+    assert word_count("three short words", 10**20) == 3

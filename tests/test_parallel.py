@@ -109,7 +109,7 @@ def test_a_failing_writer_stops_the_other_half_too(monkeypatch, tmp_path):
         yield from _numbers(items, first)
 
     def write(text):
-        for _ in range(500):
+        for _ in range(3000):
             if child.exists() and child.read_text():
                 break
             time.sleep(0.01)
@@ -119,3 +119,45 @@ def test_a_failing_writer_stops_the_other_half_too(monkeypatch, tmp_path):
         parallel.write_in_halves(list(range(100)), render, write)
     with pytest.raises(ProcessLookupError):  # killed and reaped, not left running or a zombie
         os.kill(int(child.read_text()), 0)
+
+
+def test_without_a_second_process_one_does_it_all(monkeypatch):
+    import kblint.parallel as parallel
+
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(parallel, "_HALVES_MIN", 10)
+    monkeypatch.setattr(os, "fork", no_fork)
+    out: list[str] = []
+    parallel.write_in_halves(list(range(100)), _numbers, out.append)
+    assert "".join(out) == ",".join(map(str, range(100)))
+
+
+def test_children_reaped_unseen_are_no_failure(monkeypatch):
+    """A parent that ignores SIGCHLD passes that on across exec: the child's status is lost."""
+    import signal
+
+    import kblint.parallel as parallel
+
+    monkeypatch.setattr(parallel, "_HALVES_MIN", 10)
+    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        out: list[str] = []
+        parallel.write_in_halves(list(range(1000)), _numbers, out.append)
+    finally:
+        signal.signal(signal.SIGCHLD, before)
+    assert "".join(out) == ",".join(map(str, range(1000)))
+
+
+def test_validate_takes_its_children_back_from_a_parent_that_ignores_them():
+    import signal
+
+    from kblint.parallel import own_children
+
+    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        own_children()
+        assert signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGCHLD, before)

@@ -243,7 +243,7 @@ def word_count(body: str, enough: int | None = None) -> int:
     """The words of BODY; with ENOUGH, min(words, ENOUGH): the split stops there, since a
     threshold needs no more (a long body is counted several times faster)."""
     text = strip_code(body)
-    if enough is not None and enough > 0:
+    if enough is not None and 0 < enough <= len(text):  # more words than characters there are not
         return len(text.split(None, enough - 1))  # at most ENOUGH parts
     return len(text.split())
 
