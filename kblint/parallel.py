@@ -92,7 +92,7 @@ def _work(lock, front, back, results, there) -> None:
         results.join_thread()
 
 
-_HALVES_MIN = 20_000  # below this many items, a second process costs more than it saves
+_HALVES_MIN = 10_000  # below this many items, a second process costs more than it saves
 
 
 def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], write: Callable[[str], object]) -> None:
