@@ -121,3 +121,33 @@ def test_broken_clashing_and_shadowing_plugins_are_reported(tmp_path: Path):
     kb = write_kb(tmp_path / "k", "name: k\n", {"a.md": "---\ntitle: A\ntype: note\ntags: [t]\n---\n[[a]]\n"})
     validate = run_kblint("validate", str(kb), env=env)
     assert validate.code == 0 and "kblint-broken" in validate.stderr
+
+
+def test_the_quick_look_for_plugins_sees_what_importlib_metadata_would(tmp_path: Path, monkeypatch):
+    import sys
+    import zipfile
+
+    from kblint.plugins import GROUP, _may_declare_plugins
+
+    bare = tmp_path / "bare"
+    make_dist(bare, "kblint-other", {})
+    (bare / "kblint_other-0.1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n")
+    monkeypatch.setattr(sys, "path", [str(bare), str(tmp_path / "missing")])
+    assert not _may_declare_plugins()
+
+    egg = tmp_path / "old.egg"
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (egg / "EGG-INFO" / "entry_points.txt").write_text(f"[ {GROUP} ]\nold = old:plugin\n")
+    monkeypatch.setattr(sys, "path", [str(bare), str(egg)])
+    assert _may_declare_plugins()
+
+    archive = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("readme.txt", "a zip on the path: its metadata is not looked into")
+    monkeypatch.setattr(sys, "path", [str(bare), str(archive)])
+    assert _may_declare_plugins()
+
+    site = tmp_path / "site"
+    make_dist(site, "kblint-journalism", {"journalism": "kblint_journalism:plugin"})
+    monkeypatch.setattr(sys, "path", [str(site)])
+    assert _may_declare_plugins()
