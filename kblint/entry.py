@@ -289,13 +289,27 @@ _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 def _blank(text: str) -> str:
     """Same length and newlines, no content: keeps line and column positions intact."""
+    if "\n" not in text:
+        return " " * len(text)
     return re.sub(r"[^\n]", " ", text)
+
+
+_last_stripped: tuple[str, str] = ("", "")  # the body last stripped and its result
 
 
 def strip_code(body: str) -> str:
     """Replace fenced code blocks and inline code with spaces, preserving positions."""
+    global _last_stripped
     if "`" not in body and "~~~" not in body:
         return body
+    if _last_stripped[0] is body:  # the links and the word count of one entry both ask
+        return _last_stripped[1]
+    stripped = _strip_code(body)
+    _last_stripped = (body, stripped)
+    return stripped
+
+
+def _strip_code(body: str) -> str:
     if "```" not in body and "~~~" not in body:  # inline code only
         return _INLINE_CODE_RE.sub(lambda m: _blank(m.group(0)), body)
     lines = body.split("\n")
