@@ -19,8 +19,7 @@ from .checkers.core import CheckContext
 from .checkers.registry import registry
 from .kbschema import KBSchema
 from .measures import EntryMeasures, FactsMeasures
-from .policy import UNCHANGED, Gate, constraint_of, gate_applies
-from .policy import violation as policy_violation
+from .policy import UNCHANGED, constraint_of
 from .rubric import Binding, Plan, build_plan
 from .rules import RULES, TIERS, schema as schema_rules, structure as structure_rules
 from .rules.common import field_line
@@ -120,11 +119,11 @@ def run_checkers(entry, bindings: list[Binding], context: CheckContext, facts: g
 def _run_policy(entry, b: Binding, measures, previous: dict | None, facts: graph.EntryFacts,
                 issues: list[Issue]) -> None:
     before = previous.get(entry.path, UNCHANGED) if previous is not None else None
-    if isinstance(b.parsed, Gate) and not gate_applies(b.parsed, measures.status, before, previous is not None):
+    message = b.evaluate(measures, before, previous is not None)
+    if message is None:
         return  # a gate that does not apply is no outcome
     facts.score_total += b.weight
-    message = policy_violation(b.parsed, measures, before, previous is not None)
-    if message is None:
+    if not message:
         facts.score_passed += b.weight
         return
     name = _policy_field(constraint_of(b.parsed))

@@ -340,20 +340,21 @@ NEW = "\x00new"  # the entry did not exist at --base
 UNCHANGED = "\x00unchanged"  # the file did not change since --base
 
 
-def measure(constraint: Constraint, m: Measures) -> int | bool:
-    """The measured value."""
+def measurer(constraint: Constraint):
+    """The function that measures CONSTRAINT's subject on an entry's Measures."""
     if isinstance(constraint, Section):
-        return m.has_section(constraint.heading)
+        heading = constraint.heading
+        return lambda m: m.has_section(heading)
     if isinstance(constraint, Words):
-        return m.words()
-    subject = constraint.subject
-    if subject.kind == "metadata":
-        return m.metadata_count(subject.name)
-    if subject.kind in ("links", "outlinks"):
-        return m.links_count(subject.name)
-    if subject.kind == "inlinks":
-        return m.inlinks_count()
-    return m.tags_count()
+        return lambda m: m.words()
+    kind, name = constraint.subject.kind, constraint.subject.name
+    if kind == "metadata":
+        return lambda m: m.metadata_count(name)
+    if kind in ("links", "outlinks"):
+        return lambda m: m.links_count(name)
+    if kind == "inlinks":
+        return lambda m: m.inlinks_count()
+    return lambda m: m.tags_count()
 
 
 def measured(constraint: Constraint) -> str:
@@ -365,24 +366,39 @@ def measured(constraint: Constraint) -> str:
     return f"{constraint.subject} count"
 
 
-def violation(policy: Policy, m: Measures, previous: object = None, has_base: bool = False) -> str | None:
-    """None when the entry satisfies POLICY (or a gate does not apply), else the message."""
-    constraint = policy
-    gate = isinstance(policy, Gate)
-    if gate:
-        if not gate_applies(policy, m.status, previous, has_base):
-            return None
-        constraint = policy.constraint
-    value = measure(constraint, m)
+def evaluator(policy: Policy):
+    """POLICY as a function of an entry's Measures (and, with --base, the entry's status there):
+    None for a gate that does not apply (no outcome at all), "" when the entry satisfies it, else
+    the message. Made once per rubric item: an entry is measured against every policy of its type."""
+    gate = policy if isinstance(policy, Gate) else None
+    constraint = gate.constraint if gate is not None else policy
+    measure = measurer(constraint)
+    prefix = f"status {gate.from_state}->{gate.to_state}: " if gate is not None else ""
     if isinstance(constraint, Section):
-        if value:
-            return None
-        op = need = None
+        def holds(value):
+            return bool(value)
+
+        def message(value):
+            return f"{prefix}{measured(constraint)} is missing, policy requires it"
     else:
         op, need = (">=", 1) if isinstance(constraint, Required) else (constraint.op, constraint.value)
-        if OPS[op](value, need):
+        compare = OPS[op]
+
+        def holds(value):
+            return compare(value, need)
+
+        def message(value):
+            return f"{prefix}{measured(constraint)} is {value}, policy requires {op} {need}"
+
+    def evaluate(m: Measures, previous: object = None, has_base: bool = False) -> str | None:
+        if gate is not None and not gate_applies(gate, m.status, previous, has_base):
             return None
-    prefix = f"status {policy.from_state}->{policy.to_state}: " if gate else ""
-    if op is None:
-        return f"{prefix}{measured(constraint)} is missing, policy requires it"
-    return f"{prefix}{measured(constraint)} is {value}, policy requires {op} {need}"
+        value = measure(m)
+        return "" if holds(value) else message(value)
+
+    return evaluate
+
+
+def violation(policy: Policy, m: Measures, previous: object = None, has_base: bool = False) -> str | None:
+    """None when the entry satisfies POLICY (or a gate does not apply), else the message."""
+    return evaluator(policy)(m, previous, has_base) or None

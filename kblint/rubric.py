@@ -62,6 +62,7 @@ class Binding:
     reason: str | None = None  # why broken
     mapping: bool = False  # written as a mapping (beats a string item of the same text)
     parsed: object = None  # the parsed policy expression (kblint.policy)
+    evaluate: object = field(default=None, compare=False, repr=False)  # kblint.policy.evaluator(parsed)
 
     @property
     def key(self) -> tuple:
@@ -234,12 +235,13 @@ def bind(item: RubricItem, schema: KBSchema, reg: Registry) -> Binding:
 
 
 def _bind_policy(b: Binding) -> Binding:
-    from .policy import PolicyError, parse
+    from .policy import PolicyError, evaluator, parse
 
     try:
         b.parsed = parse(b.policy)
     except PolicyError as exc:
         return _broken(b, f"policy does not parse: {exc.render()}")
+    b.evaluate = evaluator(b.parsed)
     return b
 
 
