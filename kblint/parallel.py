@@ -103,10 +103,13 @@ def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], 
     import os
     import threading
 
+    def here(part: list, first: bool) -> None:
+        for text in render(part, first):
+            write(text)
+
     half = len(items) // 2
     if len(items) < _HALVES_MIN or not hasattr(os, "fork") or threading.active_count() > 1:
-        for text in render(items, True):
-            write(text)
+        here(items, True)
         return
     import signal
     import tempfile
@@ -115,8 +118,7 @@ def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], 
         try:
             pid = os.fork()
         except OSError:  # no process to be had (a process limit): one process does it all
-            for text in render(items, True):
-                write(text)
+            here(items, True)
             return
         if pid == 0:  # the child: only the spool file, then out without any of the parent's exit work
             code = 1
@@ -128,15 +130,13 @@ def write_in_halves(items: list, render: Callable[[list, bool], Iterator[str]], 
             finally:
                 os._exit(code)
         try:
-            for text in render(items[:half], True):
-                write(text)
+            here(items[:half], True)
         except BaseException:  # a closed pipe, an interrupt: the child's half is not wanted either
             os.kill(pid, signal.SIGKILL)
             _reap(pid)
             raise
         if _reap(pid) != 0:  # the child failed (out of memory, say): do its half here
-            for text in render(items[half:], False):
-                write(text)
+            here(items[half:], False)
             return
         spool.seek(0)
         while True:

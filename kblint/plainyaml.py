@@ -110,26 +110,23 @@ def _mapping(lines, i, indent, first_body):
             i += 1
             if i < len(lines) and lines[i][0] > indent:
                 raise _Unsure
-            if i >= len(lines) or lines[i][0] != indent:
-                break
-            body = lines[i][1]
-            continue
-        m = _KEY.match(body)
-        if m is None:
-            raise _Unsure
-        key = _key(m.group(1))
-        rest = body[m.end():]
-        if rest:
-            value = data[key] = _scalar_or_flow(rest)
-            i += 1
-            if i < len(lines) and lines[i][0] > indent:
-                raise _Unsure  # a scalar continued on the next line
-            if value.__class__ is not dict and len(_LINES) < _LINES_MAX:
-                # a scalar (immutable) or a flow list of scalars, kept as a tuple and copied out
-                is_list = value.__class__ is list
-                _LINES[body] = (key, tuple(value) if is_list else value, is_list)
         else:
-            data[key], i = _nested(lines, i + 1, indent, allow_same=True)
+            m = _KEY.match(body)
+            if m is None:
+                raise _Unsure
+            key = _key(m.group(1))
+            rest = body[m.end():]
+            if rest:
+                value = data[key] = _scalar_or_flow(rest)
+                i += 1
+                if i < len(lines) and lines[i][0] > indent:
+                    raise _Unsure  # a scalar continued on the next line
+                if value.__class__ is not dict and len(_LINES) < _LINES_MAX:
+                    # a scalar (immutable) or a flow list of scalars, kept as a tuple and copied out
+                    is_list = value.__class__ is list
+                    _LINES[body] = (key, tuple(value) if is_list else value, is_list)
+            else:
+                data[key], i = _nested(lines, i + 1, indent, allow_same=True)
         if i >= len(lines) or lines[i][0] != indent:
             break
         body = lines[i][1]

@@ -340,7 +340,7 @@ NEW = "\x00new"  # the entry did not exist at --base
 UNCHANGED = "\x00unchanged"  # the file did not change since --base
 
 
-def measurer(constraint: Constraint):
+def _measurer(constraint: Constraint):
     """The function that measures CONSTRAINT's subject on an entry's Measures."""
     if isinstance(constraint, Section):
         heading = constraint.heading
@@ -357,8 +357,8 @@ def measurer(constraint: Constraint):
     return lambda m: m.tags_count()
 
 
-def measured(constraint: Constraint) -> str:
-    """How a message names what is measured (made only for a violation: most entries pass)."""
+def _measured(constraint: Constraint) -> str:
+    """How a message names what is measured."""
     if isinstance(constraint, Section):
         return f"body.section '{constraint.heading}'"
     if isinstance(constraint, Words):
@@ -372,33 +372,20 @@ def evaluator(policy: Policy):
     the message. Made once per rubric item: an entry is measured against every policy of its type."""
     gate = policy if isinstance(policy, Gate) else None
     constraint = gate.constraint if gate is not None else policy
-    measure = measurer(constraint)
-    prefix = f"status {gate.from_state}->{gate.to_state}: " if gate is not None else ""
+    measure = _measurer(constraint)
+    what = (f"status {gate.from_state}->{gate.to_state}: " if gate is not None else "") + _measured(constraint)
     if isinstance(constraint, Section):
-        def holds(value):
-            return bool(value)
-
-        def message(value):
-            return f"{prefix}{measured(constraint)} is missing, policy requires it"
+        compare = None
     else:
         op, need = (">=", 1) if isinstance(constraint, Required) else (constraint.op, constraint.value)
         compare = OPS[op]
-
-        def holds(value):
-            return compare(value, need)
-
-        def message(value):
-            return f"{prefix}{measured(constraint)} is {value}, policy requires {op} {need}"
 
     def evaluate(m: Measures, previous: object = None, has_base: bool = False) -> str | None:
         if gate is not None and not gate_applies(gate, m.status, previous, has_base):
             return None
         value = measure(m)
-        return "" if holds(value) else message(value)
+        if compare is None:
+            return "" if value else f"{what} is missing, policy requires it"
+        return "" if compare(value, need) else f"{what} is {value}, policy requires {op} {need}"
 
     return evaluate
-
-
-def violation(policy: Policy, m: Measures, previous: object = None, has_base: bool = False) -> str | None:
-    """None when the entry satisfies POLICY (or a gate does not apply), else the message."""
-    return evaluator(policy)(m, previous, has_base) or None

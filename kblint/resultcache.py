@@ -30,8 +30,8 @@ from . import __version__
 _FORMAT = 5
 _RESULTS = "results"
 _RUNS = "runs"
-_RUNS_KEPT = 8
-_SPILL_CHUNK = 128  # reused entries whose issues go to the spill together  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
+_RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
+_SPILL_CHUNK = 128  # reused entries whose issues go to the spill together
 
 
 # ---------------------------------------------------------------------------------------------

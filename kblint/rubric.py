@@ -100,24 +100,34 @@ class Plan:
 
     def graph_bindings(self, type_name: str) -> list[Binding]:
         """The checker and policy items of a type that run after the graph pass."""
-        found = self.graph_by_type.get(type_name)
-        if found is None:
-            found = self.graph_by_type[type_name] = [b for b in self.for_type(type_name) if _needs_graph(b)]
-        return found
+        return self._per_type(self.graph_by_type, type_name, _graph_items)
 
     def entry_bindings(self, type_name: str) -> list[Binding]:
         """The checker and policy items of a type that run on the entry alone, in pass 1."""
-        found = self.entry_by_type.get(type_name)
-        if found is None:
-            found = self.entry_by_type[type_name] = [b for b in self.for_type(type_name) if _runs_on_the_entry(b)]
-        return found
+        return self._per_type(self.entry_by_type, type_name, _entry_items)
 
     def judgment_count(self, type_name: str) -> int:
         """How many judgment items apply to entries of a type."""
-        found = self.judgment_by_type.get(type_name)
+        return self._per_type(self.judgment_by_type, type_name, _judgment_count)
+
+    def _per_type(self, memo: dict, type_name: str, make):
+        """MAKE(the items of a type), made once per type: every entry asks."""
+        found = memo.get(type_name)
         if found is None:
-            found = self.judgment_by_type[type_name] = sum(1 for b in self.for_type(type_name) if b.kind == "judgment")
+            found = memo[type_name] = make(self.for_type(type_name))
         return found
+
+
+def _graph_items(items: list[Binding]) -> list[Binding]:
+    return [b for b in items if _needs_graph(b)]
+
+
+def _entry_items(items: list[Binding]) -> list[Binding]:
+    return [b for b in items if _runs_on_the_entry(b)]
+
+
+def _judgment_count(items: list[Binding]) -> int:
+    return sum(1 for b in items if b.kind == "judgment")
 
 
 def _needs_graph(b: Binding) -> bool:

@@ -91,39 +91,32 @@ def _tail(report: Report) -> dict:
     return data
 
 
-def _write_items(out, key: str, items) -> None:
-    out.write(f"  {json_line(key)}: [")
-    lines = [json_line(item) for item in items]
-    out.write("\n    " + ",\n    ".join(lines) + "\n  ]" if lines else "]")
+def _write_list(out, key: str, items: list, line_of) -> None:
+    """KEY: [ITEMS], one LINE_OF(item) per line; a long list is rendered in two processes
+    (parallel.write_in_halves), a thousand lines at a time."""
+    from ..parallel import write_in_halves
 
-
-def _issue_texts(report: Report):
-    """render() for parallel.write_in_halves: a part of the issues, as the text between `[` and `]`."""
-
-    def render(issues: list[Issue], first: bool):
-        quoted: dict = {None: "null"}
-        for start in range(0, len(issues), 1000):
-            lines = [issue_line(i, report, quoted) for i in issues[start:start + 1000]]
+    def render(part: list, first: bool):
+        for start in range(0, len(part), 1000):
+            lines = [line_of(item) for item in part[start:start + 1000]]
             yield ("\n    " if first and start == 0 else ",\n    ") + ",\n    ".join(lines)
 
-    return render
+    out.write(f"  {json_line(key)}: [")
+    write_in_halves(items, render, out.write)
+    out.write("\n  ]" if items else "]")
 
 
 def write(report: Report, out) -> None:
     """Stream the report: one issue per line, each written by the C encoder, none held as text."""
-    from ..parallel import write_in_halves
-
     out.write("{\n")
-    parts = [(k, v) for k, v in _head(report).items()]
-    for key, value in parts:
+    for key, value in _head(report).items():
         if key == "kbs":
-            _write_items(out, key, value)
+            _write_list(out, key, value, json_line)
         else:
             out.write(f"  {json_line(key)}: {json_line(value)}")
         out.write(",\n")
-    out.write('  "issues": [')
-    write_in_halves(report.issues, _issue_texts(report), out.write)
-    out.write("\n  ]" if report.issues else "]")
+    quoted: dict = {None: "null"}
+    _write_list(out, "issues", report.issues, lambda issue: issue_line(issue, report, quoted))
     for key, value in _tail(report).items():
         out.write(f",\n  {json_line(key)}: {json_line(value)}")
     out.write("\n}\n")
