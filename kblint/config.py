@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, fields
 
 @dataclass
 class Settings:
+    """What a run was asked to do: command-line options over configuration files over defaults."""
+
     paths: list[str] = field(default_factory=list)
     format: str | None = None  # None: text, or github under GitHub Actions
     output: str | None = None
@@ -114,13 +116,19 @@ def find_config(start: str) -> tuple[str, dict] | None:
 
 
 def _read_toml(path: str, *, pyproject: bool) -> dict | None:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    if pyproject and b"kblint" not in raw and b"\\" not in raw:
+        return None  # no [tool.kblint] table can be spelled without either: tomllib is not needed
     import tomllib
 
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     if pyproject:

@@ -40,6 +40,8 @@ class KBContext:
 
 @dataclass(slots=True)
 class FileResult:
+    """Pass 1 of one file: its issues and the facts the graph pass needs."""
+
     issues: list[Issue]  # empty when they wait in the spill
     facts: graph.EntryFacts
     cross_sources: tuple[str, ...] = ()  # cross-kb-links sources this entry answered to
@@ -273,6 +275,8 @@ def _read(path: str) -> bytes | None:
 
 @dataclass(slots=True)
 class _KBRun:
+    """One KB's pass-1 results, with the plan they were linted by."""
+
     kb: KB
     plan: Plan
     results: list[FileResult]

@@ -111,6 +111,8 @@ def _load_mapping(loader, fm_text: str):
 
 @dataclass(slots=True)
 class ParseFailure:
+    """Why a file could not be read as an entry, and where."""
+
     message: str
     line: int = 1
     column: int = 1
@@ -564,6 +566,8 @@ def as_tags(value) -> list[str]:
 
 @dataclass(slots=True)
 class Entry:
+    """An entry as the checks see it: its frontmatter read into fields, its body and its links."""
+
     kb_name: str
     path: str  # absolute path (or the virtual path of a candidate read from stdin)
     relpath: str  # KB-relative posix path

@@ -192,6 +192,8 @@ class GraphKB:
 
 @dataclass(slots=True)
 class GraphResult:
+    """What the graph pass found: its issues, each entry's inlinks, and the indexes to resolve links."""
+
     issues: list[Issue]
     inlinks: dict[str, list[str]]  # entry path → paths of the (distinct) entries linking to it
     indexes: dict[str, "KBIndex"] = field(default_factory=dict)

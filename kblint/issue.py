@@ -14,6 +14,8 @@ FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 
 @dataclass(slots=True)
 class Issue:
+    """One problem found, where it is, and what found it."""
+
     rule: str
     severity: str
     tier: str
@@ -69,6 +71,8 @@ def empty_counts() -> dict[str, int]:
 
 @dataclass(slots=True)
 class KBReport:
+    """One KB's line in a report: what was linted, its counts, score and coverage."""
+
     name: str
     root: str  # absolute directory
     files: int = 0
@@ -82,6 +86,8 @@ class KBReport:
 
 @dataclass(slots=True)
 class Report:
+    """The outcome of a run, as every output format renders it."""
+
     kbs: list[KBReport]
     issues: list[Issue]  # reported issues, sorted
     hidden: dict[str, int] = dc_field(default_factory=dict)  # filter name → issues it hid

@@ -32,6 +32,8 @@ class Pending:
 
 @dataclass(slots=True)
 class JudgmentResult:
+    """What the judgment tier gave: its issues and the report's judgment block."""
+
     issues: list[Issue] = field(default_factory=list)
     block: dict = field(default_factory=dict)
     unavailable: str | None = None

@@ -48,6 +48,8 @@ BODYLESS_TYPES = frozenset({"collection", "relationship"})
 
 @dataclass(slots=True)
 class ConfigProblem:
+    """A problem in kb.yaml (or a file beside it), with its line."""
+
     line: int
     message: str
     field: str | None = None
@@ -56,6 +58,8 @@ class ConfigProblem:
 
 @dataclass(slots=True)
 class FieldSchema:
+    """A field a type declares: its type and the values it allows."""
+
     name: str
     type: str | None  # canonical type, None when unspecified
     declared_type: str | None = None
@@ -82,6 +86,8 @@ class FieldRule:
 
 @dataclass(slots=True)
 class Workflow:
+    """A type's workflow: its states and the transitions between them."""
+
     states: list[str]
     transitions: list[tuple[str, str, str]]  # (from, to, why)
     line: int = 1
@@ -105,6 +111,8 @@ class RubricItem:
 
 @dataclass(slots=True)
 class TypeSchema:
+    """An entry type of kb.yaml: its fields, workflow and rubric."""
+
     name: str
     description: str | None = None
     subdirectory: str | None = None
@@ -137,6 +145,8 @@ class TypeSchema:
 
 @dataclass(slots=True)
 class KBSchema:
+    """A KB's kb.yaml, read: its types, rubric, validation rules and settings."""
+
     name: str
     root: str  # absolute directory
     kb_yaml: str | None  # absolute path, None for the default intent
@@ -493,6 +503,8 @@ def load_kb_schema(root: str) -> KBSchema:
 
 @dataclass(slots=True)
 class CrossKBLink:
+    """One link declared in cross-kb-links.yaml."""
+
     source: str
     target: str
     target_kb: str | None

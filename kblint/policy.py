@@ -62,6 +62,8 @@ class PolicyError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Token:
+    """A word, operator or quoted text of a policy, with its column."""
+
     kind: str  # "word" | "op" | "arrow" | "quoted" | "end"
     text: str
     column: int
@@ -117,6 +119,8 @@ def tokenize(text: str) -> list[Token]:
 
 @dataclass(frozen=True, slots=True)
 class Subject:
+    """What a policy counts: metadata.FIELD, links[.NAME], outlinks, inlinks or tags."""
+
     kind: str  # "metadata" | "links" | "outlinks" | "inlinks" | "tags"
     name: str | None = None  # the field (metadata) or the relation/type (links.NAME)
 
@@ -130,6 +134,8 @@ class Subject:
 
 @dataclass(frozen=True, slots=True)
 class Count:
+    """`SUBJECT count OP N`."""
+
     subject: Subject
     op: str
     value: int
@@ -140,6 +146,8 @@ class Count:
 
 @dataclass(frozen=True, slots=True)
 class Required:
+    """`SUBJECT required`."""
+
     subject: Subject
 
     def __str__(self) -> str:
@@ -148,6 +156,8 @@ class Required:
 
 @dataclass(frozen=True, slots=True)
 class Section:
+    """`body.section 'HEADING' required`."""
+
     heading: str
 
     def __str__(self) -> str:
@@ -157,6 +167,8 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Words:
+    """`body.words OP N`."""
+
     op: str
     value: int
 
@@ -169,6 +181,8 @@ Constraint = Count | Required | Section | Words
 
 @dataclass(frozen=True, slots=True)
 class Gate:
+    """`status FROM->TO requires CONSTRAINT`: the constraint holds only on that transition."""
+
     from_state: str
     to_state: str
     constraint: Constraint

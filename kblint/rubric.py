@@ -71,6 +71,8 @@ class Binding:
 
 @dataclass(slots=True)
 class ScopePlan:
+    """The rubric items of one scope (system, KB or type) and how each is enforced."""
+
     scope: str  # "system" | "kb" | "type"
     type_name: str | None
     items: list[Binding]  # the items of this scope that apply somewhere (overridden ones left out)
@@ -78,6 +80,8 @@ class ScopePlan:
 
 @dataclass(slots=True)
 class Plan:
+    """How every rubric item of a KB is enforced, and which items apply to each type."""
+
     kb_name: str
     scopes: list[ScopePlan]
     by_type: dict[str, list[Binding]]  # type → the merged items that apply to its entries

@@ -27,6 +27,8 @@ class Candidate:
 
 @dataclass(slots=True)
 class KB:
+    """A KB found in the run: its kb.yaml and the files to lint."""
+
     schema: KBSchema
     files: list[str] = field(default_factory=list)  # absolute paths of entry files
     reported: set[str] | None = None  # absolute paths whose issues are reported; None: all
@@ -50,6 +52,8 @@ class KB:
 
 @dataclass(slots=True)
 class Workspace:
+    """The KBs of a run, and the kb.yaml files that could not be read."""
+
     kbs: list[KB]
     unreadable: list[YamlFileError] = field(default_factory=list)  # kb.yaml files that could not be read
 

@@ -56,6 +56,23 @@ def test_pyproject_without_the_table_is_skipped(kb: Path):
     assert run_kblint("validate", ".", cwd=kb).json["schema_version"] == 1
 
 
+def test_pyproject_that_cannot_hold_the_table_is_not_parsed(kb: Path):
+    # No `[tool.kblint]` can be written without "kblint" or an escape: such a file is passed over
+    # unread, even when it is not valid TOML (it is another tool's business).
+    (kb / "pyproject.toml").write_text('[project\nname = "x"\n', encoding="utf-8")
+    (kb.parent / "kblint.toml").write_text('format = "json"\n', encoding="utf-8")
+    assert run_kblint("validate", ".", cwd=kb).json["schema_version"] == 1
+    (kb / "pyproject.toml").write_text('[tool."kbl\\u0069nt"]\nformat = "text"\n', encoding="utf-8")
+    assert "schema_version" not in run_kblint("validate", ".", cwd=kb).stdout
+
+
+def test_config_that_is_not_utf8_is_a_clear_error(kb: Path):
+    (kb / "kblint.toml").write_bytes(b'format = "\xff"\n')
+    result = run_kblint("validate", ".", cwd=kb)
+    assert result.code == 2 and "kblint.toml: invalid TOML: not UTF-8" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_config_flag_and_unknown_keys(kb: Path, tmp_path: Path):
     conf = tmp_path / "custom.toml"
     conf.write_text('fail_on = "never"\n', encoding="utf-8")

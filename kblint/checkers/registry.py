@@ -11,6 +11,8 @@ from typing import Callable
 
 @dataclass(frozen=True, slots=True)
 class Param:
+    """A parameter a checker accepts in a rubric item's `params`."""
+
     name: str
     kind: str  # "int" | "str" | "str_list" | "regex"
     required: bool = False
@@ -20,6 +22,8 @@ class Param:
 
 @dataclass(slots=True)
 class Checker:
+    """A named check that rubric items can bind to, with the parameters it takes."""
+
     name: str
     func: Callable
     params: tuple[Param, ...] = ()
@@ -103,6 +107,8 @@ def validate_params(checker: Checker, params: object) -> tuple[dict, list[str]]:
 
 @dataclass(slots=True)
 class Registry:
+    """The checkers known to this run: the core ones and those plugins add."""
+
     checkers: dict[str, Checker] = field(default_factory=dict)
     plugins: object = None  # kblint.plugins.Plugins once loaded
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """A built-in rule: its tier, default severity and what it checks."""
+
     name: str
     tier: str
     severity: str

@@ -19,6 +19,8 @@ _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 @dataclass(slots=True)
 class Misfit:
+    """Why a field's value does not fit its declared type."""
+
     rule: str  # "invalid_field" | "invalid_date"
     message: str
     lenient: bool = False  # allow_other: reported as a warning whatever validation.enforce says
