@@ -14,7 +14,7 @@ from typing import Iterator
 from . import graph
 from .config import Settings
 from .entry import Link, ParseFailure, build_entry, parse, suppressions
-from .issue import SORT_KEY, Issue, KBReport, Report
+from .issue import SORT_KEY, Issue, KBReport, Report, fingerprint_in
 from .checkers.core import CheckContext
 from .checkers.registry import registry
 from .kbschema import KBSchema
@@ -299,10 +299,12 @@ _PARALLEL_MIN = 400  # below this many files, starting workers costs more than i
 
 
 def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jobs: int, forced: bool,
-                as_json: bool, spill: IssueSpill) -> Iterator[tuple[int, FileResult, str | None, str | None]]:
+                as_json: bool, fingerprints: bool,
+                spill: IssueSpill) -> Iterator[tuple[int, FileResult, str | None, str | None]]:
     """Pass 1 for TASKS (context index, path, KB-relative path), in no particular order: each
     task's number, its result (its issues put in SPILL), and when AS_JSON its issues and facts as
-    JSON for the result cache. With JOBS > 1, in JOBS processes (parallel.spread)."""
+    JSON for the result cache. With JOBS > 1, in JOBS processes (parallel.spread). With
+    FINGERPRINTS, the issues' fingerprints are computed here, where the work is shared."""
     from .resultcache import facts_record, from_facts_record, issues_record, record_json
     from .spill import pack_chunk
 
@@ -311,7 +313,14 @@ def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jo
     def lint(n: int):
         """(results, their facts records, their issues pickled together, and when AS_JSON the
         issues and the facts of each as JSON)."""
-        results = [_lint_file(contexts[k], path, relpath) for k, path, relpath in tasks[chunks[n]:chunks[n] + _CHUNK]]
+        results = []
+        for k, path, relpath in tasks[chunks[n]:chunks[n] + _CHUNK]:
+            result = _lint_file(contexts[k], path, relpath)
+            if fingerprints:
+                root = contexts[k].schema.root
+                for issue in result.issues:
+                    issue.stored_fingerprint = fingerprint_in(issue, root)
+            results.append(result)
         rows = [issues_record(r.issues) for r in results]
         facts = [facts_record(r) for r in results]
         texts = [(record_json(i), record_json(f)) for i, f in zip(rows, facts)] if as_json else None
@@ -396,8 +405,10 @@ def pass_one(kbs: list[KB], settings: Settings, cached: CacheInputs | None, spil
         tasks.extend((k, path, kb.relpath(path)) for path in kb.files if path not in by_path)
     jobs = settings.jobs or os.cpu_count() or 1
     as_json = any(c is not None for c in caches)
+    # a report in these formats, a baseline and the caches keep every issue's fingerprint
+    fingerprints = as_json or settings.format in ("json", "sarif") or bool(settings.baseline or settings.write_baseline)
     for n, result, issues_text, facts_text in _lint_files(contexts, tasks, jobs, forced=settings.jobs is not None,
-                                                          as_json=as_json, spill=spill):
+                                                          as_json=as_json, fingerprints=fingerprints, spill=spill):
         k, path, _ = tasks[n]
         by_path[path] = result
         if caches[k] is not None:

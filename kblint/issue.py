@@ -112,9 +112,7 @@ class Report:
             self._roots = {}
             for kb in self.kbs:
                 self._roots.setdefault(kb.name, kb.root)
-        root = self._roots.get(issue.kb_name)
-        found = issue.stored_fingerprint = issue.fingerprint(_relative(issue.path, root) if root is not None
-                                                             else issue.path)
+        found = issue.stored_fingerprint = fingerprint_in(issue, self._roots.get(issue.kb_name))
         return found
 
     @property
@@ -137,6 +135,11 @@ class Report:
         if self.unreadable or self.fatal:
             return 2
         return 1 if any(at_or_above(i.severity, self.fail_on) for i in self.issues) else 0
+
+
+def fingerprint_in(issue: Issue, root: str | None) -> str:
+    """The fingerprint of ISSUE of the KB whose directory is ROOT (the path in it is relative to ROOT)."""
+    return issue.fingerprint(_relative(issue.path, root) if root is not None else issue.path)
 
 
 @lru_cache(maxsize=65536)

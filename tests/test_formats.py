@@ -320,7 +320,7 @@ def test_junit_crafted_report_is_well_formed(tmp_path: Path, monkeypatch):
 def test_json_issue_lines_are_exactly_what_the_encoder_writes():
     from kblint.issue import Issue, KBReport, Report
     from kblint.report import json_line
-    from kblint.report.json import issue_dict, issue_line
+    from kblint.report.json import IssueLines, issue_dict
 
     issues = [
         Issue(rule="broken_link", severity="warning", tier="structure", message='Link "x" \\ é ☃ \n\t\x01',
@@ -332,6 +332,10 @@ def test_json_issue_lines_are_exactly_what_the_encoder_writes():
               path="/elsewhere/x.md", policy="tags count >= 2", confidence=1.0, cached=False),
     ]
     report = Report(kbs=[KBReport(name="k", root="/kb")], issues=issues)
-    quoted: dict = {None: "null"}
-    for issue in issues * 2:  # the second time from the memo of quoted values
-        assert issue_line(issue, report, quoted) == json_line(issue_dict(issue, report))
+    issues.append(Issue(rule="rubric_violation", severity="info", tier="checker", message="n", kb_name="k",
+                        entry_id="e2", path="/elsewhere/x.md", line=2, rubric_item="r", checker="has_tags"))
+    issues.append(Issue(rule="broken_link", severity="warning", tier="structure", message="o", kb_name="k",
+                        entry_id="e2", path="/elsewhere/x.md", line=4, column=2, field="links"))
+    lines = IssueLines(report)
+    for issue in issues * 2:  # the second time from the memos
+        assert lines(issue) == json_line(issue_dict(issue, report))

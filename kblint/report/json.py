@@ -32,35 +32,55 @@ def issue_dict(issue: Issue, report: Report) -> dict:
     return out
 
 
-def issue_line(issue: Issue, report: Report, quoted: dict[str, str]) -> str:
-    """issue_dict(issue) as JSON, as json_line writes it, a few times faster: the report of a large
-    KB has hundreds of thousands of issues whose values mostly repeat (QUOTED: their JSON texts)."""
+class IssueLines:
+    """issue_dict(issue) as JSON, as json_line writes it, several times faster. A large report has
+    hundreds of thousands of issues whose values mostly repeat, and a file's issues come one after
+    another: the texts of values, of a file's leading keys and of the key groups that repeat are kept."""
 
-    def q(value) -> str:
-        found = quoted.get(value)
+    def __init__(self, report: Report):
+        self.report = report
+        self.quoted: dict = {None: "null"}  # value → its JSON text
+        self.rules: dict[tuple, str] = {}  # (tier, rule, severity, field) → their keys' text
+        self.items: dict[tuple, str] = {}  # (rubric_item, checker, policy) → their keys' text
+        self._file: tuple | None = None  # (kb_name, entry_id, path) of the last issue, and its keys' text
+        self._file_text = ""
+
+    def _q(self, value) -> str:
+        found = self.quoted.get(value)
         if found is None:
             found = json_line(value)
-            if len(quoted) < _QUOTED_MAX:
-                quoted[value] = found
+            if len(self.quoted) < _QUOTED_MAX:
+                self.quoted[value] = found
         return found
 
-    line = issue.line
-    column = issue.column
-    if line.__class__ is not int or column.__class__ is not int:
-        return json_line(issue_dict(issue, report))
-    get = quoted.get
-    path = display_path(issue.path)
-    text = (f'{{"kb_name": {get(issue.kb_name) or q(issue.kb_name)}, '
-            f'"entry_id": {get(issue.entry_id) or q(issue.entry_id)}, '
-            f'"path": {get(path) or q(path)}, "line": {line}, "column": {column}, '
-            f'"tier": {get(issue.tier) or q(issue.tier)}, "rule": {get(issue.rule) or q(issue.rule)}, '
-            f'"severity": {get(issue.severity) or q(issue.severity)}, "field": {get(issue.field) or q(issue.field)}, '
-            f'"message": {json_line(issue.message)}, "rubric_item": {get(issue.rubric_item) or q(issue.rubric_item)}')
-    for key in _OPTIONAL:
-        value = getattr(issue, key)
-        if value is not None:
-            text += f', "{key}": {q(value) if value.__class__ is str else json_line(value)}'
-    return f'{text}, "fingerprint": "{report.fingerprint(issue)}"}}'
+    def __call__(self, issue: Issue) -> str:
+        line = issue.line
+        column = issue.column
+        if (line.__class__ is not int or column.__class__ is not int or issue.confidence is not None
+                or issue.evaluator is not None or issue.cached is not None):
+            return json_line(issue_dict(issue, self.report))  # judgment issues: few, written plainly
+        q = self._q
+        file = (issue.kb_name, issue.entry_id, issue.path)
+        if file != self._file:
+            self._file = file
+            self._file_text = (f'{{"kb_name": {q(issue.kb_name)}, "entry_id": {json_line(issue.entry_id)}, '
+                               f'"path": {json_line(display_path(issue.path))}')
+        key = (issue.tier, issue.rule, issue.severity, issue.field)
+        rule = self.rules.get(key)
+        if rule is None:
+            rule = self.rules[key] = (f'"tier": {q(key[0])}, "rule": {q(key[1])}, "severity": {q(key[2])}, '
+                                      f'"field": {q(key[3])}')
+        key = (issue.rubric_item, issue.checker, issue.policy)
+        item = self.items.get(key)
+        if item is None:
+            item = f'"rubric_item": {q(key[0])}'
+            if key[1] is not None:
+                item += f', "checker": {q(key[1])}'
+            if key[2] is not None:
+                item += f', "policy": {q(key[2])}'
+            self.items[key] = item
+        return (f'{self._file_text}, "line": {line}, "column": {column}, {rule}, "message": '
+                f'{json_line(issue.message)}, {item}, "fingerprint": "{self.report.fingerprint(issue)}"}}')
 
 
 _QUOTED_MAX = 200_000
@@ -115,8 +135,7 @@ def write(report: Report, out) -> None:
         else:
             out.write(f"  {json_line(key)}: {json_line(value)}")
         out.write(",\n")
-    quoted: dict = {None: "null"}
-    _write_list(out, "issues", report.issues, lambda issue: issue_line(issue, report, quoted))
+    _write_list(out, "issues", report.issues, IssueLines(report))
     for key, value in _tail(report).items():
         out.write(f",\n  {json_line(key)}: {json_line(value)}")
     out.write("\n}\n")
