@@ -210,6 +210,17 @@ class GraphResult:
         found = self.resolve_in(index, link)
         return found if found.__class__ is EntryFacts else None
 
+    def resolve_packed(self, facts: EntryFacts, fields: tuple) -> EntryFacts | None:
+        """resolve() for a link given by its FIELDS (as in EntryFacts.packed_links): a link that
+        names an entry's id, as most do, is looked up without making it."""
+        if fields[5] is None and fields[7] is None:
+            index = self.indexes.get(fields[2] or facts.kb_name)
+            if index is not None:
+                found = index.by_id.get(fields[0])
+                if found is not None:
+                    return found
+        return self.resolve(facts, _make_link(fields))
+
     def resolve_in(self, index: KBIndex, link: Link) -> EntryFacts | str | None:
         """The entry LINK names in INDEX's KB, "file" for an existing non-entry file, or None."""
         if link.relation == "mdlink" and link.path is not None and link.path.startswith("../"):
@@ -246,27 +257,34 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
     has_outlinks: set[str] = set()
 
     for kb in kbs:
+        own_index = indexes[kb.name]
         for facts in kb.facts:
-            if not facts.parsed:
+            packed = facts.packed_links
+            if not packed or not facts.parsed:
                 continue
             seen: set[tuple[str, str]] = set()
-            packed = facts.packed_links
+            source = facts.path
             for start in range(0, len(packed), LINK_FIELDS):
-                fields = packed[start:start + LINK_FIELDS]
-                target, _, target_kb, _, _, link_path, _, origin = fields
-                target_kb = target_kb or kb.name
+                target = packed[start]
+                target_kb = packed[start + 2] or kb.name
+                link_path = packed[start + 5]
                 key = (target_kb, link_path if link_path is not None else target)
                 if key in seen:
                     continue
                 seen.add(key)
-                index = indexes.get(target_kb)
-                if index is not None and link_path is None and origin is None:
+                index = own_index if target_kb == kb.name else indexes.get(target_kb)
+                if link_path is None and index is not None and packed[start + 7] is None:
                     resolved = index.by_id.get(target)  # most links name an id: found at once
                     if resolved is not None:
-                        if resolved is not facts:
-                            _link_to(resolved, facts, has_outlinks, inlinks)
+                        if resolved is not facts:  # _link_to, written out: this runs for nearly every link
+                            has_outlinks.add(source)
+                            sources = inlinks.get(resolved.path)
+                            if sources is None:
+                                inlinks[resolved.path] = [source]
+                            elif sources[-1] is not source:
+                                sources.append(source)
                         continue
-                link = _make_link(fields)
+                link = _make_link(packed[start:start + LINK_FIELDS])
                 where = link_origin(link, facts)
                 report = facts.reported if link.origin is None else kb.cross_reported
                 if not report and touched and (key[0], link.target.casefold()) in touched:

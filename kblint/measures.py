@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .checkers.core import body_has_section, entry_words, names_self, outlink_count, self_names
-from .graph import EntryFacts, GraphResult, link_key
+from .checkers.core import body_has_section, entry_words, outlink_count, self_names
+from .graph import LINK_FIELDS, EntryFacts, GraphResult
 from .rules.fields import is_url
 from .rules.common import is_empty
 
@@ -53,14 +53,22 @@ class FactsMeasures:
         self.status = facts.status
 
     def links_count(self, name: str | None) -> int:
+        """Distinct (KB, target) pairs of the entry's links of relation NAME or to entries of type
+        NAME, not counting links to itself (names_self, on the packed links)."""
         facts = self.facts
+        packed = facts.packed_links
+        own_kb = facts.kb_name
+        own = self_names(facts) if packed else frozenset()
         keys = set()
-        own = self_names(facts)
-        for link in facts.links:
-            if names_self(link, facts, own):
+        for start in range(0, len(packed), LINK_FIELDS):
+            target = packed[start]
+            kb = packed[start + 2] or own_kb
+            path = packed[start + 5]
+            if kb == own_kb and ((path is not None and path == facts.relpath) or target.casefold() in own):
                 continue
-            if name is None or link.relation == name or getattr(self.graph.resolve(facts, link), "type", None) == name:
-                keys.add(link_key(link, facts.kb_name))
+            if name is None or packed[start + 1] == name or getattr(
+                    self.graph.resolve_packed(facts, packed[start:start + LINK_FIELDS]), "type", None) == name:
+                keys.add((kb, path if path is not None else target))
         return len(keys)
 
     def inlinks_count(self) -> int:

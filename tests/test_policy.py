@@ -221,6 +221,43 @@ types:
     assert sorted(found) == [("p", "links.actor count >= 2"), ("x", "links.actor count >= 2")]
 
 
+def test_links_count_on_the_graph_is_the_count_of_distinct_targets_it_defines():
+    """FactsMeasures.links_count reads the packed links; it must count what the definition on Link
+    objects counts: distinct (KB, target) pairs, links to the entry itself (by id, stem, alias, any
+    case, or path) left out, NAME matching the relation or the type of the entry linked to."""
+    from kblint.checkers.core import names_self, self_names
+    from kblint.entry import Link
+    from kblint.graph import EntryFacts, GraphKB, analyse, link_key, pack_links
+    from kblint.measures import FactsMeasures
+
+    def facts(kb: str, name: str, type_: str, links: list[Link], aliases=()) -> EntryFacts:
+        return EntryFacts(kb_name=kb, path=f"/{kb}/{name}.md", relpath=f"{name}.md", parsed=True, reported=True,
+                          id=name, type=type_, aliases=tuple(aliases), packed_links=pack_links(links))
+
+    a = facts("k", "a", "note", [
+        Link("p", "wikilink", None, 1), Link("P", "wikilink", None, 2), Link("a", "wikilink", None, 3),
+        Link("Alias-A", "related", None, 4), Link("x", "actor", None, 5), Link("x", "wikilink", None, 6),
+        Link("q.md", "mdlink", None, 7, path="q.md"), Link("a.md", "mdlink", None, 8, path="a.md"),
+        Link("p", "wikilink", "other", 9), Link("r", "actor", "other", 10), Link("ghost", "actor", None, 11),
+        Link("p", "cites", None, 12, origin="/k/cross-kb-links.yaml"), Link("r", "wikilink", "nowhere", 13),
+    ], aliases=["alias-a"])
+    kbs = [GraphKB("k", "/k", [a, facts("k", "p", "actor", []), facts("k", "x", "note", []),
+                               facts("k", "q", "actor", [])]),
+           GraphKB("other", "/other", [facts("other", "p", "note", []), facts("other", "r", "actor", [])])]
+    graph = analyse(kbs)
+
+    def by_definition(name):
+        own = self_names(a)
+        return len({link_key(link, a.kb_name) for link in a.links if not names_self(link, a, own)
+                    and (name is None or link.relation == name
+                         or getattr(graph.resolve(a, link), "type", None) == name)})
+
+    for name in (None, "actor", "note", "wikilink", "cites", "mdlink", "nothing"):
+        assert FactsMeasures(a, graph).links_count(name) == by_definition(name), name
+    # by type: p and P (one entry, two targets as written), q.md; by relation: x, other:r, ghost
+    assert FactsMeasures(a, graph).links_count("actor") == 6
+
+
 def test_broken_policy_is_a_config_error_with_a_caret(tmp_path: Path):
     kb = write_kb(tmp_path / "k", "name: k\nevaluation_rubric:\n  - \"metadata.url count > = 1\"\n"
                                   "  - {text: Bad mapping, policy: 'tags count'}\n", {})
