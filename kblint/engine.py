@@ -346,10 +346,8 @@ def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jo
             issues_json, facts_json = texts[offset] if texts is not None else (None, None)
             yield chunks[n] + offset, result, issues_json, facts_json
 
-    import multiprocessing
-
     parallel = jobs > 1 and len(chunks) > 1 and (len(tasks) >= _PARALLEL_MIN or forced)
-    if parallel and "fork" in multiprocessing.get_all_start_methods():
+    if parallel and hasattr(os, "fork"):
         from .parallel import spread
 
         for n, part, remote in spread(len(chunks), min(jobs, len(chunks)) - 1, here, there):

@@ -5,11 +5,16 @@ the workers' results anyway, and one process more than there are cores would onl
 turns. Workers take chunks from the front of the list and the main process from the back until they
 meet, so however fast each one runs, none waits for another. Workers are forked: they inherit what
 they need instead of receiving it pickled.
+
+Plain os.fork rather than multiprocessing, whose machinery (ctypes, sockets, a feeder thread per
+queue) costs more to import and start than a small run spends linting in a worker. The two ends of
+the list are two numbers in a shared file, under a POSIX record lock (released by the kernel if its
+holder dies). Each worker appends its results to a file of its own, which the main process reads as
+it goes: a worker never waits for the main process to take a result.
 """
 
 from __future__ import annotations
 
-import queue as queue_module
 from typing import Callable, Iterator
 
 
@@ -17,79 +22,184 @@ class WorkerFailed(RuntimeError):
     pass
 
 
+_DONE = b"done"  # a worker's last record: it finished every chunk it took
+
+
 def spread(count: int, workers: int, here: Callable[[int], object],
            there: Callable[[int], object]) -> Iterator[tuple[int, object, bool]]:
     """(chunk number, result, from a worker) for chunks 0..COUNT-1, in no particular order.
     HERE(i) does chunk i in this process, THERE(i) in a worker (its result must pickle)."""
-    import multiprocessing
+    import os
+    import sys
+    import tempfile
 
-    mp = multiprocessing.get_context("fork")
-    lock = mp.Lock()
-    front = mp.RawValue("q", 0)  # the next chunk a worker takes
-    back = mp.RawValue("q", count - 1)  # the next chunk this process takes
-    results = mp.Queue()
-    procs = [mp.Process(target=_work, args=(lock, front, back, results, there), daemon=True)
-             for _ in range(workers)]
-    for proc in procs:
-        proc.start()
-    finished = 0
+    ends = tempfile.TemporaryFile()
+    os.pwrite(ends.fileno(), _number(0) + _number(count - 1), 0)
+    outboxes: list = []
+    pids: list[int] = []
     try:
-        while True:
-            with lock:
-                i = back.value
-                if i < front.value:
-                    break
-                back.value = i - 1
-            yield i, here(i), False
-            while True:  # take in what the workers sent meanwhile, so their queues stay short
-                try:
-                    message = results.get_nowait()
-                except queue_module.Empty:
-                    break
-                finished += _received(message)
-                if message is not None:
-                    yield message[0], message[1], True
-        while finished < workers:
+        sys.stdout.flush()  # what this process buffered is written once, not again by each child
+        sys.stderr.flush()
+        for _ in range(workers):
+            outbox = tempfile.TemporaryFile()
             try:
-                message = results.get(timeout=1.0)
-            except queue_module.Empty:
-                if sum(1 for p in procs if p.is_alive()) < workers - finished:
-                    raise WorkerFailed("a worker process ended without finishing its work") from None
-                continue
-            finished += _received(message)
-            if message is not None:
-                yield message[0], message[1], True
-    finally:
-        for proc in procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.terminate()
-        results.close()
-
-
-def _received(message) -> int:
-    if message is None:
-        return 1  # a worker is done
-    if message[0] == "error":
-        raise WorkerFailed(f"a worker process failed: {message[1]}")
-    return 0
-
-
-def _work(lock, front, back, results, there) -> None:
-    try:
+                pid = os.fork()
+            except OSError:  # no more processes to be had (a process limit): fewer workers
+                outbox.close()
+                break
+            if pid == 0:
+                _work(ends.fileno(), outbox.fileno(), there)  # never returns
+            outboxes.append(_Outbox(outbox, pid))
+            pids.append(pid)
         while True:
-            with lock:
-                i = front.value
-                if i > back.value:
-                    break
-                front.value = i + 1
-            results.put((i, there(i)))
-        results.put(None)
-    except BaseException as exc:  # noqa: BLE001 - reported to the main process, which stops the run
-        results.put(("error", f"{type(exc).__name__}: {exc}"))
+            i = _claim(ends.fileno(), front=False)
+            if i is None:
+                break
+            yield i, here(i), False
+            for outbox in outboxes:  # take in what the workers sent meanwhile
+                yield from outbox.received()
+        for outbox in outboxes:
+            yield from outbox.until_done()
     finally:
-        results.close()
-        results.join_thread()
+        for outbox in outboxes:
+            outbox.close()
+        ends.close()
+
+
+def _number(n: int) -> bytes:
+    return n.to_bytes(8, "little", signed=True)
+
+
+def _claim(fd: int, front: bool) -> int | None:
+    """The next chunk from the FRONT of the list (workers) or from its back, or None when none is left."""
+    import fcntl
+    import os
+
+    fcntl.lockf(fd, fcntl.LOCK_EX)
+    try:
+        ends = os.pread(fd, 16, 0)
+        first = int.from_bytes(ends[:8], "little", signed=True)
+        last = int.from_bytes(ends[8:], "little", signed=True)
+        if first > last:
+            return None
+        if front:
+            os.pwrite(fd, _number(first + 1), 0)
+            return first
+        os.pwrite(fd, _number(last - 1), 8)
+        return last
+    finally:
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+
+
+def _work(ends: int, outbox: int, there) -> None:
+    """A worker: chunks from the front, each result appended to OUTBOX as a record; then out,
+    without any of the parent's exit work (its buffers, its atexit functions)."""
+    import os
+    import pickle
+
+    code = 1
+    try:
+        try:
+            while True:
+                i = _claim(ends, front=True)
+                if i is None:
+                    break
+                _append(outbox, pickle.dumps((i, there(i)), protocol=pickle.HIGHEST_PROTOCOL))
+            _append(outbox, _DONE)
+            code = 0
+        except BaseException as exc:  # noqa: BLE001 - reported to the main process, which stops the run
+            _append(outbox, pickle.dumps(("error", f"{type(exc).__name__}: {exc}")))
+    finally:
+        os._exit(code)
+
+
+def _append(fd: int, payload: bytes) -> None:
+    import os
+
+    data = memoryview(len(payload).to_bytes(8, "little") + payload)
+    while data:
+        data = data[os.write(fd, data):]
+
+
+class _Outbox:
+    """The records one worker has appended to its file, read as they become whole."""
+
+    def __init__(self, file, pid: int):
+        self.file = file
+        self.pid = pid
+        self.at = 0  # where the next record starts
+        self.done = False
+        self.reaped = False
+
+    def received(self) -> Iterator[tuple[int, object, bool]]:
+        import os
+        import pickle
+
+        fd = self.file.fileno()
+        while not self.done:
+            head = os.pread(fd, 8, self.at)
+            if len(head) < 8:
+                return
+            size = int.from_bytes(head, "little")
+            payload = os.pread(fd, size, self.at + 8)
+            if len(payload) < size:
+                return  # still being written
+            self.at += 8 + size
+            if payload == _DONE:
+                self.done = True
+                return
+            message = pickle.loads(payload)
+            if message[0] == "error":
+                raise WorkerFailed(f"a worker process failed: {message[1]}")
+            yield message[0], message[1], True
+
+    def until_done(self) -> Iterator[tuple[int, object, bool]]:
+        """The records still to come, once the worker has finished."""
+        import time
+
+        while True:
+            yield from self.received()
+            if self.done:
+                return
+            if not self._alive():
+                yield from self.received()  # what it wrote before it ended
+                if not self.done:
+                    raise WorkerFailed("a worker process ended without finishing its work")
+                return
+            time.sleep(0.0005)
+
+    def _alive(self) -> bool:
+        import os
+
+        if self.reaped:
+            return False
+        try:
+            pid, _ = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped unseen (a parent ignoring SIGCHLD): is it still there?
+            try:
+                os.kill(self.pid, 0)
+                return True
+            except ProcessLookupError:
+                pid = self.pid
+        if pid == 0:
+            return True
+        self.reaped = True
+        return False
+
+    def close(self) -> None:
+        """Stops the worker if it still runs (the run was cut short) and takes back its process."""
+        import os
+        import signal
+
+        if not self.reaped:
+            if not self.done:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            _reap(self.pid)
+            self.reaped = True
+        self.file.close()
 
 
 _HALVES_MIN = 10_000  # below this many items, a second process costs more than it saves

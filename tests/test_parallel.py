@@ -33,6 +33,50 @@ def test_a_failing_worker_stops_the_run():
         list(spread(50, 1, lambda i: __import__("time").sleep(0.01), there))
 
 
+def test_a_worker_that_dies_stops_the_run_and_leaves_no_process_behind():
+    import time
+
+    def there(i):
+        os._exit(3)  # as if killed: no result, no word
+
+    with pytest.raises(WorkerFailed, match="ended without finishing"):
+        list(spread(50, 1, lambda i: time.sleep(0.01), there))
+    with pytest.raises(ChildProcessError):  # every child was waited for
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_a_run_cut_short_stops_its_workers():
+    import time
+
+    started = []
+
+    def slow(i):
+        time.sleep(0.05)
+        return i
+
+    chunks = spread(200, 2, slow, slow)
+    started.append(next(chunks))
+    chunks.close()  # the consumer stops early (an error elsewhere, a closed pipe)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_spread_under_a_parent_that_ignores_its_children():
+    import signal
+    import time
+
+    def square(i):
+        time.sleep(0.002)
+        return i * i
+
+    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        got = list(spread(30, 2, square, square))
+    finally:
+        signal.signal(signal.SIGCHLD, before)
+    assert sorted(n for n, _, _ in got) == list(range(30)) and all(r == n * n for n, r, _ in got)
+
+
 def _numbers(items, first):
     for start in range(0, len(items), 7):
         yield ("" if first and start == 0 else ",") + ",".join(str(i) for i in items[start:start + 7])
