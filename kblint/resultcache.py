@@ -23,6 +23,7 @@ import shutil
 import tempfile
 from dataclasses import fields
 from functools import lru_cache
+from operator import attrgetter
 from sys import intern
 
 from . import __version__
@@ -46,17 +47,19 @@ def _names(cls) -> tuple[str, ...]:
 
 _ISSUE: tuple[str, ...] = ()
 _FACTS: tuple[str, ...] = ()
+_ISSUE_VALUES = _FACTS_VALUES = None  # attrgetters of those fields: one call gives the record
 _LINKS_AT = 0
 _INTERNED_FACTS: tuple[int, ...] = ()
 _UNSHARED: tuple[int, ...] = ()
 
 
 def _shapes() -> None:
-    global _ISSUE, _FACTS, _LINKS_AT, _INTERNED_FACTS, _UNSHARED
+    global _ISSUE, _FACTS, _ISSUE_VALUES, _FACTS_VALUES, _LINKS_AT, _INTERNED_FACTS, _UNSHARED
     from .graph import EntryFacts
     from .issue import Issue
 
     _ISSUE, _FACTS = _names(Issue), _names(EntryFacts)
+    _ISSUE_VALUES, _FACTS_VALUES = attrgetter(*_ISSUE), attrgetter(*_FACTS)
     _LINKS_AT = _FACTS.index("packed_links")
     _INTERNED_FACTS = tuple(_FACTS.index(n) for n in ("kb_name", "id", "type", "status"))
     # the message is unique; numbers and booleans must not be shared (1, 1.0 and True are one key)
@@ -66,7 +69,7 @@ def _shapes() -> None:
 def issues_record(issues) -> tuple:
     if not _ISSUE:
         _shapes()
-    return tuple([tuple([getattr(i, n) for n in _ISSUE]) for i in issues])
+    return tuple(map(_ISSUE_VALUES, issues))
 
 
 def facts_record(result) -> tuple:
@@ -74,7 +77,7 @@ def facts_record(result) -> tuple:
     if not _ISSUE:
         _shapes()
     facts = result.facts
-    return tuple([getattr(facts, n) for n in _FACTS]), tuple(result.cross_sources)
+    return _FACTS_VALUES(facts), tuple(result.cross_sources)
 
 
 def from_facts_record(data):
@@ -352,7 +355,7 @@ def _issue_columns(issues: list) -> dict:
     table: dict[str, int] = {}
     coded, columns = [], []
     for name in _ISSUE:
-        column = [getattr(issue, name) for issue in issues]
+        column = list(map(attrgetter(name), issues))
         if name not in ("message", "stored_fingerprint") and all(v is None or v.__class__ is str for v in column):
             coded.append(True)
             columns.append([-1 if v is None else table.setdefault(v, len(table)) for v in column])
