@@ -266,11 +266,29 @@ def _config_issues(kb: KB, plan: Plan) -> list[Issue]:
 
 
 def _read(path: str) -> bytes | None:
+    """The bytes of the file at PATH, None when it cannot be read. Read by file descriptor: a
+    file object (its raw file, its buffer) costs more to make than reading an entry takes."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        data = os.read(fd, _READ_SIZE)
+        more = os.read(fd, _READ_SIZE) if data else b""
+        if not more:
+            return data
+        parts = [data, more]
+        while more:
+            more = os.read(fd, _READ_SIZE)
+            parts.append(more)
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+_READ_SIZE = 1 << 16
 
 
 @dataclass(slots=True)

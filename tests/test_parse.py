@@ -227,3 +227,14 @@ def test_frontmatter_loads_exactly_as_pyyaml_does(lines):
 
     assert same_data(raw.frontmatter, expected[1] or {})
     assert raw.bad_dates == [(line + 2, value) for line, value in expected[2]]
+
+
+@pytest.mark.parametrize("size", [0, 1, 65535, 65536, 65537, 200_000])
+def test_files_are_read_whole_whatever_their_size(tmp_path, size):
+    from kblint.engine import _read
+
+    data = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
+    path = tmp_path / "entry.md"
+    path.write_bytes(data)
+    assert _read(str(path)) == data
+    assert _read(str(tmp_path)) is None and _read(str(tmp_path / "missing.md")) is None
