@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from kblint.issue import Issue, KBReport, Report
 from kblint.report import FORMATS, github, junit, render, sarif
@@ -339,3 +340,13 @@ def test_json_issue_lines_are_exactly_what_the_encoder_writes():
     lines = IssueLines(report)
     for issue in issues * 2:  # the second time from the memos
         assert lines(issue) == json_line(issue_dict(issue, report))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+                    max_leaves=12))
+def test_json_line_writes_what_json_dumps_writes(value):
+    from kblint.report import json_line
+
+    assert json_line(value) == json.dumps(value, ensure_ascii=False)

@@ -51,6 +51,8 @@ def json_line(value) -> str:
         import json
 
         return json.dumps(value, ensure_ascii=False)
+    if value.__class__ is str:
+        return _encode_basestring(value)  # what json.dumps calls for a string, without the encoder around it
     return "".join(_C_ENCODE(value, 0))
 
 
