@@ -145,7 +145,8 @@ class TypeSchema:
 
 @dataclass(slots=True)
 class KBSchema:
-    """A KB's kb.yaml, read: its types, rubric, validation rules and settings."""
+    """A KB's intent, read from its kb.yaml (or the default intent when it has none): its types,
+    rubric, validation rules and settings."""
 
     name: str
     root: str  # absolute directory

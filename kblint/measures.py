@@ -54,7 +54,8 @@ class FactsMeasures:
 
     def links_count(self, name: str | None) -> int:
         """Distinct (KB, target) pairs of the entry's links of relation NAME or to entries of type
-        NAME, not counting links to itself (names_self, on the packed links)."""
+        NAME (every link when NAME is None), not counting links to itself (names_self, on the
+        packed links)."""
         facts = self.facts
         packed = facts.packed_links
         own_kb = facts.kb_name

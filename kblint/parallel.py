@@ -6,11 +6,12 @@ turns. Workers take chunks from the front of the list and the main process from 
 meet, so however fast each one runs, none waits for another. Workers are forked: they inherit what
 they need instead of receiving it pickled.
 
-Plain os.fork rather than multiprocessing, whose machinery (ctypes, sockets, a feeder thread per
-queue) costs more to import and start than a small run spends linting in a worker. The two ends of
-the list are two numbers in a shared file, under a POSIX record lock (released by the kernel if its
-holder dies). Each worker appends its results to a file of its own, which the main process reads as
-it goes: a worker never waits for the main process to take a result.
+Plain os.fork rather than multiprocessing, whose machinery (ctypes, sockets, semaphores) costs more
+to import and start than a small run spends linting in a worker. The two ends of the list are two
+numbers in a shared file, under a POSIX record lock (which the kernel releases if its holder dies).
+Each worker sends its results down a pipe of its own, written by a thread so that linting goes on
+while the main process is busy; the main process takes in what has arrived after each of its own
+chunks. A worker's pipe reaching its end without the worker's last record means it failed.
 """
 
 from __future__ import annotations
@@ -30,40 +31,62 @@ def spread(count: int, workers: int, here: Callable[[int], object],
     """(chunk number, result, from a worker) for chunks 0..COUNT-1, in no particular order.
     HERE(i) does chunk i in this process, THERE(i) in a worker (its result must pickle)."""
     import os
-    import sys
     import tempfile
 
-    ends = tempfile.TemporaryFile()
-    os.pwrite(ends.fileno(), _number(0) + _number(count - 1), 0)
-    outboxes: list = []
-    pids: list[int] = []
+    inboxes: list[_Inbox] = []
+    ends = None
     try:
-        sys.stdout.flush()  # what this process buffered is written once, not again by each child
-        sys.stderr.flush()
+        ends = tempfile.TemporaryFile()
+        os.pwrite(ends.fileno(), _number(0) + _number(count - 1), 0)
+        _flush_std_streams()  # what this process buffered is written once, not again by each child
         for _ in range(workers):
-            outbox = tempfile.TemporaryFile()
+            try:
+                read_end, write_end = os.pipe()
+            except OSError:  # no more files to be had: fewer workers
+                break
             try:
                 pid = os.fork()
             except OSError:  # no more processes to be had (a process limit): fewer workers
-                outbox.close()
+                os.close(read_end)
+                os.close(write_end)
                 break
             if pid == 0:
-                _work(ends.fileno(), outbox.fileno(), there)  # never returns
-            outboxes.append(_Outbox(outbox, pid))
-            pids.append(pid)
+                try:
+                    os.close(read_end)
+                    for inbox in inboxes:
+                        os.close(inbox.fd)
+                    _work(ends.fileno(), write_end, there)
+                finally:
+                    os._exit(1)  # never back into the caller's code: _work leaves by os._exit itself
+            os.close(write_end)
+            os.set_blocking(read_end, False)
+            inboxes.append(_Inbox(read_end, pid))
         while True:
             i = _claim(ends.fileno(), front=False)
             if i is None:
                 break
             yield i, here(i), False
-            for outbox in outboxes:  # take in what the workers sent meanwhile
-                yield from outbox.received()
-        for outbox in outboxes:
-            yield from outbox.until_done()
+            for inbox in inboxes:  # take in what the workers sent meanwhile
+                yield from inbox.received()
+        for inbox in inboxes:
+            yield from inbox.until_done()
     finally:
-        for outbox in outboxes:
-            outbox.close()
-        ends.close()
+        for inbox in inboxes:
+            inbox.stop()
+        for inbox in inboxes:
+            inbox.close()
+        if ends is not None:
+            ends.close()
+
+
+def _flush_std_streams() -> None:
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError, OSError):  # none (pythonw), closed, or gone
+            pass
 
 
 def _number(n: int) -> bytes:
@@ -91,115 +114,135 @@ def _claim(fd: int, front: bool) -> int | None:
         fcntl.lockf(fd, fcntl.LOCK_UN)
 
 
-def _work(ends: int, outbox: int, there) -> None:
-    """A worker: chunks from the front, each result appended to OUTBOX as a record; then out,
-    without any of the parent's exit work (its buffers, its atexit functions)."""
+def _work(ends: int, out: int, there) -> None:
+    """A worker: chunks from the front, each result a record down OUT (written by a thread, so a
+    full pipe never holds up the linting); then out, without any of the parent's exit work (its
+    atexit functions)."""
     import os
     import pickle
+    import queue
+    import threading
 
+    outgoing: queue.SimpleQueue = queue.SimpleQueue()
+
+    def send() -> None:
+        while True:
+            payload = outgoing.get()
+            if payload is None:
+                return
+            data = memoryview(len(payload).to_bytes(8, "little") + payload)
+            while data:
+                data = data[os.write(out, data):]
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
     code = 1
     try:
         try:
-            while True:
+            while sender.is_alive():  # the main process may have gone: then so does the work
                 i = _claim(ends, front=True)
                 if i is None:
+                    outgoing.put(_DONE)
+                    code = 0
                     break
-                _append(outbox, pickle.dumps((i, there(i)), protocol=pickle.HIGHEST_PROTOCOL))
-            _append(outbox, _DONE)
-            code = 0
+                outgoing.put(pickle.dumps((i, there(i)), protocol=pickle.HIGHEST_PROTOCOL))
         except BaseException as exc:  # noqa: BLE001 - reported to the main process, which stops the run
-            _append(outbox, pickle.dumps(("error", f"{type(exc).__name__}: {exc}")))
+            outgoing.put(pickle.dumps(("error", f"{type(exc).__name__}: {exc}")))
+        outgoing.put(None)
+        sender.join()
     finally:
+        _flush_std_streams()  # what the work printed
         os._exit(code)
 
 
-def _append(fd: int, payload: bytes) -> None:
-    import os
+class _Inbox:
+    """The records one worker sends, taken in as they arrive."""
 
-    data = memoryview(len(payload).to_bytes(8, "little") + payload)
-    while data:
-        data = data[os.write(fd, data):]
-
-
-class _Outbox:
-    """The records one worker has appended to its file, read as they become whole."""
-
-    def __init__(self, file, pid: int):
-        self.file = file
+    def __init__(self, fd: int, pid: int):
+        self.fd = fd
         self.pid = pid
-        self.at = 0  # where the next record starts
-        self.done = False
-        self.reaped = False
+        self.buffer = bytearray()
+        self.ended = False  # the pipe reached its end: the worker is gone
+        self.done = False  # its last record came
 
     def received(self) -> Iterator[tuple[int, object, bool]]:
+        """The records that have arrived, without waiting for more."""
         import os
-        import pickle
 
-        fd = self.file.fileno()
-        while not self.done:
-            head = os.pread(fd, 8, self.at)
-            if len(head) < 8:
-                return
-            size = int.from_bytes(head, "little")
-            payload = os.pread(fd, size, self.at + 8)
-            if len(payload) < size:
-                return  # still being written
-            self.at += 8 + size
-            if payload == _DONE:
-                self.done = True
-                return
-            message = pickle.loads(payload)
-            if message[0] == "error":
-                raise WorkerFailed(f"a worker process failed: {message[1]}")
-            yield message[0], message[1], True
+        while not self.ended:
+            try:
+                data = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                break
+            if not data:
+                self.ended = True
+            self.buffer += data
+        yield from self._records()
 
     def until_done(self) -> Iterator[tuple[int, object, bool]]:
-        """The records still to come, once the worker has finished."""
-        import time
-
-        while True:
-            yield from self.received()
-            if self.done:
-                return
-            if not self._alive():
-                yield from self.received()  # what it wrote before it ended
-                if not self.done:
-                    raise WorkerFailed("a worker process ended without finishing its work")
-                return
-            time.sleep(0.0005)
-
-    def _alive(self) -> bool:
+        """The records still to come, up to the worker's last."""
         import os
 
-        if self.reaped:
-            return False
-        try:
-            pid, _ = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:  # reaped unseen (a parent ignoring SIGCHLD): is it still there?
-            try:
-                os.kill(self.pid, 0)
-                return True
-            except ProcessLookupError:
-                pid = self.pid
-        if pid == 0:
-            return True
-        self.reaped = True
-        return False
+        os.set_blocking(self.fd, True)
+        yield from self._records()
+        while not self.ended:
+            data = os.read(self.fd, 1 << 20)
+            if not data:
+                self.ended = True
+            self.buffer += data
+            yield from self._records()
+        if not self.done:
+            raise WorkerFailed("a worker process ended without finishing its work")
 
-    def close(self) -> None:
-        """Stops the worker if it still runs (the run was cut short) and takes back its process."""
+    def _records(self) -> Iterator[tuple[int, object, bool]]:
+        import pickle
+
+        buffer = self.buffer
+        at = 0
+        try:
+            while len(buffer) - at >= 8:
+                size = int.from_bytes(buffer[at:at + 8], "little")
+                if len(buffer) - at - 8 < size:
+                    break  # the rest is still on its way
+                payload = bytes(buffer[at + 8:at + 8 + size])
+                at += 8 + size
+                if payload == _DONE:
+                    self.done = True
+                    continue
+                message = pickle.loads(payload)
+                if message[0] == "error":
+                    raise WorkerFailed(f"a worker process failed: {message[1]}")
+                yield message[0], message[1], True
+        finally:
+            del buffer[:at]
+
+    def stop(self) -> None:
+        """Kills the worker if it may still run (the run was cut short). Until its pipe ends, the
+        worker holds the other end: it is alive, or a zombie whose process id is still its own (a
+        parent that ignores SIGCHLD, and so has its children reaped unseen, leaves a moment
+        between the worker's end and this look at its pipe)."""
         import os
         import signal
 
-        if not self.reaped:
-            if not self.done:
-                try:
-                    os.kill(self.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        while not self.ended:  # what is left unread does not matter, only whether the pipe ended
+            try:
+                self.ended = not os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                break
+        if not self.ended:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        """Takes back the worker's process."""
+        import os
+
+        try:
+            os.close(self.fd)
+        finally:
             _reap(self.pid)
-            self.reaped = True
-        self.file.close()
 
 
 _HALVES_MIN = 10_000  # below this many items, a second process costs more than it saves

@@ -16,6 +16,8 @@ GROUP = "kblint.plugins"
 
 @dataclass(slots=True)
 class PluginProblem:
+    """A plugin that could not be loaded, or that declared something wrong."""
+
     package: str
     message: str
 
@@ -25,6 +27,8 @@ class PluginProblem:
 
 @dataclass(slots=True)
 class PluginType:
+    """An entry type a plugin adds, with the defaults it gives the type."""
+
     name: str
     defaults: dict
     kb_types: tuple[str, ...] | None  # None: every KB
@@ -33,6 +37,8 @@ class PluginType:
 
 @dataclass(slots=True)
 class LoadedPlugin:
+    """A plugin that was loaded, and the checkers and types it added."""
+
     name: str  # the entry point's name
     package: str
     version: str
@@ -42,6 +48,8 @@ class LoadedPlugin:
 
 @dataclass(slots=True)
 class Plugins:
+    """What loading the installed plugins gave: the plugins, their types and the problems."""
+
     loaded: list[LoadedPlugin] = field(default_factory=list)
     problems: list[PluginProblem] = field(default_factory=list)
     types: list[PluginType] = field(default_factory=list)

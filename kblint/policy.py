@@ -62,7 +62,7 @@ class PolicyError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Token:
-    """A word, operator or quoted text of a policy, with its column."""
+    """A piece of a policy (a word, an operator, `->`, quoted text, or the end), with its column."""
 
     kind: str  # "word" | "op" | "arrow" | "quoted" | "end"
     text: str
@@ -119,7 +119,7 @@ def tokenize(text: str) -> list[Token]:
 
 @dataclass(frozen=True, slots=True)
 class Subject:
-    """What a policy counts: metadata.FIELD, links[.NAME], outlinks, inlinks or tags."""
+    """What a policy counts or requires: metadata.FIELD, links[.NAME], outlinks, inlinks or tags."""
 
     kind: str  # "metadata" | "links" | "outlinks" | "inlinks" | "tags"
     name: str | None = None  # the field (metadata) or the relation/type (links.NAME)
@@ -181,7 +181,8 @@ Constraint = Count | Required | Section | Words
 
 @dataclass(frozen=True, slots=True)
 class Gate:
-    """`status FROM->TO requires CONSTRAINT`: the constraint holds only on that transition."""
+    """`status FROM->TO requires CONSTRAINT`: the constraint applies to entries whose status is TO;
+    with --base, only to those that moved there from FROM (gate_applies)."""
 
     from_state: str
     to_state: str

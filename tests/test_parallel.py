@@ -48,17 +48,36 @@ def test_a_worker_that_dies_stops_the_run_and_leaves_no_process_behind():
 def test_a_run_cut_short_stops_its_workers():
     import time
 
-    started = []
-
     def slow(i):
         time.sleep(0.05)
         return i
 
     chunks = spread(200, 2, slow, slow)
-    started.append(next(chunks))
+    next(chunks)
+    began = time.monotonic()
     chunks.close()  # the consumer stops early (an error elsewhere, a closed pipe)
+    assert time.monotonic() - began < 2  # the workers' 4 s of chunks were not waited for
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
+
+
+def test_what_a_worker_prints_is_not_lost(tmp_path):
+    import subprocess
+    import sys
+
+    script = ("import os, time\n"
+              "from kblint.parallel import spread\n"
+              "def there(i):\n"
+              "    print('from a worker', os.getpid())\n"
+              "    return i\n"
+              "print('before')\n"
+              "list(spread(20, 1, lambda i: time.sleep(0.01), there))\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with open(tmp_path / "out", "w") as out:  # a file: stdout is block-buffered
+        subprocess.run([sys.executable, "-c", script], stdout=out, env=env, check=True, timeout=60)
+    lines = (tmp_path / "out").read_text().splitlines()
+    assert lines.count("before") == 1  # written once, not again by the worker
+    assert any(line.startswith("from a worker") for line in lines)
 
 
 def test_spread_under_a_parent_that_ignores_its_children():
@@ -69,9 +88,14 @@ def test_spread_under_a_parent_that_ignores_its_children():
         time.sleep(0.002)
         return i * i
 
+    def dies(i):
+        os._exit(3)
+
     before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     try:
         got = list(spread(30, 2, square, square))
+        with pytest.raises(WorkerFailed, match="ended without finishing"):
+            list(spread(30, 1, square, dies))
     finally:
         signal.signal(signal.SIGCHLD, before)
     assert sorted(n for n, _, _ in got) == list(range(30)) and all(r == n * n for n, r, _ in got)
