@@ -315,10 +315,16 @@ def cache_clear(
     typer.echo(f"{directory}: removed {verdicts} cached verdicts and the cached lint results")
 
 
+_INTERRUPTED = 130  # the exit code typer gives a KeyboardInterrupt inside a command
+
+
 def run_app() -> None:
     try:
         app()
-    except SystemExit:
+    except SystemExit as exc:
+        if exc.code == _INTERRUPTED:  # the framework's answer to Ctrl-C; kblint's own codes are 0, 1, 2
+            typer.echo("kblint: interrupted", err=True)
+            sys.exit(2)
         raise
     except KeyboardInterrupt:
         typer.echo("kblint: interrupted", err=True)

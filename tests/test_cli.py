@@ -308,3 +308,30 @@ def test_short_help_and_quiet(kb: Path):
     assert bad.code == 2 and "No such option: --bogus" in bad.stderr and "╭" not in bad.stderr
     quiet = run_kblint("validate", str(kb), "-q").stdout.splitlines()
     assert quiet and all(line.split(":")[0].endswith(".md") for line in quiet)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc to see the handler is in place")
+def test_ctrl_c_is_exit_2_with_a_message(kb: Path):
+    """SPEC §10: 2 when kblint could not do its job; an interrupted run is one (not the framework's 130)."""
+    import signal
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "kblint", "validate", "--stdin", "--stdin-path", "new.md", "--kb", str(kb)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until Python catches SIGINT (its KeyboardInterrupt handler)
+            with open(f"/proc/{proc.pid}/status") as status:
+                caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+            if caught & (1 << (signal.SIGINT - 1)):
+                break
+            time.sleep(0.01)
+        time.sleep(1.0)  # into the command, which waits for the entry on standard input
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2
+    assert err.decode().strip() == "kblint: interrupted"
