@@ -318,17 +318,20 @@ def cache_clear(
 _INTERRUPTED = 130  # the exit code typer gives a KeyboardInterrupt inside a command
 
 
+def _interrupted() -> None:
+    typer.echo("kblint: interrupted", err=True)
+    sys.exit(2)
+
+
 def run_app() -> None:
     try:
         app()
     except SystemExit as exc:
         if exc.code == _INTERRUPTED:  # the framework's answer to Ctrl-C; kblint's own codes are 0, 1, 2
-            typer.echo("kblint: interrupted", err=True)
-            sys.exit(2)
+            _interrupted()
         raise
-    except KeyboardInterrupt:
-        typer.echo("kblint: interrupted", err=True)
-        sys.exit(2)
+    except KeyboardInterrupt:  # before the framework took over
+        _interrupted()
     except Exception as exc:  # noqa: BLE001 - the user sees one line, never a traceback
         if _VERBOSE or "--verbose" in sys.argv:
             import traceback

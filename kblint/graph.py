@@ -15,6 +15,9 @@ from .issue import Issue
 from .rules import RULES
 
 LINK_FIELDS = len(Link._fields)
+# where a link's fields stand in its LINK_FIELDS values of EntryFacts.packed_links
+TARGET_AT, RELATION_AT, KB_AT, PATH_AT, ORIGIN_AT = (Link._fields.index(n) for n in ("target", "relation", "kb",
+                                                                                    "path", "origin"))
 _make_link = Link._make
 
 
@@ -213,10 +216,10 @@ class GraphResult:
     def resolve_packed(self, facts: EntryFacts, fields: tuple) -> EntryFacts | None:
         """resolve() for a link given by its FIELDS (as in EntryFacts.packed_links): a link that
         names an entry's id, as most do, is looked up without making it."""
-        if fields[5] is None and fields[7] is None:
-            index = self.indexes.get(fields[2] or facts.kb_name)
+        if fields[PATH_AT] is None and fields[ORIGIN_AT] is None:
+            index = self.indexes.get(fields[KB_AT] or facts.kb_name)
             if index is not None:
-                found = index.by_id.get(fields[0])
+                found = index.by_id.get(fields[TARGET_AT])
                 if found is not None:
                     return found
         return self.resolve(facts, _make_link(fields))
@@ -263,58 +266,56 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
             if not packed or not facts.parsed:
                 continue
             seen: set[tuple[str, str]] = set()
-            source = facts.path
+            from_path = facts.path
             for start in range(0, len(packed), LINK_FIELDS):
-                target = packed[start]
-                target_kb = packed[start + 2] or kb.name
-                link_path = packed[start + 5]
+                target = packed[start + TARGET_AT]
+                target_kb = packed[start + KB_AT] or kb.name
+                link_path = packed[start + PATH_AT]
                 key = (target_kb, link_path if link_path is not None else target)
                 if key in seen:
                     continue
                 seen.add(key)
                 index = own_index if target_kb == kb.name else indexes.get(target_kb)
-                if link_path is None and index is not None and packed[start + 7] is None:
+                resolved = None
+                if link_path is None and index is not None and packed[start + ORIGIN_AT] is None:
                     resolved = index.by_id.get(target)  # most links name an id: found at once
-                    if resolved is not None:
-                        if resolved is not facts:  # _link_to, written out: this runs for nearly every link
-                            has_outlinks.add(source)
-                            sources = inlinks.get(resolved.path)
-                            if sources is None:
-                                inlinks[resolved.path] = [source]
-                            elif sources[-1] is not source:
-                                sources.append(source)
-                        continue
-                link = _make_link(packed[start:start + LINK_FIELDS])
-                where = link_origin(link, facts)
-                report = facts.reported if link.origin is None else kb.cross_reported
-                if not report and touched and (key[0], link.target.casefold()) in touched:
-                    report = True
-                if index is None:
-                    if not _is_self(link, facts, kb.name):
-                        has_outlinks.add(facts.path)
-                    if report:
-                        rule = "broken_link" if strict_links else "unresolved_external"
-                        issues.append(_issue(rule, f"Link to '{target_kb}:{link.target}': KB '{target_kb}' is not "
-                                                   "in this run", facts, kb_name=kb.name, path=where, line=link.line,
-                                             column=link.column, field=link.field,
-                                             discriminator=f"{target_kb}:{key[1]}"))
-                    continue
-                resolved = result.resolve_in(index, link)
                 if resolved is None:
-                    has_outlinks.add(facts.path)
-                    if report:
-                        hint = index.suggest(link.target)
-                        where_kb = "" if target_kb == kb.name else f" in KB '{target_kb}'"
-                        issues.append(_issue("broken_link",
-                                             f"Link target '{link.target}' not found{where_kb}"
-                                             + (f"; did you mean '{hint}'?" if hint else ""),
-                                             facts, kb_name=kb.name, path=where, line=link.line,
-                                             column=link.column, field=link.field,
-                                             discriminator=f"{target_kb}:{key[1]}"))
-                    continue
+                    link = _make_link(packed[start:start + LINK_FIELDS])
+                    where = link_origin(link, facts)
+                    report = facts.reported if link.origin is None else kb.cross_reported
+                    if not report and touched and (key[0], link.target.casefold()) in touched:
+                        report = True
+                    if index is None:
+                        if not _is_self(link, facts, kb.name):
+                            has_outlinks.add(from_path)
+                        if report:
+                            rule = "broken_link" if strict_links else "unresolved_external"
+                            issues.append(_issue(rule, f"Link to '{target_kb}:{link.target}': KB '{target_kb}' is "
+                                                       "not in this run", facts, kb_name=kb.name, path=where,
+                                                 line=link.line, column=link.column, field=link.field,
+                                                 discriminator=f"{target_kb}:{key[1]}"))
+                        continue
+                    resolved = result.resolve_in(index, link)
+                    if resolved is None:
+                        has_outlinks.add(from_path)
+                        if report:
+                            hint = index.suggest(link.target)
+                            where_kb = "" if target_kb == kb.name else f" in KB '{target_kb}'"
+                            issues.append(_issue("broken_link",
+                                                 f"Link target '{link.target}' not found{where_kb}"
+                                                 + (f"; did you mean '{hint}'?" if hint else ""),
+                                                 facts, kb_name=kb.name, path=where, line=link.line,
+                                                 column=link.column, field=link.field,
+                                                 discriminator=f"{target_kb}:{key[1]}"))
+                        continue
                 if resolved.__class__ is str or resolved is facts:
                     continue  # a file that is no entry, or the entry itself
-                _link_to(resolved, facts, has_outlinks, inlinks)
+                has_outlinks.add(from_path)
+                sources = inlinks.get(resolved.path)
+                if sources is None:
+                    inlinks[resolved.path] = [from_path]
+                elif sources[-1] is not from_path:  # one entry's links come together: counted once
+                    sources.append(from_path)
 
         for source, line in kb.unmatched_cross_sources:
             if kb.cross_reported and kb.cross_links_path:
@@ -329,15 +330,6 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
                 issues.append(_issue("orphan_entry", f"Entry '{facts.id}' has no links in or out", facts,
                                      kb_name=kb.name, path=facts.path))
     return result
-
-
-def _link_to(target: EntryFacts, source: EntryFacts, has_outlinks: set[str], inlinks: dict[str, list[str]]) -> None:
-    has_outlinks.add(source.path)
-    sources = inlinks.get(target.path)
-    if sources is None:
-        inlinks[target.path] = [source.path]
-    elif sources[-1] is not source.path:  # one entry's links come together: counted once
-        sources.append(source.path)
 
 
 def link_origin(link: Link, facts: EntryFacts) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .checkers.core import body_has_section, entry_words, outlink_count, self_names
-from .graph import LINK_FIELDS, EntryFacts, GraphResult
+from .checkers.core import body_has_section, entry_words, names_self_by_fields, outlink_count, self_names
+from .graph import KB_AT, LINK_FIELDS, PATH_AT, RELATION_AT, TARGET_AT, EntryFacts, GraphResult
 from .rules.fields import is_url
 from .rules.common import is_empty
 
@@ -54,20 +54,19 @@ class FactsMeasures:
 
     def links_count(self, name: str | None) -> int:
         """Distinct (KB, target) pairs of the entry's links of relation NAME or to entries of type
-        NAME (every link when NAME is None), not counting links to itself (names_self, on the
-        packed links)."""
+        NAME (every link when NAME is None), not counting links to itself."""
         facts = self.facts
         packed = facts.packed_links
         own_kb = facts.kb_name
         own = self_names(facts) if packed else frozenset()
         keys = set()
         for start in range(0, len(packed), LINK_FIELDS):
-            target = packed[start]
-            kb = packed[start + 2] or own_kb
-            path = packed[start + 5]
-            if kb == own_kb and ((path is not None and path == facts.relpath) or target.casefold() in own):
+            target = packed[start + TARGET_AT]
+            kb = packed[start + KB_AT] or own_kb
+            path = packed[start + PATH_AT]
+            if names_self_by_fields(kb, path, target, facts, own):
                 continue
-            if name is None or packed[start + 1] == name or getattr(
+            if name is None or packed[start + RELATION_AT] == name or getattr(
                     self.graph.resolve_packed(facts, packed[start:start + LINK_FIELDS]), "type", None) == name:
                 keys.add((kb, path if path is not None else target))
         return len(keys)

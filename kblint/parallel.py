@@ -165,18 +165,24 @@ class _Inbox:
         self.ended = False  # the pipe reached its end: the worker is gone
         self.done = False  # its last record came
 
-    def received(self) -> Iterator[tuple[int, object, bool]]:
-        """The records that have arrived, without waiting for more."""
+    def _read(self) -> bool:
+        """Takes what the pipe holds into the buffer (waiting for it once the pipe blocks); False
+        when nothing has arrived."""
         import os
 
-        while not self.ended:
-            try:
-                data = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                break
-            if not data:
-                self.ended = True
-            self.buffer += data
+        try:
+            data = os.read(self.fd, 1 << 20)
+        except BlockingIOError:
+            return False
+        if not data:
+            self.ended = True
+        self.buffer += data
+        return True
+
+    def received(self) -> Iterator[tuple[int, object, bool]]:
+        """The records that have arrived, without waiting for more."""
+        while not self.ended and self._read():
+            pass
         yield from self._records()
 
     def until_done(self) -> Iterator[tuple[int, object, bool]]:
@@ -186,10 +192,7 @@ class _Inbox:
         os.set_blocking(self.fd, True)
         yield from self._records()
         while not self.ended:
-            data = os.read(self.fd, 1 << 20)
-            if not data:
-                self.ended = True
-            self.buffer += data
+            self._read()
             yield from self._records()
         if not self.done:
             raise WorkerFailed("a worker process ended without finishing its work")
@@ -224,11 +227,9 @@ class _Inbox:
         import os
         import signal
 
-        while not self.ended:  # what is left unread does not matter, only whether the pipe ended
-            try:
-                self.ended = not os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                break
+        os.set_blocking(self.fd, False)  # until_done may have made it wait
+        while not self.ended and self._read():  # whatever is left unread: only the pipe's end matters
+            pass
         if not self.ended:
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -312,8 +313,9 @@ def _reap(pid: int) -> int:
 
 def own_children() -> None:
     """Have the children this process forks reported to it. A parent that ignores SIGCHLD passes
-    that on across exec, and the kernel then reaps the children unseen: waiting for workers would
-    stall until their time limits."""
+    that on across exec, and the kernel then reaps the children unseen: their exit status is lost,
+    and write_in_halves would take a child that rendered its half for one that failed and render
+    that half again."""
     import signal
 
     if hasattr(signal, "SIGCHLD") and signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:

@@ -69,11 +69,18 @@ def _is_stub(entry) -> bool:
 def names_self(link, entry, own_names: frozenset[str] | None = None) -> bool:
     """Whether LINK names ENTRY itself (its id, file stem or an alias, in any case, or its path).
     OWN_NAMES: those names case-folded, when the caller has them (self_names)."""
-    if (link.kb or entry.kb_name) != entry.kb_name:
+    return names_self_by_fields(link.kb or entry.kb_name, link.path, link.target, entry,
+                                own_names if own_names is not None else self_names(entry))
+
+
+def names_self_by_fields(kb: str, path: str | None, target: str, entry, own_names: frozenset[str]) -> bool:
+    """names_self for a link given by its KB (resolved: never None), PATH and TARGET, as the graph
+    pass holds links (EntryFacts.packed_links), without making the link."""
+    if kb != entry.kb_name:
         return False
-    if link.path is not None and link.path == entry.relpath:
+    if path is not None and path == entry.relpath:
         return True
-    return link.target.casefold() in (own_names if own_names is not None else self_names(entry))
+    return target.casefold() in own_names
 
 
 def self_names(entry) -> frozenset[str]:
