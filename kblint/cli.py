@@ -163,9 +163,11 @@ def validate(
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and settings.output is None
     text = render(report, fmt, color=color, statistics=settings.statistics)
     if settings.quiet and fmt == "text":
+        from .report import PathDisplay
         from .report.text import issue_line
 
-        text = "".join(issue_line(issue, color) + "\n" for issue in report.issues)
+        paths = PathDisplay()
+        text = "".join(issue_line(issue, color, paths) + "\n" for issue in report.issues)
     if settings.output:
         try:
             with open(settings.output, "w", encoding="utf-8") as fh:

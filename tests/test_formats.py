@@ -350,3 +350,28 @@ def test_json_line_writes_what_json_dumps_writes(value):
     from kblint.report import json_line
 
     assert json_line(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_display_path_follows_the_current_directory(tmp_path: Path, monkeypatch):
+    from kblint.report import display_path
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    path = str(tmp_path / "a" / "b" / "x.md")
+    monkeypatch.chdir(tmp_path)
+    assert display_path(path) == "a/b/x.md"
+    monkeypatch.chdir(tmp_path / "a" / "b")
+    assert display_path(path) == "x.md"  # not the answer cached for the directory before
+
+
+def test_path_display_shows_what_display_path_shows(tmp_path: Path, monkeypatch):
+    from kblint.report import PathDisplay, display_path
+
+    (tmp_path / "here" / "sub").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "here")
+    paths = [str(tmp_path / "here" / "x.md"), str(tmp_path / "here" / "sub" / "y.md"),
+             str(tmp_path / "here" / "sub" / "z.md"), str(tmp_path / "elsewhere" / "a.md"),
+             str(tmp_path / "elsewhere" / "b.md"), str(tmp_path / "here2" / "c.md"), "/top.md", "/",
+             str(tmp_path) + "//double//d.md", str(tmp_path) + "//double//e.md", "relative/f.md", "g.md"]
+    shown = PathDisplay()
+    for path in paths * 2:  # the second time from what it kept of each directory
+        assert shown(path) == display_path(path), path

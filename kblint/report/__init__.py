@@ -8,16 +8,38 @@ from functools import lru_cache
 FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
-@lru_cache(maxsize=65536)
 def display_path(path: str) -> str:
     """A path relative to the current directory, with `/` separators (SPEC §9)."""
-    cwd = os.getcwd()
+    return _display_path(os.getcwd(), path)
+
+
+@lru_cache(maxsize=65536)
+def _display_path(cwd: str, path: str) -> str:
     if path.startswith(cwd) and path[len(cwd):len(cwd) + 1] == os.sep:
         rel = path[len(cwd) + 1:]  # what relpath gives, without its normalising of both paths
     else:
         head, tail = os.path.split(path)
         rel = os.path.join(_relative_dir(head, cwd), tail) if head and tail else _relpath(path)
     return rel.replace(os.sep, "/")
+
+
+class PathDisplay:
+    """display_path for the many paths of one report: the current directory is read once, and a
+    directory's part of the result is made once for all the files in it."""
+
+    def __init__(self):
+        self._cwd = os.getcwd()
+        self._prefixes: dict[str, str] = {}  # directory → what its files' displayed paths begin with
+
+    def __call__(self, path: str) -> str:
+        directory, _, name = path.rpartition(os.sep)
+        prefix = self._prefixes.get(directory)
+        if prefix is not None:
+            return prefix + name
+        shown = _display_path(self._cwd, path)
+        if directory and name and shown.endswith(name):
+            self._prefixes[directory] = shown[:len(shown) - len(name)]
+        return shown
 
 
 @lru_cache(maxsize=4096)

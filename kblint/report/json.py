@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import __version__
 from ..issue import Issue, Report
-from . import display_path, json_line
+from . import PathDisplay, display_path, json_line
 
 _OPTIONAL = ("checker", "policy", "confidence", "evaluator", "cached")
 
@@ -44,6 +44,7 @@ class IssueLines:
         self.items: dict[tuple, str] = {}  # (rubric_item, checker, policy) → their keys' text
         self._file: tuple | None = None  # (kb_name, entry_id, path) of the last issue, and its keys' text
         self._file_text = ""
+        self._path = PathDisplay()
 
     def _q(self, value) -> str:
         found = self.quoted.get(value)
@@ -64,7 +65,7 @@ class IssueLines:
         if file != self._file:
             self._file = file
             self._file_text = (f'{{"kb_name": {q(issue.kb_name)}, "entry_id": {json_line(issue.entry_id)}, '
-                               f'"path": {json_line(display_path(issue.path))}')
+                               f'"path": {json_line(self._path(issue.path))}')
         key = (issue.tier, issue.rule, issue.severity, issue.field)
         rule = self.rules.get(key)
         if rule is None:

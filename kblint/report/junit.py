@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ..issue import Issue, KBReport, Report, at_or_above
-from . import display_path
+from . import PathDisplay, display_path
 from .text import issue_line
 
 NO_KB = "(no kb)"
@@ -24,21 +24,20 @@ def _clean(text: str) -> str:
     return _INVALID_XML.sub("\ufffd", text)
 
 
-def _testcase_name(path: str) -> str:
-    return _clean(display_path(path))
-
-
-def _failure(case: ET.Element, issue: Issue) -> None:
+def _failure(case: ET.Element, issue: Issue, shown: PathDisplay) -> None:
     failure = ET.SubElement(case, "failure", {"message": _clean(f"{issue.rule}: {issue.message}"),
                                               "type": issue.rule})
-    failure.text = _clean(issue_line(issue, color=False))
+    failure.text = _clean(issue_line(issue, False, shown))
 
 
 def _is_entry_file(path: str) -> bool:
     return path.endswith(".md")
 
 
-def _suite(name: str, kb: KBReport | None, issues: list[Issue], report: Report) -> ET.Element:
+def _suite(name: str, kb: KBReport | None, issues: list[Issue], report: Report, shown: PathDisplay) -> ET.Element:
+    def testcase_name(path: str) -> str:
+        return _clean(shown(path))
+
     by_path: dict[str, list[Issue]] = {}
     for issue in issues:
         by_path.setdefault(issue.path, []).append(issue)
@@ -49,11 +48,11 @@ def _suite(name: str, kb: KBReport | None, issues: list[Issue], report: Report) 
         listed = list(dict.fromkeys(paths))
         listed_set = set(listed)
         extra = sorted(p for p in by_path if p not in listed_set)  # kb.yaml and other non-entry files
-        for path in sorted(listed, key=_testcase_name) + extra:
-            cases.append((_testcase_name(path), by_path.get(path, []), {}))
+        for path in sorted(listed, key=testcase_name) + extra:
+            cases.append((testcase_name(path), by_path.get(path, []), {}))
     else:
-        for path in sorted(by_path, key=_testcase_name):
-            cases.append((_testcase_name(path), by_path[path], {}))
+        for path in sorted(by_path, key=testcase_name):
+            cases.append((testcase_name(path), by_path[path], {}))
         if kb is not None:
             with_issues = sum(1 for p in by_path if _is_entry_file(p))
             others = max(kb.files - with_issues, 0)
@@ -70,13 +69,13 @@ def _suite(name: str, kb: KBReport | None, issues: list[Issue], report: Report) 
         below = []
         for issue in case_issues:
             if at_or_above(issue.severity, report.fail_on):
-                _failure(case, issue)
+                _failure(case, issue, shown)
                 failures += 1
             else:
                 below.append(issue)
         if below:
             out = ET.SubElement(case, "system-out")
-            out.text = _clean("\n".join(issue_line(i, color=False) for i in below) + "\n")
+            out.text = _clean("\n".join(issue_line(i, False, shown) for i in below) + "\n")
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
@@ -97,9 +96,10 @@ def as_element(report: Report) -> ET.Element:
     for issue in report.issues:
         key = issue.kb_name if issue.kb_name in names else None
         by_kb.setdefault(key, []).append(issue)
-    suites = [_suite(kb.name, kb, by_kb.get(kb.name, []), report) for kb in report.kbs]
+    paths = PathDisplay()
+    suites = [_suite(kb.name, kb, by_kb.get(kb.name, []), report, paths) for kb in report.kbs]
     if None in by_kb:
-        suites.append(_suite(NO_KB, None, by_kb[None], report))
+        suites.append(_suite(NO_KB, None, by_kb[None], report, paths))
     problems = list(report.unreadable) + ([report.fatal] if report.fatal else [])
     if problems:
         suite = ET.Element("testsuite", {"name": "kblint", "tests": str(len(problems)), "failures": "0",

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..issue import Issue, Report
 from ..rules import RULES
-from . import display_path, json_line
+from . import PathDisplay, json_line
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "kblint/v1"
@@ -77,13 +77,14 @@ def _uri(path: str) -> tuple[str, str | None]:
 
 
 @lru_cache(maxsize=4096)
-def _location(path: str) -> dict:
-    uri, base = _uri(display_path(path))
+def _location(shown: str) -> dict:
+    """The artifactLocation of a path as display_path shows it."""
+    uri, base = _uri(shown)
     return {"uri": uri, "uriBaseId": base} if base else {"uri": uri}
 
 
-def result(issue: Issue, rule_index: int, report: Report) -> dict:
-    artifact = _location(issue.path)
+def result(issue: Issue, rule_index: int, report: Report, paths: PathDisplay) -> dict:
+    artifact = _location(paths(issue.path))
     out = {
         "ruleId": rule_id(issue),
         "ruleIndex": rule_index,
@@ -114,7 +115,8 @@ def as_dict(report: Report) -> dict:
     for rid in sorted(samples):
         index[rid] = len(rules)
         rules.append(rule_descriptor(rid, samples[rid]))
-    results = [result(issue, index[rule_id(issue)], report) for issue in report.issues]
+    paths = PathDisplay()
+    results = [result(issue, index[rule_id(issue)], report, paths) for issue in report.issues]
     problems = list(report.unreadable) + ([report.fatal] if report.fatal else [])
     invocation: dict = {"executionSuccessful": not problems, "exitCode": report.exit_code}
     if problems:

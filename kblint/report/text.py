@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..issue import Issue, Report
-from . import display_path
+from . import PathDisplay, display_path
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD = "\x1b[1m"
@@ -15,8 +15,9 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def issue_line(issue: Issue, color: bool) -> str:
-    where = f"{display_path(issue.path)}:{issue.line}:{issue.column}:"
+def issue_line(issue: Issue, color: bool, paths=display_path) -> str:
+    """PATHS: how a path is shown (a PathDisplay when many lines are made)."""
+    where = f"{paths(issue.path)}:{issue.line}:{issue.column}:"
     # a config_error already quotes its item; a judgment issue names the item it is about
     tag = issue.checker or (issue.rubric_item if issue.rule != "config_error" else None)
     suffix = f" [{tag}]" if tag else ""
@@ -34,11 +35,12 @@ def counts_text(counts: dict[str, int]) -> str:
 def render(report: Report, *, color: bool = False, statistics: bool = False) -> str:
     lines: list[str] = []
     previous = None
+    paths = PathDisplay()
     for issue in report.issues:
         if previous is not None and issue.path != previous:
             lines.append("")
         previous = issue.path
-        lines.append(issue_line(issue, color))
+        lines.append(issue_line(issue, color, paths))
     if report.issues:
         lines.append("")
     lines.extend(summary_lines(report))
