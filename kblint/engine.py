@@ -314,23 +314,26 @@ def _lint_file(ctx: KBContext, path: str, relpath: str) -> FileResult:
 
 _CHUNK = 128
 _PARALLEL_MIN = 400  # below this many files, starting workers costs more than it saves
+# Pass-1 issues kept in their results, as objects, up to this many (about 15 MB); the issues of a
+# larger run wait in an IssueSpill while the graph pass holds every entry's facts.
+_HELD_ISSUES = 50_000
 
 
 def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jobs: int, forced: bool,
                 as_json: bool, fingerprints: bool,
                 spill: IssueSpill) -> Iterator[tuple[int, FileResult, str | None, str | None]]:
     """Pass 1 for TASKS (context index, path, KB-relative path), in no particular order: each
-    task's number, its result (its issues put in SPILL), and when AS_JSON its issues and facts as
-    JSON for the result cache. With JOBS > 1, in JOBS processes (parallel.spread). With
-    FINGERPRINTS, the issues' fingerprints are computed here, where the work is shared."""
+    task's number, its result, and when AS_JSON its issues and facts as JSON for the result cache.
+    A result keeps its issues while the run has found fewer than _HELD_ISSUES; the others wait in
+    SPILL. With JOBS > 1, in JOBS processes (parallel.spread). With FINGERPRINTS, the issues'
+    fingerprints are computed here, where the work is shared."""
     from .resultcache import facts_record, from_facts_record, issues_record, record_json
-    from .spill import pack_chunk
+    from .spill import issues_from_rows, pack_chunk, unpack_chunk
 
     chunks = range(0, len(tasks), _CHUNK)
+    room = _HELD_ISSUES
 
-    def lint(n: int):
-        """(results, their facts records, their issues pickled together, and when AS_JSON the
-        issues and the facts of each as JSON)."""
+    def lint(n: int) -> list[FileResult]:
         results = []
         for k, path, relpath in tasks[chunks[n]:chunks[n] + _CHUNK]:
             result = _lint_file(contexts[k], path, relpath)
@@ -339,28 +342,44 @@ def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jo
                 for issue in result.issues:
                     issue.stored_fingerprint = fingerprint_in(issue, root)
             results.append(result)
+        return results
+
+    def here(n: int):
+        """(results, None, and when AS_JSON the issues and the facts of each as JSON)."""
+        results = lint(n)
+        texts = ([(record_json(issues_record(r.issues)), record_json(facts_record(r))) for r in results]
+                 if as_json else None)
+        return results, None, texts
+
+    def there(n: int):
+        """(facts records, (their issues pickled together, how many), and the JSON of here())."""
+        results = lint(n)
         rows = [issues_record(r.issues) for r in results]
         facts = [facts_record(r) for r in results]
         texts = [(record_json(i), record_json(f)) for i, f in zip(rows, facts)] if as_json else None
-        return results, facts, pack_chunk(rows), texts
-
-    def here(n: int):
-        results, _, issues, texts = lint(n)
-        for result in results:
-            result.issues = ()
-        return results, issues, texts
-
-    def there(n: int):
-        _, facts, issues, texts = lint(n)
-        return facts, issues, texts
+        return facts, (pack_chunk(rows), sum(map(len, rows))), texts
 
     def received(n: int, part, remote: bool):
-        results, issues, texts = part
-        first_slot = spill.put_chunk(issues, len(results))
-        for offset, result in enumerate(results):
+        nonlocal room
+        results, pickled, texts = part
+        if remote:
+            results = [from_facts_record(f) for f in results]
+            chunk, count = pickled
+        else:
+            chunk, count = None, sum(len(r.issues) for r in results)
+        if count <= room:  # held: taken in here, while the work of pass 1 is shared
+            room -= count
             if remote:
-                result = from_facts_record(result)
-            result.spilled = first_slot + offset
+                for result, rows in zip(results, unpack_chunk(chunk)):
+                    result.issues = issues_from_rows(rows)
+        else:
+            if chunk is None:
+                chunk = pack_chunk([issues_record(r.issues) for r in results])
+            first_slot = spill.put_chunk(chunk, len(results))
+            for offset, result in enumerate(results):
+                result.issues = []
+                result.spilled = first_slot + offset
+        for offset, result in enumerate(results):
             issues_json, facts_json = texts[offset] if texts is not None else (None, None)
             yield chunks[n] + offset, result, issues_json, facts_json
 
@@ -671,7 +690,7 @@ def _lint(ws, settings: Settings, kb_name: str | None, cached: CacheInputs | Non
     try:
         outcome, wanted, suppressed_by = _passes(ws, settings, kb_name, cached, spill)
         # The facts and the graph are gone now: the pass-1 issues come back from the spill.
-        issues = list(spill.take(wanted))
+        issues = spill.take(wanted)
         issues.extend(outcome.issues)
         outcome.issues = apply_suppressions(issues, suppressed_by, outcome.hidden)
         return outcome

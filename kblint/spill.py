@@ -1,8 +1,9 @@
 """Pass-1 issues kept on disk until the report needs them.
 
 During the graph pass the main process holds every entry's facts and links; on a 100,000-entry KB
-the pass-1 issues would take more memory than all of those. They wait in an anonymous temporary file
-(private to this process, gone when it ends) and are read back once the graph is no longer needed.
+the pass-1 issues would take more memory than all of those. Past the first few thousand (which stay
+in their results, engine._HELD_ISSUES), they wait in an anonymous temporary file (private to this
+process, gone when it ends) and are read back once the graph is no longer needed.
 Each entry gets a slot number. Issues arrive a chunk of entries at a time, pickled together: pickle
 stores a string repeated across the chunk once, and reads back several times faster than JSON.
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import pickle
 import tempfile
-from typing import Iterator
+from itertools import starmap
+
+from .issue import Issue
 
 
 class IssueSpill:
@@ -29,10 +32,12 @@ class IssueSpill:
         self._slots += entries
         return first
 
-    def take(self, wanted: list[int]) -> Iterator:
+    def take(self, wanted: list[int]) -> list[Issue]:
         """The issues of the entries in the WANTED slots, in the order they were put; then closes."""
+        issues: list[Issue] = []
         if self._file is None:
-            return
+            return issues
+        extend = issues.extend
         try:
             wanted_set = set(wanted)
             handle = self._file
@@ -48,12 +53,13 @@ class IssueSpill:
                     handle.seek(size, 1)
                     slot += slots
                     continue
-                for offset, rows in enumerate(pickle.loads(handle.read(size))):
-                    if slot + offset in wanted_set and rows:
-                        yield from issues_from_rows(rows)
+                for offset, rows in enumerate(unpack_chunk(handle.read(size))):
+                    if rows and slot + offset in wanted_set:
+                        extend(starmap(Issue, rows))
                 slot += slots
         finally:
             self.close()
+        return issues
 
     def close(self) -> None:
         if self._file is not None:
@@ -65,7 +71,9 @@ def pack_chunk(rows_per_entry: list) -> bytes:
     return pickle.dumps(rows_per_entry, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def issues_from_rows(rows) -> list:
-    from .issue import Issue
+def unpack_chunk(pickled: bytes) -> list:
+    return pickle.loads(pickled)
 
-    return [Issue(*row) for row in rows]
+
+def issues_from_rows(rows) -> list[Issue]:
+    return list(starmap(Issue, rows))

@@ -30,6 +30,24 @@ def test_one_and_two_jobs_give_the_same_report(fixture: str):
     assert one == two and one["issues"]
 
 
+@pytest.mark.parametrize("held", [0, 5])
+def test_issues_held_or_spilled_give_the_same_report(held: int):
+    """Pass-1 issues stay in their results up to engine._HELD_ISSUES and wait in the spill past
+    it; with small chunks, in two processes, both kinds come from each."""
+    import json
+    import subprocess
+    import sys
+
+    path = str(FIXTURES / "example")
+    code = ("import sys, kblint.engine as e; e._CHUNK = 3; e._HELD_ISSUES = int(sys.argv[1]); "
+            "sys.argv = ['kblint', *sys.argv[2:]]; from kblint.__main__ import main; main()")
+    args = ["validate", path, "--format", "json", "--fail-on", "never", "--no-cache", "--jobs", "2"]
+    proc = subprocess.run([sys.executable, "-c", code, str(held), *args], capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    whole = report(path, "--jobs", "1", "--no-cache")
+    assert json.loads(proc.stdout) == whole and len(whole["issues"]) > held
+
+
 def workspace(tmp: Path) -> Path:
     entries = {f"n{i:02d}.md": f"---\ntitle: Note {i}\ntype: note\ntags: [t]\n---\nTo [[n{(i + 1) % 12:02d}]].\n"
                for i in range(12)}
