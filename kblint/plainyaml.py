@@ -43,6 +43,7 @@ def plain_characters(text: str) -> bool:
     return len(raw.translate(None, _NOT_PLAIN_ASCII)) == len(raw)
 
 
+_FLOW_INDICATOR = re.compile(r"[,?\[\]{}]")
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ ]*:(?: +|$)")
 _FLOW_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*: +(.*)$", re.S)
 
@@ -55,8 +56,7 @@ def load(text: str):
     """The data PyYAML's safe loader reads from TEXT, or None when TEXT is not plain."""
     if not plain_characters(text):
         return None
-    lines = [(len(line) - len(line.lstrip(" ")), line.strip(" ")) for line in text.split("\n")]
-    lines = [(indent, body) for indent, body in lines if body]
+    lines = [(len(line) - len(body), body.rstrip(" ")) for line in text.split("\n") if (body := line.lstrip(" "))]
     if not lines:
         return None  # an empty document: PyYAML gives None
     try:
@@ -78,7 +78,8 @@ def _block(lines: list[tuple[int, str]], i: int, indent: int):
 
 def _sequence(lines, i, indent):
     items = []
-    while i < len(lines) and lines[i][0] == indent and (lines[i][1] == "-" or lines[i][1].startswith("- ")):
+    n = len(lines)
+    while i < n and lines[i][0] == indent and (lines[i][1] == "-" or lines[i][1].startswith("- ")):
         body = lines[i][1]
         rest = body[1:].lstrip(" ")
         if not rest:
@@ -90,7 +91,7 @@ def _sequence(lines, i, indent):
             value = _scalar_or_flow(rest)
             i += 1
         items.append(value)
-    if i < len(lines) and lines[i][0] > indent:
+    if i < n and lines[i][0] > indent:
         raise _Unsure
     return items, i
 
@@ -102,13 +103,14 @@ _LINES_MAX = 20_000
 def _mapping(lines, i, indent, first_body):
     data = {}
     body = first_body
+    n = len(lines)
     while True:
         known = _LINES.get(body)
         if known is not None:  # `type: place`, `status: draft`, `tags: [a, b]` repeat from entry to entry
             key, value, is_list = known
             data[key] = list(value) if is_list else value
             i += 1
-            if i < len(lines) and lines[i][0] > indent:
+            if i < n and lines[i][0] > indent:
                 raise _Unsure
         else:
             m = _KEY.match(body)
@@ -119,7 +121,7 @@ def _mapping(lines, i, indent, first_body):
             if rest:
                 value = data[key] = _scalar_or_flow(rest)
                 i += 1
-                if i < len(lines) and lines[i][0] > indent:
+                if i < n and lines[i][0] > indent:
                     raise _Unsure  # a scalar continued on the next line
                 if value.__class__ is not dict and len(_LINES) < _LINES_MAX:
                     # a scalar (immutable) or a flow list of scalars, kept as a tuple and copied out
@@ -127,10 +129,10 @@ def _mapping(lines, i, indent, first_body):
                     _LINES[body] = (key, tuple(value) if is_list else value, is_list)
             else:
                 data[key], i = _nested(lines, i + 1, indent, allow_same=True)
-        if i >= len(lines) or lines[i][0] != indent:
+        if i >= n or lines[i][0] != indent:
             break
         body = lines[i][1]
-    if i < len(lines) and lines[i][0] > indent:
+    if i < n and lines[i][0] > indent:
         raise _Unsure
     return data, i
 
@@ -164,7 +166,7 @@ def _scalar(text: str, flow: bool):
         return text[1:-1]
     if first in "-?:,[]{}'\"" and not (first == "-" and len(text) > 1 and (text[1].isdigit() or text[1] == ".")):
         raise _Unsure
-    if ": " in text or text.endswith(":") or (flow and any(c in text for c in ",?[]{}")):
+    if ": " in text or text.endswith(":") or (flow and _FLOW_INDICATOR.search(text)):
         raise _Unsure
     return _plain(text)
 
