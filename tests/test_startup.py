@@ -10,16 +10,13 @@ from conftest import ROOT
 
 HEAVY = ("rich", "ruamel", "httpx")
 
+# kblint leaves without the interpreter's teardown, but runs the atexit functions (__main__._leave)
 PROBE = """
-import json, sys
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr))
 sys.argv = ["kblint", *{args!r}]
 from kblint.__main__ import main
-try:
-    main()
-except SystemExit:
-    pass
-sys.stdout.flush()
-print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)
+main()
 """
 
 
