@@ -84,7 +84,7 @@ def _sequence(lines, i, indent):
         rest = body[1:].lstrip(" ")
         if not rest:
             value, i = _nested(lines, i + 1, indent, allow_same=False)
-        elif _KEY.match(rest):
+        elif ":" in rest and _KEY.match(rest):
             # `- key: value`: a mapping whose keys stand where `key` stands
             value, i = _mapping(lines, i, indent + len(body) - len(rest), rest)
         else:
