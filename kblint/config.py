@@ -4,7 +4,9 @@ flags, which win (SPEC §12)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
+
+from .plainclass import dataclass
 
 
 @dataclass

@@ -8,9 +8,10 @@ worker processes and be cached per file; nothing of an entry's body outlives its
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterator
 
+from .plainclass import dataclass
 from . import graph
 from .config import Settings
 from .entry import Link, ParseFailure, build_entry, parse, suppressions

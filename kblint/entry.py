@@ -8,13 +8,14 @@ from __future__ import annotations
 import datetime as _dt
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Iterator, NamedTuple
 from urllib.parse import unquote
 
 import yaml
 
+from .plainclass import dataclass
 from . import plainyaml
 
 try:  # the libyaml loader is several times faster; fall back only where it is missing

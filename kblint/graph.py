@@ -8,8 +8,9 @@ import difflib
 import os
 import posixpath
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .plainclass import dataclass
 from .entry import Link
 from .issue import Issue
 from .rules import RULES

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from operator import attrgetter
-from dataclasses import dataclass, field as dc_field
+from dataclasses import field as dc_field
+
+from .plainclass import dataclass
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .plainclass import dataclass
 from .config import Settings
 from .issue import Issue
 from .rubric import Binding

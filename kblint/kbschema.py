@@ -8,8 +8,9 @@ are collected as `ConfigProblem`s and reported as `config_error` issues.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .plainclass import dataclass
 from .yamlfile import LineDict, LineList, YamlFileError, load_file
 
 # Field type vocabularies (Pyrite's and the common one) → canonical name.

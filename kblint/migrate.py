@@ -24,10 +24,10 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 
 import yaml
 
+from .plainclass import dataclass
 from .kbschema import KBSchema, RubricItem, load_kb_schema
 from .rubric import Binding, bind, build_plan
 from .yamlfile import YamlFileError

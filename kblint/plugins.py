@@ -9,7 +9,9 @@ naming the package, shown on standard error and by `kblint checkers`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from .plainclass import dataclass
 
 GROUP = "kblint.plugins"
 

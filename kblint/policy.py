@@ -37,7 +37,8 @@ the target status (with `--base REF`, only to entries that moved there since REF
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+
+from .plainclass import dataclass
 
 OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
        "!=": operator.ne}

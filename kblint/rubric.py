@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .plainclass import dataclass
 from .checkers.registry import Registry, registry, validate_params
 from .kbschema import KBSchema, RubricItem, system_rubric
 

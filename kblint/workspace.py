@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .plainclass import dataclass
 from .kbschema import ConfigProblem, CrossKBLink, KBSchema, default_schema, load_cross_kb_links, load_kb_schema
 from .yamlfile import YamlFileError
 

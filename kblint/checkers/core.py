@@ -7,9 +7,9 @@ or the message of the violation.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
+from ..plainclass import dataclass
 from ..entry import strip_code
 from ..graph import link_key
 from ..rules.common import is_empty

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import inspect
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
+
+from ..plainclass import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ..plainclass import dataclass
 
 PROMPT_VERSION = "1"
 

@@ -11,9 +11,10 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from urllib.parse import urlsplit
 
+from ..plainclass import dataclass
 from .cache import VerdictCache, item_key
 from .model import (API_KEY_ENV, DEFAULT_BASE_URLS, ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest,
                     JudgeStats, JudgeUnavailable, Verdict)

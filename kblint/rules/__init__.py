@@ -6,7 +6,7 @@ what `--select`, `--ignore`, reports and `explain` read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..plainclass import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlparse
 
+from ..plainclass import dataclass
 from ..kbschema import FieldRule, FieldSchema
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
