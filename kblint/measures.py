@@ -51,10 +51,17 @@ class FactsMeasures:
         self.facts = facts
         self.graph = graph
         self.status = facts.status
+        self._links_counts: dict[str | None, int] = {}  # several items of a type may count one NAME
 
     def links_count(self, name: str | None) -> int:
         """Distinct (KB, target) pairs of the entry's links of relation NAME or to entries of type
         NAME (every link when NAME is None), not counting links to itself."""
+        count = self._links_counts.get(name)
+        if count is None:
+            count = self._links_counts[name] = self._count_links(name)
+        return count
+
+    def _count_links(self, name: str | None) -> int:
         facts = self.facts
         packed = facts.packed_links
         own_kb = facts.kb_name
