@@ -34,9 +34,9 @@ def _leave(code: int) -> None:
     atexit functions run; while another thread is still running, the exit is the normal one."""
     import atexit
     import os
-    import threading
 
-    if threading.active_count() > 1:
+    threading = sys.modules.get("threading")  # never imported: no other thread was started by it
+    if threading is not None and threading.active_count() > 1:
         sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

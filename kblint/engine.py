@@ -11,7 +11,6 @@ import os
 from dataclasses import field
 from typing import Iterator
 
-from .plainclass import dataclass
 from . import graph
 from .config import Settings
 from .entry import Link, ParseFailure, build_entry, parse, suppressions
@@ -20,6 +19,7 @@ from .checkers.core import CheckContext
 from .checkers.registry import registry
 from .kbschema import KBSchema
 from .measures import EntryMeasures, FactsMeasures
+from .plainclass import dataclass
 from .policy import UNCHANGED, constraint_of
 from .rubric import Binding, Plan, build_plan
 from .rules import RULES, TIERS, schema as schema_rules, structure as structure_rules
@@ -315,7 +315,7 @@ def _lint_file(ctx: KBContext, path: str, relpath: str) -> FileResult:
 
 _CHUNK = 128
 _PARALLEL_MIN = 400  # below this many files, starting workers costs more than it saves
-# Pass-1 issues kept in their results, as objects, up to this many (about 15 MB); the issues of a
+# Pass-1 issues kept in their results, as objects, up to this many (some 10 MB); the issues of a
 # larger run wait in an IssueSpill while the graph pass holds every entry's facts.
 _HELD_ISSUES = 50_000
 
@@ -690,7 +690,7 @@ def _lint(ws, settings: Settings, kb_name: str | None, cached: CacheInputs | Non
     spill = IssueSpill()
     try:
         outcome, wanted, suppressed_by = _passes(ws, settings, kb_name, cached, spill)
-        # The facts and the graph are gone now: the pass-1 issues come back from the spill.
+        # The facts and the graph are gone now: the pass-1 issues that waited in the spill come back.
         issues = spill.take(wanted)
         issues.extend(outcome.issues)
         outcome.issues = apply_suppressions(issues, suppressed_by, outcome.hidden)

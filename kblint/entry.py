@@ -15,8 +15,8 @@ from urllib.parse import unquote
 
 import yaml
 
-from .plainclass import dataclass
 from . import plainyaml
+from .plainclass import dataclass
 
 try:  # the libyaml loader is several times faster; fall back only where it is missing
     _BaseLoader = yaml.CSafeLoader

@@ -10,9 +10,9 @@ import posixpath
 from collections import defaultdict
 from dataclasses import field
 
-from .plainclass import dataclass
 from .entry import Link
 from .issue import Issue
+from .plainclass import dataclass
 from .rules import RULES
 
 LINK_FIELDS = len(Link._fields)

@@ -9,9 +9,9 @@ import os
 import sys
 from dataclasses import field
 
-from .plainclass import dataclass
 from .config import Settings
 from .issue import Issue
+from .plainclass import dataclass
 from .rubric import Binding
 from .rules import RULES
 from .yamlfile import json_ready

@@ -27,8 +27,8 @@ import tempfile
 
 import yaml
 
-from .plainclass import dataclass
 from .kbschema import KBSchema, RubricItem, load_kb_schema
+from .plainclass import dataclass
 from .rubric import Binding, bind, build_plan
 from .yamlfile import YamlFileError
 

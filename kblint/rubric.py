@@ -11,9 +11,9 @@ import difflib
 import re
 from dataclasses import field
 
-from .plainclass import dataclass
 from .checkers.registry import Registry, registry, validate_params
 from .kbschema import KBSchema, RubricItem, system_rubric
+from .plainclass import dataclass
 
 ITEM_KEYS = ("text", "checker", "params", "covered_by", "field", "fields", "policy", "id", "severity", "weight",
              "applies_to")

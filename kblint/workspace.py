@@ -7,8 +7,8 @@ import re
 import subprocess
 from dataclasses import field
 
-from .plainclass import dataclass
 from .kbschema import ConfigProblem, CrossKBLink, KBSchema, default_schema, load_cross_kb_links, load_kb_schema
+from .plainclass import dataclass
 from .yamlfile import YamlFileError
 
 

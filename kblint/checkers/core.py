@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..plainclass import dataclass
 from ..entry import strip_code
 from ..graph import link_key
+from ..plainclass import dataclass
 from ..rules.common import is_empty
 from .registry import Checker, Param
 

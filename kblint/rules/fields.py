@@ -11,8 +11,8 @@ import re
 from functools import lru_cache
 from urllib.parse import urlparse
 
-from ..plainclass import dataclass
 from ..kbschema import FieldRule, FieldSchema
+from ..plainclass import dataclass
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
