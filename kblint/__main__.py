@@ -30,20 +30,24 @@ def main() -> None:
 def _leave(code: int) -> None:
     """End the process with CODE as a normal exit would, but without the interpreter's teardown:
     freeing one by one the objects a run leaves (its report, the caches of its parsers, its
-    modules) takes longer than the whole run of a small KB. What was written is flushed and the
-    atexit functions run; while another thread is still running, the exit is the normal one."""
+    modules) takes longer than the whole run of a small KB. The atexit functions run and what was
+    written is flushed. The exit stays the normal one while another thread runs, under a profiler
+    or a tracer (`python -m cProfile -m kblint`, coverage: they write their results after kblint
+    returns), and when flushing fails (the normal exit then reports it, with code 120)."""
     import atexit
     import os
 
     threading = sys.modules.get("threading")  # never imported: no other thread was started by it
-    if threading is not None and threading.active_count() > 1:
+    if (threading is not None and threading.active_count() > 1) or sys.gettrace() or sys.getprofile():
         sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (AttributeError, ValueError, OSError):  # none, closed, or a reader that went away
+        except (AttributeError, ValueError):  # no stream (pythonw), or a closed one: nothing to flush
             pass
+        except OSError:  # a full disk, a reader that went away
+            sys.exit(code)
     os._exit(code)
 
 

@@ -43,7 +43,7 @@ class KBContext:
 class FileResult:
     """Pass 1 of one file: its issues and the facts the graph pass needs."""
 
-    issues: list[Issue]  # empty when they wait in the spill
+    issues: list[Issue]  # empty while they wait in the spill
     facts: graph.EntryFacts
     cross_sources: tuple[str, ...] = ()  # cross-kb-links sources this entry answered to
     spilled: int = -1  # the number of its issues in the IssueSpill, if they are there
@@ -315,8 +315,8 @@ def _lint_file(ctx: KBContext, path: str, relpath: str) -> FileResult:
 
 _CHUNK = 128
 _PARALLEL_MIN = 400  # below this many files, starting workers costs more than it saves
-# Pass-1 issues kept in their results, as objects, up to this many (some 10 MB); the issues of a
-# larger run wait in an IssueSpill while the graph pass holds every entry's facts.
+# Pass-1 issues kept in their results, as objects, up to this many (some 20 MB); the others wait
+# in an IssueSpill while the graph pass holds every entry's facts.
 _HELD_ISSUES = 50_000
 
 
@@ -419,7 +419,8 @@ def cache_inputs(ws, settings: Settings) -> CacheInputs | None:
 
 def pass_one(kbs: list[KB], settings: Settings, cached: CacheInputs | None, spill: IssueSpill) -> list[_KBRun]:
     """Pass 1 for every file of every KB: from the result cache where nothing changed, else linted
-    (in worker processes when there are many). The issues of the files go to SPILL."""
+    (in worker processes when there are many). The issues of files taken from the cache, and those
+    beyond what the results keep (_lint_files), go to SPILL."""
     from .resultcache import KBResultCache
 
     stamps = cached.stamps if cached is not None else {}

@@ -1,11 +1,12 @@
-"""`dataclass` as kblint declares its classes: the standard one, with a __repr__ and an __eq__
-shared by every class instead of written and compiled for each.
+"""`dataclass` as kblint declares its classes: the standard one, with a __repr__ and an __eq__ made
+from shared code instead of written and compiled for each class.
 
 The standard decorator writes the source of an __init__, a __repr__ and an __eq__ for each class
-and compiles them: for kblint's classes, the two kept here cost about 40 M instructions, some 8%
-of importing what `kblint validate` needs, for methods a run hardly calls. These give the same results:
-the fields shown and compared are the same, as is the order, and a class that compares its fields
-cannot be hashed. A frozen class keeps the standard methods (its __hash__ goes with them).
+and compiles them: for kblint's classes, the two made here cost about 40 M instructions, some 8%
+of importing what `kblint validate` needs, for methods a run hardly calls. These give the same
+results: the same fields shown and compared, in the same order; a method the class defines itself
+is kept, and a class that compares its fields cannot be hashed unless it says how. A frozen or
+ordered class, or one that asks for a __hash__, gets the standard methods.
 """
 
 from __future__ import annotations
@@ -17,31 +18,49 @@ __all__ = ["dataclass"]
 
 
 def dataclass(cls=None, /, **options):
-    """dataclasses.dataclass(cls, **options), with the shared __repr__ and __eq__ unless the class
-    is frozen or OPTIONS say otherwise."""
+    """dataclasses.dataclass(cls, **options), with the __repr__ and __eq__ made here."""
 
     def wrap(cls):
-        if options.get("frozen"):
+        if options.get("frozen") or options.get("order") or options.get("unsafe_hash"):
             return dataclasses.dataclass(cls, **options)
-        standard = dict(options)
-        if standard.pop("repr", True):
-            cls.__repr__ = _repr
-        if standard.pop("eq", True):
-            cls.__eq__ = _eq
-            cls.__hash__ = None  # what the standard decorator does for a mutable class that compares
-        return dataclasses.dataclass(cls, repr=False, eq=False, **standard)
+        own = cls.__dict__
+        # as the standard decorator tells it: a __hash__ = None that Python set for an __eq__ the
+        # class wrote is not the class's own choice
+        class_hash = own.get("__hash__", dataclasses.MISSING)
+        explicit_hash = not (class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in own))
+        write_repr = options.get("repr", True) and "__repr__" not in own
+        write_eq = options.get("eq", True) and "__eq__" not in own
+        made = dataclasses.dataclass(cls, **{**options, "repr": False, "eq": False})
+        fields = dataclasses.fields(made)
+        if write_repr:
+            made.__repr__ = _method(made, "__repr__", _repr_of(tuple(f.name for f in fields if f.repr)))
+        if write_eq:
+            made.__eq__ = _method(made, "__eq__", _eq_of(tuple(f.name for f in fields if f.compare)))
+        if options.get("eq", True) and not explicit_hash:
+            made.__hash__ = None
+        return made
 
     return wrap if cls is None else wrap(cls)
 
 
-@reprlib.recursive_repr()
-def _repr(self) -> str:
-    shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr)
-    return f"{self.__class__.__qualname__}({shown})"
+def _method(cls, name: str, function):
+    function.__qualname__ = f"{cls.__qualname__}.{name}"
+    return function
 
 
-def _eq(self, other):
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    compared = [f.name for f in dataclasses.fields(self) if f.compare]
-    return tuple(getattr(self, n) for n in compared) == tuple(getattr(other, n) for n in compared)
+def _repr_of(names: tuple[str, ...]):
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    return __repr__
+
+
+def _eq_of(names: tuple[str, ...]):
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return tuple([getattr(self, n) for n in names]) == tuple([getattr(other, n) for n in names])
+
+    return __eq__

@@ -1,9 +1,10 @@
 """Pass-1 issues kept on disk until the report needs them.
 
 During the graph pass the main process holds every entry's facts and links; on a 100,000-entry KB
-the pass-1 issues would take more memory than all of those. Past the first few thousand (which stay
-in their results, engine._HELD_ISSUES), they wait in an anonymous temporary file (private to this
-process, gone when it ends) and are read back once the graph is no longer needed.
+the pass-1 issues would take more memory than all of those. A run keeps up to engine._HELD_ISSUES
+of them (50,000) in their results, a chunk of entries at a time while they fit; the others wait in
+an anonymous temporary file (private to this process, gone when it ends) and are read back once the
+graph is no longer needed.
 Each entry gets a slot number. Issues arrive a chunk of entries at a time, pickled together: pickle
 stores a string repeated across the chunk once, and reads back several times faster than JSON.
 """

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from kblint import __version__
 
-from conftest import ROOT, issues_of, run_kblint, write_kb
+from conftest import FIXTURES, ROOT, issues_of, run_kblint, write_kb
 
 KB_YAML = """\
 name: notes
@@ -335,3 +336,14 @@ def test_ctrl_c_is_exit_2_with_a_message(kb: Path):
         proc.kill()
     assert proc.returncode == 2
     assert err.decode().strip() == "kblint: interrupted"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_output_that_cannot_be_written_is_reported_at_exit():
+    """kblint leaves without the interpreter's teardown (__main__._leave), but a report it could
+    not finish writing still ends as a normal exit does: the error on stderr and exit code 120."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "kblint", "validate", str(FIXTURES / "example"), "--quiet",
+                               "--no-cache"], stdout=full, stderr=subprocess.PIPE, env=env, timeout=60)
+    assert proc.returncode == 120 and b"No space left on device" in proc.stderr

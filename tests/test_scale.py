@@ -31,9 +31,11 @@ def test_one_and_two_jobs_give_the_same_report(fixture: str):
 
 
 @pytest.mark.parametrize("held", [0, 5])
-def test_issues_held_or_spilled_give_the_same_report(held: int):
+@pytest.mark.parametrize("cached", [False, True])
+def test_issues_held_or_spilled_give_the_same_report(held: int, cached: bool, tmp_path: Path):
     """Pass-1 issues stay in their results up to engine._HELD_ISSUES and wait in the spill past
-    it; with small chunks, in two processes, both kinds come from each."""
+    it; with small chunks, in two processes, both kinds come from each (and, with the result cache
+    being written, are stored on the way)."""
     import json
     import subprocess
     import sys
@@ -41,11 +43,13 @@ def test_issues_held_or_spilled_give_the_same_report(held: int):
     path = str(FIXTURES / "example")
     code = ("import sys, kblint.engine as e; e._CHUNK = 3; e._HELD_ISSUES = int(sys.argv[1]); "
             "sys.argv = ['kblint', *sys.argv[2:]]; from kblint.__main__ import main; main()")
-    args = ["validate", path, "--format", "json", "--fail-on", "never", "--no-cache", "--jobs", "2"]
-    proc = subprocess.run([sys.executable, "-c", code, str(held), *args], capture_output=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    cache = ["--cache-dir", str(tmp_path / "cache")] if cached else ["--no-cache"]
+    args = ["validate", path, "--format", "json", "--fail-on", "never", *cache, "--jobs", "2"]
     whole = report(path, "--jobs", "1", "--no-cache")
-    assert json.loads(proc.stdout) == whole and len(whole["issues"]) > held
+    for _ in range(2 if cached else 1):  # the second time from the cache
+        proc = subprocess.run([sys.executable, "-c", code, str(held), *args], capture_output=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout) == whole and len(whole["issues"]) > held
 
 
 def workspace(tmp: Path) -> Path:
