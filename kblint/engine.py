@@ -346,11 +346,12 @@ def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jo
         return results
 
     def here(n: int):
-        """(results, None, and when AS_JSON the issues and the facts of each as JSON)."""
+        """(results, and when AS_JSON their issue records and the issues and facts of each as JSON)."""
         results = lint(n)
-        texts = ([(record_json(issues_record(r.issues)), record_json(facts_record(r))) for r in results]
-                 if as_json else None)
-        return results, None, texts
+        if not as_json:
+            return results, None, None
+        rows = [issues_record(r.issues) for r in results]
+        return results, rows, [(record_json(i), record_json(facts_record(r))) for i, r in zip(rows, results)]
 
     def there(n: int):
         """(facts records, (their issues pickled together, how many), and the JSON of here())."""
@@ -362,20 +363,21 @@ def _lint_files(contexts: list[KBContext], tasks: list[tuple[int, str, str]], jo
 
     def received(n: int, part, remote: bool):
         nonlocal room
-        results, pickled, texts = part
+        results, issues, texts = part
+        rows = None
         if remote:
             results = [from_facts_record(f) for f in results]
-            chunk, count = pickled
+            chunk, count = issues
         else:
-            chunk, count = None, sum(len(r.issues) for r in results)
+            rows, chunk, count = issues, None, sum(len(r.issues) for r in results)
         if count <= room:  # held: taken in here, while the work of pass 1 is shared
             room -= count
             if remote:
-                for result, rows in zip(results, unpack_chunk(chunk)):
-                    result.issues = issues_from_rows(rows)
+                for result, entry_rows in zip(results, unpack_chunk(chunk)):
+                    result.issues = issues_from_rows(entry_rows)
         else:
-            if chunk is None:
-                chunk = pack_chunk([issues_record(r.issues) for r in results])
+            if chunk is None:  # records made for the result cache serve here too
+                chunk = pack_chunk(rows if rows is not None else [issues_record(r.issues) for r in results])
             first_slot = spill.put_chunk(chunk, len(results))
             for offset, result in enumerate(results):
                 result.issues = []

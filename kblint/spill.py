@@ -56,7 +56,7 @@ class IssueSpill:
                     continue
                 for offset, rows in enumerate(unpack_chunk(handle.read(size))):
                     if rows and slot + offset in wanted_set:
-                        extend(starmap(Issue, rows))
+                        extend(issues_from_rows(rows))
                 slot += slots
         finally:
             self.close()
