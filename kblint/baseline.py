@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from .workspace import UsageError
+from .errors import UsageError
+from .infra.files import FileProblem, read_regular_file
 
 
-def write(path: str, rows: list[dict]) -> None:
+def write(path: str, rows: list[dict[str, Any]]) -> None:
     """A sorted JSON file, one issue per line, stable for version control."""
     rows = sorted(rows, key=lambda r: (r["path"], r["rule"], r["fingerprint"]))
     lines = ["{", '  "kblint_baseline": 1,', '  "issues": [']
@@ -23,12 +25,13 @@ def write(path: str, rows: list[dict]) -> None:
 
 def load(path: str) -> set[str]:
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise UsageError(f"--baseline {path}: {exc.strerror}") from None
+        data = json.loads(read_regular_file(path))
+    except FileProblem as exc:
+        raise UsageError(f"--baseline {path}: {exc.reason}") from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"--baseline {path}:{exc.lineno}: not a kblint baseline (invalid JSON: {exc.msg})") from None
+    except ValueError:  # not UTF-8
+        raise UsageError(f"--baseline {path}: not a kblint baseline (not UTF-8 JSON)") from None
     if not isinstance(data, dict) or data.get("kblint_baseline") != 1 or not isinstance(data.get("issues"), list):
         raise UsageError(f"--baseline {path}: not a kblint baseline file (write one with --write-baseline)")
     return {row["fingerprint"] for row in data["issues"] if isinstance(row, dict) and "fingerprint" in row}

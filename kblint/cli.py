@@ -5,11 +5,14 @@ and strings would have to be evaluated again each time (about 4 ms of start-up).
 
 import os
 import sys
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, NoReturn, Optional
 
 import typer
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .model.kbschema import PluginType
 
 app = typer.Typer(
     add_completion=False,
@@ -40,13 +43,14 @@ def _root(
 def _evaluator(llm: Optional[str], config: Optional[str]) -> Optional[str]:
     """`provider:model` of the LLM configured by --llm, the configuration file or KBLINT_LLM."""
     from .config import ConfigError, resolve
-    from .judgment import JudgmentSetupError, llm_spec, make_config
+    from .engine.pass_judgment import JudgmentSetupError, judge_config, llm_spec
 
     try:
         settings = resolve({"llm": llm}, config)
-        return make_config(settings).evaluator if llm_spec(settings) else None
+        return judge_config(settings).evaluator if llm_spec(settings) else None
     except (ConfigError, JudgmentSetupError) as exc:
         _fail(str(exc))
+    return None
 
 
 def _warn_plugin_problems() -> None:
@@ -57,7 +61,14 @@ def _warn_plugin_problems() -> None:
         typer.echo(f"kblint: warning: {problem}", err=True)
 
 
-def _fail(message: str) -> None:
+def _plugin_types() -> tuple["PluginType", ...]:
+    from .checkers.registry import registry
+
+    plugins = registry().plugins
+    return tuple(plugins.types) if plugins is not None else ()
+
+
+def _fail(message: str) -> NoReturn:
     typer.echo(f"kblint: {message}", err=True)
     raise typer.Exit(2)
 
@@ -102,7 +113,7 @@ def validate(
     global _VERBOSE
     _VERBOSE = verbose
     from .config import ConfigError, resolve, split_names
-    from .issue import FAIL_ON_CHOICES
+    from .model.issue import FAIL_ON_CHOICES
     from .report import FORMATS
 
     flags = dict(
@@ -133,19 +144,20 @@ def validate(
     stdin_data = sys.stdin.buffer.read() if settings.stdin else None
     _warn_plugin_problems()
 
-    from .engine import run, tune_collector
-    from .parallel import own_children
+    from .engine.pass_judgment import JudgmentSetupError
+    from .engine.run import run
+    from .errors import UsageError
+    from .infra.pool import own_children, tune_collector
     from .report import render
-    from .workspace import UsageError
-
-    from .judgment import JudgmentSetupError
 
     tune_collector()
     own_children()
     try:
-        report = run(settings, stdin_data=stdin_data)
+        report, warnings = run(settings, stdin_data=stdin_data)
     except (UsageError, JudgmentSetupError) as exc:
         _fail(str(exc))
+    for warning in warnings:
+        typer.echo(f"kblint: warning: {warning}", err=True)
     for message in report.unreadable:
         typer.echo(f"kblint: cannot lint this KB: {message}", err=True)
     if report.fatal:
@@ -163,11 +175,9 @@ def validate(
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and settings.output is None
     text = render(report, fmt, color=color, statistics=settings.statistics)
     if settings.quiet and fmt == "text":
-        from .report import PathDisplay
         from .report.text import issue_line
 
-        paths = PathDisplay()
-        text = "".join(issue_line(issue, color, paths) + "\n" for issue in report.issues)
+        text = "".join(issue_line(issue, color) + "\n" for issue in report.issues)
     if settings.output:
         try:
             with open(settings.output, "w", encoding="utf-8") as fh:
@@ -197,9 +207,10 @@ def checkers(
     if format not in ("text", "json"):
         _fail(f"--format: expected text or json, got '{format}'")
     from .checkers.registry import registry
+    from .errors import UsageError
+    from .model.plan import build_plan
     from .report import coverage
-    from .rubric import build_plan
-    from .workspace import UsageError, load_kbs_for_plan
+    from .workspace import load_kbs_for_plan
 
     reg = registry()
     _warn_plugin_problems()
@@ -207,7 +218,7 @@ def checkers(
         sys.stdout.write(coverage.render_json(reg, []) if format == "json" else coverage.render_checkers(reg))
         raise typer.Exit(0)
     try:
-        schemas = load_kbs_for_plan(kb)
+        schemas = load_kbs_for_plan(kb, _plugin_types())
     except UsageError as exc:
         _fail(str(exc))
     plans = [(build_plan(schema, reg), schema.root) for schema in schemas]
@@ -224,13 +235,14 @@ def schema(
     """Print the KB's intent as JSON for agents: types, fields, guidelines, goals and rubrics."""
     import json
 
+    from .errors import UsageError
     from .intent import intent
-    from .rubric import build_plan
-    from .workspace import UsageError, load_kbs_for_plan
+    from .model.plan import build_plan
+    from .workspace import load_kbs_for_plan
 
     _warn_plugin_problems()
     try:
-        schemas = load_kbs_for_plan(path)
+        schemas = load_kbs_for_plan(path, _plugin_types())
     except UsageError as exc:
         _fail(str(exc))
     (schema_,) = schemas  # a name shared by several KBs is refused by load_kbs_for_plan
@@ -291,8 +303,8 @@ def cache_info(
     config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
 ) -> None:
     """Where the cache is and how much it holds."""
+    from .infra.resultcache import info as results_info
     from .judge import cache_info as info
-    from .resultcache import info as results_info
 
     directory = _cache_dir(cache_dir, config)
     data = info(directory)
@@ -308,8 +320,8 @@ def cache_clear(
     config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
 ) -> None:
     """Empty the cache: judge verdicts and lint results."""
+    from .infra.resultcache import clear as clear_results
     from .judge import cache_clear as clear
-    from .resultcache import clear as clear_results
 
     directory = _cache_dir(cache_dir, config)
     verdicts = clear(directory)

@@ -4,9 +4,11 @@ flags, which win (SPEC §12)."""
 from __future__ import annotations
 
 import os
-from dataclasses import field, fields
+from dataclasses import dataclass, field, fields
+from typing import Any
 
-from .plainclass import dataclass
+from .infra.files import FileProblem, read_regular_file
+from .yamlread import DEFAULT_LIMITS, Limits
 
 
 @dataclass
@@ -46,6 +48,7 @@ class Settings:
     max_llm_calls: int | None = None
     llm_required: bool = False
     dry_run: bool = False
+    limits: Limits = DEFAULT_LIMITS
     config_file: str | None = None  # the configuration file that was read, if any
 
 
@@ -81,7 +84,7 @@ _LLM_KEYS = {
 _PATH_KEYS = ("output", "baseline", "cache_dir")
 
 
-def _check(kind: str, key: str, value, where: str):
+def _check(kind: str, key: str, value: Any, where: str) -> Any:
     if kind == "str" and isinstance(value, str):
         return value
     if kind == "bool" and isinstance(value, bool):
@@ -99,7 +102,7 @@ def _check(kind: str, key: str, value, where: str):
     raise ConfigError(f"{where}: '{key}' must be {expected}, got {value!r}")
 
 
-def find_config(start: str) -> tuple[str, dict] | None:
+def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
     """The nearest kblint.toml, or pyproject.toml with a [tool.kblint] table, from START upward."""
     current = os.path.abspath(start)
     while True:
@@ -117,14 +120,11 @@ def find_config(start: str) -> tuple[str, dict] | None:
         current = parent
 
 
-def _read_toml(path: str, *, pyproject: bool) -> dict | None:
+def _read_toml(path: str, *, pyproject: bool) -> dict[str, Any] | None:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    if pyproject and b"kblint" not in raw and b"\\" not in raw:
-        return None  # no [tool.kblint] table can be spelled without either: tomllib is not needed
+        raw = read_regular_file(path)
+    except FileProblem as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.reason}") from None
     import tomllib
 
     try:
@@ -140,7 +140,7 @@ def _read_toml(path: str, *, pyproject: bool) -> dict | None:
     return data
 
 
-def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, dict]:
+def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, dict[str, Any]]:
     """(file, values by Settings field) from --config PATH or the nearest configuration file."""
     if path is not None:
         if not os.path.isfile(path):
@@ -183,7 +183,7 @@ def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, d
     return file, values
 
 
-def resolve(flags: dict, config_path: str | None = None, cwd: str | None = None) -> Settings:
+def resolve(flags: dict[str, Any], config_path: str | None = None, cwd: str | None = None) -> Settings:
     """Settings from the configuration file, then the flags that were given (not None)."""
     file, values = load_config(config_path, cwd)
     settings = Settings()

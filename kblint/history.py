@@ -1,30 +1,32 @@
-"""Entry statuses at a git revision, for status gates with `--base REF` (SPEC §6)."""
+"""Entries at a git revision: statuses for status gates with `--base REF` (SPEC §6), and the files
+changed since one for `--changed-since REF`."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 
-from .entry import parse
+from .errors import UsageError
+from .infra import git
+from .model.entry import parse
 from .policy import NEW, UNCHANGED
-from .workspace import UsageError
 
 
-def _git(args: list[str], cwd: str) -> subprocess.CompletedProcess:
+def _git(args: list[str], cwd: str, option: str) -> bytes:
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=120)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise UsageError(f"--base: cannot run git: {exc}") from None
+        return git.run(args, cwd)
+    except git.GitError as exc:
+        raise UsageError(f"{option}: {exc}") from None
 
 
 def _work_tree(ref: str, root: str, option: str) -> str:
     """The top of the git work tree holding ROOT, once REF is known to name a commit."""
-    top = _git(["rev-parse", "--show-toplevel"], root)
-    if top.returncode != 0:
-        raise UsageError(f"{option} {ref}: {root} is not inside a git work tree")
-    if _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root).returncode != 0:
+    try:
+        top = git.run(["rev-parse", "--show-toplevel"], root)
+    except git.GitError:
+        raise UsageError(f"{option} {ref}: {root} is not inside a git work tree") from None
+    if not git.run_ok(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root):
         raise UsageError(f"{option} {ref}: no such git revision")
-    return top.stdout.decode().strip()
+    return top.decode("utf-8", "surrogateescape").strip()
 
 
 def _status_of(data: bytes) -> str | None:
@@ -37,31 +39,36 @@ def _status_of(data: bytes) -> str | None:
     return str(value)
 
 
+def _changed_at(ref: str, root: str, toplevel: str) -> dict[str, str]:
+    """Changed paths (absolute) → their path at REF (relative to TOPLEVEL), renames followed."""
+    fields = _git(["diff", "--name-status", "-z", "--find-renames", ref, "--", "."], root, "--base")
+    parts = fields.decode("utf-8", "surrogateescape").split("\0")
+    changed: dict[str, str] = {}
+    i = 0
+    while i < len(parts) and parts[i]:
+        step = 3 if parts[i].startswith(("R", "C")) else 2
+        changed[os.path.normpath(os.path.join(toplevel, parts[i + step - 1]))] = parts[i + 1]
+        i += step
+    return changed
+
+
 def statuses_at(ref: str, kb_root: str, files: list[str]) -> dict[str, str | None]:
     """For each entry file: its status at REF, NEW if it did not exist then, UNCHANGED if the
     file is the same as at REF."""
     toplevel = _work_tree(ref, kb_root, "--base")
-    listed = _git(["ls-tree", "-r", "-z", "--name-only", ref, "--", "."], kb_root)
-    at_base = {os.path.normpath(os.path.join(kb_root, p)) for p in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
-    diff = _git(["diff", "--name-status", "-z", "--find-renames", ref, "--", "."], kb_root)
-    fields = diff.stdout.decode("utf-8", "surrogateescape").split("\0")
-    changed: dict[str, str] = {}  # new path → path at REF (relative to toplevel)
-    i = 0
-    while i < len(fields) and fields[i]:
-        code = fields[i]
-        if code.startswith(("R", "C")):
-            changed[os.path.normpath(os.path.join(toplevel, fields[i + 2]))] = fields[i + 1]
-            i += 3
-        else:
-            changed[os.path.normpath(os.path.join(toplevel, fields[i + 1]))] = fields[i + 1]
-            i += 2
+    listed = _git(["ls-tree", "-r", "-z", "--name-only", ref, "--", "."], kb_root, "--base")
+    at_base = {os.path.normpath(os.path.join(kb_root, p)) for p in git.paths_of(listed)}
+    changed = _changed_at(ref, kb_root, toplevel)
     result: dict[str, str | None] = {}
-    for path in files:
-        path = os.path.normpath(path)
+    for raw_path in files:
+        path = os.path.normpath(raw_path)
         if path in changed:
-            old = changed[path]
-            shown = _git(["show", f"{ref}:{old}"], toplevel)
-            result[path] = _status_of(shown.stdout) if shown.returncode == 0 else NEW
+            try:
+                shown = git.run(["show", f"{ref}:{changed[path]}"], toplevel)
+            except git.GitError:
+                result[path] = NEW
+            else:
+                result[path] = _status_of(shown)
         elif path in at_base:
             result[path] = UNCHANGED
         else:
@@ -74,13 +81,10 @@ def changed_since(ref: str, root: str) -> tuple[set[str], set[str]]:
     absolute paths of files deleted since REF)."""
     toplevel = _work_tree(ref, root, "--changed-since")
 
-    def paths(args: list[str]) -> set[str]:
-        out = _git(args, root).stdout.decode("utf-8", "surrogateescape")
-        return {os.path.normpath(os.path.join(toplevel, p)) for p in out.split("\0") if p}
+    def paths(args: list[str], base: str) -> set[str]:
+        return {os.path.normpath(os.path.join(base, p)) for p in git.paths_of(_git(args, root, "--changed-since"))}
 
-    changed = paths(["diff", "--name-only", "-z", "--diff-filter=d", ref, "--", "."])
-    deleted = paths(["diff", "--name-only", "-z", "--diff-filter=D", ref, "--", "."])
-    untracked = {os.path.normpath(os.path.join(root, p)) for p in
-                 _git(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], root).stdout
-                 .decode("utf-8", "surrogateescape").split("\0") if p}
+    changed = paths(["diff", "--name-only", "-z", "--diff-filter=d", ref, "--", "."], toplevel)
+    deleted = paths(["diff", "--name-only", "-z", "--diff-filter=D", ref, "--", "."], toplevel)
+    untracked = paths(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], root)
     return changed | untracked, deleted

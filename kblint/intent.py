@@ -7,14 +7,15 @@ how each item is enforced.
 
 from __future__ import annotations
 
+from typing import Any
 
-from .kbschema import COMMON_KEYS, KBSchema, TypeSchema
-from .report import display_path
-from .rubric import Binding, Plan
-from .yamlfile import json_ready
+from .model.kbschema import COMMON_KEYS, KBSchema, TypeSchema
+from .model.plan import Binding, Plan
+from .paths import display_path
+from .yamlread.lines import json_ready
 
 
-def _item(b: Binding) -> dict:
+def _item(b: Binding) -> dict[str, Any]:
     out = {"id": b.id, "text": b.text, "binding": b.kind, "scope": b.scope, "severity": b.severity}
     if b.kind == "checker":
         out["checker"] = b.checker
@@ -30,7 +31,7 @@ def _item(b: Binding) -> dict:
     return out
 
 
-def _type(ts: TypeSchema, plan: Plan) -> dict:
+def _type(ts: TypeSchema, plan: Plan) -> dict[str, Any]:
     required = ["title"] + [f for f in ts.required_fields() if f != "title"]
     fields = {}
     for name, spec in ts.fields.items():
@@ -63,7 +64,7 @@ def _type(ts: TypeSchema, plan: Plan) -> dict:
     return out
 
 
-def intent(schema: KBSchema, plan: Plan) -> dict:
+def intent(schema: KBSchema, plan: Plan) -> dict[str, Any]:
     return {
         "kb": {"name": schema.name, "description": schema.description, "kb_type": schema.kb_type,
                "path": display_path(schema.root)},

@@ -1,14 +1,20 @@
-"""What policies measure: on an Entry in pass 1, on EntryFacts and the graph in pass 2."""
+"""What policies measure (SPEC §6): on the whole entry in pass 1, on its facts and the link graph
+after the graph pass. Both implement `policy.Measures`."""
 
 from __future__ import annotations
 
-from .checkers.core import body_has_section, entry_words, names_self_by_fields, outlink_count, self_names
-from .graph import KB_AT, LINK_FIELDS, PATH_AT, RELATION_AT, TARGET_AT, EntryFacts, GraphResult
+from collections.abc import Callable
+from typing import Any
+
+from .checkers.core import body_has_section
+from .model.entry import Entry, is_empty
+from .model.facts import EntryFacts
+from .model.kbschema import KBSchema
+from .model.link import LinkKey, names_itself, own_names
 from .rules.fields import is_url
-from .rules.common import is_empty
 
 
-def count_values(value, url_only: bool = False) -> int:
+def count_values(value: Any, url_only: bool = False) -> int:
     """Non-empty values: a list counts its non-empty members, a scalar 1, missing 0 (SPEC §6)."""
     members = value if isinstance(value, list) else [value]
     members = [m for m in members if not is_empty(m)]
@@ -18,7 +24,9 @@ def count_values(value, url_only: bool = False) -> int:
 
 
 class EntryMeasures:
-    def __init__(self, entry, schema):
+    """An entry's measures in pass 1: metadata, tags, sections, words and all its outgoing links."""
+
+    def __init__(self, entry: Entry, schema: KBSchema):
         self.entry = entry
         self.schema = schema
         self.status = entry.status
@@ -29,27 +37,31 @@ class EntryMeasures:
         return count_values(self.entry.metadata.get(field), url_only=spec is not None and spec.type == "url")
 
     def links_count(self, name: str | None) -> int:
-        return outlink_count(self.entry)
+        return self.entry.outlink_count
 
     def tags_count(self) -> int:
         return len(self.entry.tags)
 
     def has_section(self, heading: str) -> bool:
-        return body_has_section(self.entry, {"heading": heading}, None) is None
+        return body_has_section(self.entry, {"heading": heading}, None) is None  # type: ignore[arg-type]
 
     def words(self) -> int:
-        return entry_words(self.entry)
+        return self.entry.word_count
 
-    def inlinks_count(self) -> int:  # pragma: no cover - graph subjects are measured in pass 2
+    def inlinks_count(self) -> int:
         raise RuntimeError("inlinks are measured after the graph pass")
 
 
-class FactsMeasures:
-    """Graph subjects (links.NAME, inlinks) measured on an entry's facts after the graph pass."""
+TypeOfTarget = Callable[[EntryFacts, LinkKey], "str | None"]
 
-    def __init__(self, facts: EntryFacts, graph: GraphResult):
+
+class FactsMeasures:
+    """An entry's graph measures after the graph pass: links by relation or target type, inlinks."""
+
+    def __init__(self, facts: EntryFacts, inlinks: dict[str, list[str]], type_of_target: TypeOfTarget):
         self.facts = facts
-        self.graph = graph
+        self.inlinks = inlinks
+        self.type_of_target = type_of_target
         self.status = facts.status
         self._links_counts: dict[str | None, int] = {}  # several items of a type may count one NAME
 
@@ -63,25 +75,27 @@ class FactsMeasures:
 
     def _count_links(self, name: str | None) -> int:
         facts = self.facts
-        packed = facts.packed_links
-        own_kb = facts.kb_name
-        own = self_names(facts) if packed else frozenset()
+        names = own_names(facts) if facts.links else frozenset()
         keys = set()
-        for start in range(0, len(packed), LINK_FIELDS):
-            target = packed[start + TARGET_AT]
-            kb = packed[start + KB_AT] or own_kb
-            path = packed[start + PATH_AT]
-            if names_self_by_fields(kb, path, target, facts, own):
+        for key in facts.links.keys():
+            kb = key.kb or facts.kb_name
+            if names_itself(kb, key.path, key.target, facts, names):
                 continue
-            if name is None or packed[start + RELATION_AT] == name or getattr(
-                    self.graph.resolve_packed(facts, packed[start:start + LINK_FIELDS]), "type", None) == name:
-                keys.add((kb, path if path is not None else target))
+            if name is None or key.relation == name or self.type_of_target(facts, key) == name:
+                keys.add((kb, key.path if key.path is not None else key.target))
         return len(keys)
 
     def inlinks_count(self) -> int:
-        return len(self.graph.inlinks.get(self.facts.path, ()))
+        return len(self.inlinks.get(self.facts.path, ()))
 
-    def metadata_count(self, field: str) -> int:  # pragma: no cover - entry subjects are measured in pass 1
+    def metadata_count(self, field: str) -> int:
         raise RuntimeError("metadata is measured in pass 1")
 
-    tags_count = has_section = words = metadata_count
+    def tags_count(self) -> int:
+        raise RuntimeError("tags are measured in pass 1")
+
+    def has_section(self, heading: str) -> bool:
+        raise RuntimeError("sections are measured in pass 1")
+
+    def words(self) -> int:
+        raise RuntimeError("words are measured in pass 1")

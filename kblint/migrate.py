@@ -24,13 +24,16 @@ import json
 import os
 import re
 import tempfile
+from dataclasses import dataclass
+from typing import Any
 
-import yaml
-
-from .kbschema import KBSchema, RubricItem, load_kb_schema
-from .plainclass import dataclass
-from .rubric import Binding, bind, build_plan
-from .yamlfile import YamlFileError
+from . import yamlread
+from .checkers.registry import registry
+from .infra.files import FileProblem, read_regular_file
+from .model.kbschema import KBSchema, RubricItem, schema_from_text
+from .model.plan import Binding, bind, build_plan
+from .yamlread import MappingNode, Node, ScalarNode, SequenceNode, YamlError
+from .yamlread.lines import YamlFileError
 
 __all__ = ["MigrationError", "MigrationResult", "Proposal", "propose", "summary", "unified_diff", "write"]
 
@@ -434,18 +437,11 @@ class _Span:
     source: str  # the scalar as written
 
 
-def _compose(text: str, path: str):
-    loader = yaml.SafeLoader(text)
+def _compose(text: str, path: str) -> Node | None:
     try:
-        return loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        raise MigrationError(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}", path, line) from None
-    except yaml.YAMLError as exc:
-        raise MigrationError(f"{path}:1: invalid YAML: {exc}", path, 1) from None
-    finally:
-        loader.dispose()
+        return yamlread.compose_with_offsets(text)
+    except YamlError as exc:
+        raise MigrationError(f"{path}:{exc.line}: invalid YAML: {exc.reason}", path, exc.line) from None
 
 
 def _node_counts(root) -> dict[int, int]:
@@ -457,21 +453,21 @@ def _node_counts(root) -> dict[int, int]:
         counts[id(node)] = counts.get(id(node), 0) + 1
         if counts[id(node)] > 1:
             continue
-        if isinstance(node, yaml.MappingNode):
+        if isinstance(node, MappingNode):
             for k, v in node.value:
                 stack.extend((k, v))
-        elif isinstance(node, yaml.SequenceNode):
+        elif isinstance(node, SequenceNode):
             stack.extend(node.value)
     return counts
 
 
 def _get(mapping, key: str):
     """The value node of KEY written directly in MAPPING (the last one if repeated)."""
-    if not isinstance(mapping, yaml.MappingNode):
+    if not isinstance(mapping, MappingNode):
         return None
     found = None
     for k, v in mapping.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == key and k.tag != "tag:yaml.org,2002:merge":
+        if isinstance(k, ScalarNode) and k.value == key and k.tag != yamlread.MERGE_TAG:
             found = v
     return found
 
@@ -483,7 +479,7 @@ def _rubric_nodes(root, scope: str, type_name: str | None):
 
 
 def _span(node, text: str, counts: dict[int, int], seq, item: RubricItem) -> _Span | None:
-    if not isinstance(node, yaml.ScalarNode) or node.tag != "tag:yaml.org,2002:str":
+    if not isinstance(node, ScalarNode) or node.tag != yamlread.STR_TAG:
         return None
     if counts.get(id(node), 0) > 1 or counts.get(id(seq), 0) > 1:
         return None  # shared through an anchor: editing it would change other places
@@ -523,9 +519,9 @@ def _flow(value) -> str:
     text = str(value)
     if _PLAIN.fullmatch(text):
         try:
-            if yaml.safe_load(f"[{text}]") == [text]:
+            if yamlread.safe_load(f"[{text}]") == [text]:
                 return text
-        except yaml.YAMLError:
+        except YamlError:
             pass
     return _double_quoted(text)
 
@@ -534,9 +530,9 @@ def _text_scalar(span: _Span, text: str) -> str:
     """The item's text for a flow mapping: as the author wrote it when that stays valid there."""
     if "\n" not in span.source and "\r" not in span.source and span.source[:1] not in ("|", ">"):
         try:
-            if yaml.safe_load("{text: " + span.source + "}") == {"text": text}:
+            if yamlread.safe_load("{text: " + span.source + "}") == {"text": text}:
                 return span.source
-        except yaml.YAMLError:
+        except YamlError:
             pass
     return _double_quoted(text)
 
@@ -559,13 +555,12 @@ def _kb_yaml_path(kb_dir: str) -> str:
 
 def _read(path: str) -> tuple[str, int]:
     """The file's text exactly (line endings kept) and the length of a BOM prefix (0 or 1)."""
+    if not os.path.lexists(path):
+        raise MigrationError(f"{path}: not found (a KB directory holds a kb.yaml)", path)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise MigrationError(f"{path}: not found (a KB directory holds a kb.yaml)", path) from None
-    except OSError as exc:
-        raise MigrationError(f"{path}: cannot read: {exc.strerror}", path) from None
+        data = read_regular_file(path)
+    except FileProblem as exc:
+        raise MigrationError(f"{path}: cannot read: {exc.reason}", path) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -575,14 +570,11 @@ def _read(path: str) -> tuple[str, int]:
 
 
 def _load_schema_text(text: str, path: str) -> KBSchema:
-    """load_kb_schema on TEXT, through a private temporary copy of the file."""
-    with tempfile.TemporaryDirectory(prefix="kblint-migrate-") as tmp:
-        with open(os.path.join(tmp, "kb.yaml"), "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        try:
-            return load_kb_schema(tmp)
-        except YamlFileError as exc:
-            raise MigrationError(f"{path}:{exc.line}: {exc.reason}", path, exc.line) from None
+    """The KB schema kb.yaml TEXT at PATH describes."""
+    try:
+        return schema_from_text(text, path, registry().plugins.types if registry().plugins else ())
+    except YamlFileError as exc:
+        raise MigrationError(f"{path}:{exc.line}: {exc.reason}", path, exc.line) from None
 
 
 def _items(schema: KBSchema) -> list[RubricItem]:
@@ -640,8 +632,6 @@ def _verify(path: str, original: str, migrated: str, proposals: list[Proposal]) 
                              "written", path)
     # each new item binds as proposed
     new_items = {(i.scope, i.type_name, i.text): i for i in _items(new) if isinstance(i.raw, dict)}
-    from .checkers.registry import registry
-
     reg = registry()
     for p in proposals:
         item = new_items.get((p.scope, p.type_name, p.text))
@@ -694,7 +684,7 @@ def propose(kb_dir: str) -> MigrationResult:
         groups.setdefault((item.scope, item.type_name), []).append(item)
     for (scope, type_name), items in groups.items():
         seq = _rubric_nodes(root, scope, type_name) if root is not None else None
-        nodes = seq.value if isinstance(seq, yaml.SequenceNode) and len(seq.value) == len(items) else None
+        nodes = seq.value if isinstance(seq, SequenceNode) and len(seq.value) == len(items) else None
         for i, item in enumerate(items):
             if not item.is_string:
                 continue

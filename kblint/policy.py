@@ -37,8 +37,9 @@ the target status (with `--base REF`, only to entries that moved there since REF
 from __future__ import annotations
 
 import operator
-
-from .plainclass import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
        "!=": operator.ne}
@@ -322,17 +323,22 @@ def parse(text: str) -> Policy:
 # Evaluation.
 
 
-class Measures:
+class Measures(Protocol):
     """What a policy can measure on an entry. Pass 1 measures the entry, pass 2 its facts."""
 
-    status: str | None
-
+    @property
+    def status(self) -> str | None: ...
     def metadata_count(self, field: str) -> int: ...
     def links_count(self, name: str | None) -> int: ...
     def inlinks_count(self) -> int: ...
     def tags_count(self) -> int: ...
     def has_section(self, heading: str) -> bool: ...
     def words(self) -> int: ...
+
+
+# A policy as a function of an entry's measures (and, with --base, the entry's status there):
+# None when a gate does not apply, "" when the entry satisfies it, else the violation's message.
+Evaluator = Callable[[Measures, object, bool], "str | None"]
 
 
 def gate_applies(gate: Gate, status: str | None, previous: object = None, has_base: bool = False) -> bool:
@@ -356,7 +362,7 @@ NEW = "\x00new"  # the entry did not exist at --base
 UNCHANGED = "\x00unchanged"  # the file did not change since --base
 
 
-def _measurer(constraint: Constraint):
+def _measurer(constraint: Constraint) -> Callable[[Measures], int | bool]:
     """The function that measures CONSTRAINT's subject on an entry's Measures."""
     if isinstance(constraint, Section):
         heading = constraint.heading
@@ -382,7 +388,7 @@ def _measured(constraint: Constraint) -> str:
     return f"{constraint.subject} count"
 
 
-def evaluator(policy: Policy):
+def evaluator(policy: Policy) -> Evaluator:
     """POLICY as a function of an entry's Measures (and, with --base, the entry's status there):
     None for a gate that does not apply (no outcome at all), "" when the entry satisfies it, else
     the message. Made once per rubric item: an entry is measured against every policy of its type."""
@@ -396,7 +402,7 @@ def evaluator(policy: Policy):
         op, need = (">=", 1) if isinstance(constraint, Required) else (constraint.op, constraint.value)
         compare = OPS[op]
 
-    def evaluate(m: Measures, previous: object = None, has_base: bool = False) -> str | None:
+    def evaluate(m: Measures, previous: object, has_base: bool) -> str | None:
         if gate is not None and not gate_applies(gate, m.status, previous, has_base):
             return None
         value = measure(m)

@@ -1,19 +1,28 @@
-"""Finding KBs and their entry files (SPEC §2)."""
+"""Finding KBs and their entry files (SPEC §2).
+
+Every `*.md` file below a KB is an entry file, whatever it is: one that cannot be read (a FIFO, a
+dangling symlink, a directory kblint may not open) is still counted and becomes a parse_error. Inside
+a git work tree the files git ignores are skipped, asking git once per repository.
+"""
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
-import subprocess
-from dataclasses import field
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from .kbschema import ConfigProblem, CrossKBLink, KBSchema, default_schema, load_cross_kb_links, load_kb_schema
-from .plainclass import dataclass
-from .yamlfile import YamlFileError
+from .errors import UsageError
+from .infra import git
+from .infra.files import FileProblem, read_regular_file
+from .model.kbschema import CrossKBLink, KBSchema, PluginType, default_schema, load_cross_kb_links, load_kb_schema
+from .paths import display_path, is_within, relative_to
+from .yamlread import DEFAULT_LIMITS, Limits
+from .yamlread.lines import YamlFileError
 
-
-class UsageError(Exception):
-    """kblint cannot do its job with what it was given (exit 2)."""
+__all__ = ["KB", "Candidate", "UsageError", "Workspace", "build_workspace", "find_kb_roots", "load_kbs_for_plan"]
 
 
 @dataclass(slots=True)
@@ -22,8 +31,9 @@ class Candidate:
 
     path: str  # what reports show (absolute path, or the KB-relative --stdin-path joined to the root)
     relpath: str  # KB-relative posix path used for type inference
-    data: bytes
+    data: bytes | None  # None when it could not be read (see problem)
     inside: bool  # whether relpath is where the entry would really live in the KB
+    problem: str | None = None  # why it could not be read
 
 
 @dataclass(slots=True)
@@ -32,10 +42,12 @@ class KB:
 
     schema: KBSchema
     files: list[str] = field(default_factory=list)  # absolute paths of entry files
+    problems: dict[str, str] = field(default_factory=dict)  # path of a file that will not be read → why
     reported: set[str] | None = None  # absolute paths whose issues are reported; None: all
     candidates: list[Candidate] = field(default_factory=list)
     cross_links_path: str | None = None
     cross_links: list[CrossKBLink] = field(default_factory=list)
+    bad_gitignore: str | None = None  # a .gitignore git would block or fail on
 
     @property
     def name(self) -> str:
@@ -46,24 +58,41 @@ class KB:
         return self.schema.root
 
     def relpath(self, path: str) -> str:
-        prefix = self.root.rstrip(os.sep) + os.sep
-        rel = path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, self.root)
-        return rel.replace(os.sep, "/")
+        return relative_to(path, self.root)
 
 
 @dataclass(slots=True)
 class Workspace:
-    """The KBs of a run, and the kb.yaml files that could not be read."""
+    """The KBs of a run, the kb.yaml files that could not be read, and warnings for the user."""
 
     kbs: list[KB]
-    unreadable: list[YamlFileError] = field(default_factory=list)  # kb.yaml files that could not be read
+    unreadable: list[YamlFileError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------
 # Glob matching for `exclude` (gitignore-like: `*` within a segment, `**` across segments).
 
 
-def glob_to_regex(pattern: str) -> re.Pattern:
+def _glob_part(pattern: str, i: int) -> tuple[str, int]:
+    """The regex for the glob element at I, and where the next one starts."""
+    c = pattern[i]
+    if pattern.startswith("**/", i):
+        return "(?:.*/)?", i + 3
+    if pattern.startswith("**", i):
+        return ".*", i + 2
+    if c == "*":
+        return "[^/]*", i + 1
+    if c == "?":
+        return "[^/]", i + 1
+    if c == "[":
+        j = pattern.find("]", i + 1)
+        if j >= 0:
+            return "[" + pattern[i + 1 : j].replace("!", "^", 1) + "]", j + 1
+    return re.escape(c), i + 1
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
     pattern = pattern.strip().lstrip("/")
     anchored = "/" in pattern.rstrip("/")
     dir_only = pattern.endswith("/")
@@ -71,75 +100,22 @@ def glob_to_regex(pattern: str) -> re.Pattern:
     out = []
     i = 0
     while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            j = pattern.find("]", i + 1)
-            if j < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                out.append("[" + pattern[i + 1 : j].replace("!", "^", 1) + "]")
-                i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    body = "".join(out)
+        part, i = _glob_part(pattern, i)
+        out.append(part)
     prefix = "" if anchored else "(?:.*/)?"
     # A pattern matches a path itself or anything below it (a directory pattern excludes its files).
     suffix = "/.*" if dir_only else "(?:/.*)?"
-    return re.compile(f"^{prefix}{body}{suffix}$")
+    return re.compile(f"^{prefix}{''.join(out)}{suffix}$")
 
 
 class Excluder:
-    def __init__(self, patterns: list[str] | tuple[str, ...]):
+    """The `exclude` globs of the configuration, matched against KB-relative paths."""
+
+    def __init__(self, patterns: Iterable[str]):
         self.regexes = [glob_to_regex(p) for p in patterns if p and p.strip()]
 
     def __call__(self, relpath: str) -> bool:
         return any(r.match(relpath) for r in self.regexes)
-
-
-# ---------------------------------------------------------------------------------------------
-# git: files that git ignores are skipped inside a work tree.
-
-
-def _git_toplevel(path: str) -> str | None:
-    current = os.path.abspath(path)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
-def _git_visible_files(root: str) -> set[str] | None:
-    """Absolute paths of the files git does not ignore under ROOT, or None outside a work tree."""
-    if _git_toplevel(root) is None:
-        return None
-    try:
-        proc = subprocess.run(
-            ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
-            capture_output=True, timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0:
-        return None
-    root = os.path.abspath(root)
-    return {os.path.join(root, p) for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -150,44 +126,81 @@ def is_readme(name: str) -> bool:
     return name.lower() == "readme.md"
 
 
-def entry_files(root: str, exclude: Excluder, respect_gitignore: bool = True) -> list[str]:
-    """Every entry file of the KB at ROOT, sorted (SPEC §2)."""
-    visible = _git_visible_files(root) if respect_gitignore else None
-    found: list[str] = []
-    stack = [root]
+def _is_regular(entry: os.DirEntry[str]) -> bool:
+    try:
+        return stat.S_ISREG(entry.stat().st_mode)
+    except OSError:
+        return False
+
+
+@dataclass(slots=True)
+class _Walk:
+    """The entry files below a KB root, what cannot be read, and any .gitignore git would block on."""
+
+    root: str
+    exclude: Excluder
+    limits: Limits
+    files: list[str] = field(default_factory=list)
+    problems: dict[str, str] = field(default_factory=dict)
+    bad_gitignore: str | None = None
+
+    def run(self) -> None:
+        stack = [(self.root, 0)]
+        while stack:
+            directory, depth = stack.pop()
+            try:
+                with os.scandir(directory) as it:
+                    items = list(it)
+            except OSError as exc:
+                self._unreadable(directory, f"cannot read the directory: {exc.strerror or exc}")
+                continue
+            for item in items:
+                if item.name.startswith("."):
+                    if item.name == ".gitignore" and not _is_regular(item):
+                        self.bad_gitignore = item.path
+                    continue
+                if item.is_dir(follow_symlinks=False):
+                    if self._descends(item, directory):
+                        if depth + 1 > self.limits.max_path_depth:
+                            message = f"more than {self.limits.max_path_depth} directories deep (the limit): not read"
+                            self._unreadable(item.path, message)
+                        else:
+                            stack.append((item.path, depth + 1))
+                elif item.name.endswith(".md") and not is_readme(item.name) and not self._excluded(item.path):
+                    self.files.append(item.path)
+        self.files.sort()
+
+    def _descends(self, item: os.DirEntry[str], directory: str) -> bool:
+        """Whether the walk goes into a directory: not _templates, and not another KB."""
+        if item.name == "_templates":
+            return False
+        return directory == self.root or not os.path.isfile(os.path.join(item.path, "kb.yaml"))
+
+    def _excluded(self, path: str) -> bool:
+        return bool(self.exclude.regexes) and self.exclude(relative_to(path, self.root))
+
+    def _unreadable(self, path: str, reason: str) -> None:
+        if not self._excluded(path):
+            self.files.append(path)
+            self.problems[path] = reason
+
+
+def find_kb_roots(directory: str, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """Directories holding kb.yaml at or below DIRECTORY (hidden and symlinked directories skipped)."""
+    roots = []
+    stack = [(os.path.abspath(directory), 0)]
     while stack:
-        directory = stack.pop()
+        current, depth = stack.pop()
         try:
-            items = list(os.scandir(directory))
+            with os.scandir(current) as it:
+                items = sorted(it, key=lambda e: e.name)
         except OSError:
             continue
-        for item in items:
-            name = item.name
-            if name.startswith("."):
-                continue
-            if item.is_dir(follow_symlinks=False):
-                if name == "_templates" and directory == root:
-                    continue
-                if name == "_templates" or os.path.isfile(os.path.join(item.path, "kb.yaml")):
-                    continue
-                stack.append(item.path)
-            elif name.endswith(".md") and not is_readme(name) and item.is_file():
-                if visible is not None and item.path not in visible:
-                    continue
-                if exclude.regexes and exclude(os.path.relpath(item.path, root).replace(os.sep, "/")):
-                    continue
-                found.append(item.path)
-    found.sort()
-    return found
-
-
-def find_kb_roots(directory: str) -> list[str]:
-    """Directories holding kb.yaml at or below DIRECTORY (hidden directories skipped)."""
-    roots = []
-    for current, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(current, d)))
-        if "kb.yaml" in files:
-            roots.append(os.path.abspath(current))
+        if any(e.name == "kb.yaml" and not e.is_dir() for e in items):
+            roots.append(current)
+        if depth < limits.max_path_depth:
+            stack.extend((e.path, depth + 1) for e in reversed(items)
+                         if not e.name.startswith(".") and e.is_dir(follow_symlinks=False))  # fmt: skip
     return roots
 
 
@@ -202,21 +215,24 @@ def nearest_kb_root(path: str) -> str | None:
         current = parent
 
 
-def _is_within(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([os.path.abspath(path), root]) == root
-    except ValueError:
-        return False
-
-
 # ---------------------------------------------------------------------------------------------
 # Building the workspace for a run.
 
 
+@dataclass(frozen=True, slots=True)
+class WalkOptions:
+    """How a run finds entry files."""
+
+    exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    limits: Limits = DEFAULT_LIMITS
+    plugin_types: tuple[PluginType, ...] = ()
+
+
 class _Builder:
-    def __init__(self, exclude: Excluder, respect_gitignore: bool):
-        self.exclude = exclude
-        self.respect_gitignore = respect_gitignore
+    def __init__(self, options: WalkOptions):
+        self.options = options
+        self.exclude = Excluder(options.exclude)
         self.kbs: dict[str, KB] = {}
         self.unreadable: list[YamlFileError] = []
         self.bad_roots: set[str] = set()
@@ -228,126 +244,150 @@ class _Builder:
         if key in self.bad_roots:
             return None
         if root is None:
-            schema = default_schema(default_root or os.getcwd())
+            schema = default_schema(default_root or os.getcwd(), self.options.plugin_types)
         else:
             try:
-                schema = load_kb_schema(root)
+                schema = load_kb_schema(root, self.options.plugin_types)
             except YamlFileError as exc:
                 self.unreadable.append(exc)
                 self.bad_roots.add(key)
                 return None
         kb = KB(schema=schema, reported=set())
         if root is not None:
-            kb.files = entry_files(root, self.exclude, self.respect_gitignore)
+            walk = _Walk(root, self.exclude, self.options.limits)
+            walk.run()
+            kb.files, kb.problems, kb.bad_gitignore = walk.files, walk.problems, walk.bad_gitignore
             kb.cross_links_path, kb.cross_links = load_cross_kb_links(root, schema.problems)
         self.kbs[key] = kb
         return kb
 
-
-def build_workspace(
-    paths: list[str],
-    *,
-    kb_dir: str | None = None,
-    stdin_data: bytes | None = None,
-    stdin_path: str | None = None,
-    exclude: tuple[str, ...] = (),
-    respect_gitignore: bool = True,
-) -> Workspace:
-    b = _Builder(Excluder(list(exclude)), respect_gitignore)
-    context_root = os.path.abspath(kb_dir) if kb_dir else None
-    if context_root is not None and not os.path.isfile(os.path.join(context_root, "kb.yaml")):
-        raise UsageError(f"--kb {kb_dir}: no kb.yaml in that directory")
-
-    if stdin_data is not None:
+    def stdin_candidate(self, context_root: str | None, stdin_path: str | None, data: bytes) -> None:
         if context_root is None:
             raise UsageError("--stdin needs --kb DIR (the KB the entry belongs to)")
         if not stdin_path:
             raise UsageError("--stdin needs --stdin-path REL.md (where the entry would live in the KB)")
         if os.path.isabs(stdin_path) or not stdin_path.endswith(".md"):
             raise UsageError(f"--stdin-path {stdin_path}: expected a relative path ending in .md, inside the KB")
-        if not _is_within(os.path.join(context_root, stdin_path), context_root):
+        if not is_within(os.path.join(context_root, stdin_path), context_root):
             raise UsageError(f"--stdin-path {stdin_path}: the path leaves the KB")
-        kb = b.kb(context_root)
+        kb = self.kb(context_root)
         if kb is not None:
             abs_path = os.path.normpath(os.path.join(context_root, stdin_path))
             if abs_path in kb.files:
                 kb.files.remove(abs_path)  # the candidate replaces the existing entry for this run
-            kb.candidates.append(Candidate(path=abs_path, relpath=kb.relpath(abs_path), data=stdin_data,
-                                           inside=_is_within(abs_path, context_root)))
+            kb.candidates.append(Candidate(abs_path, kb.relpath(abs_path), data, inside=True))
+
+    def directory(self, raw: str, path: str) -> None:
+        if os.path.isfile(os.path.join(path, "kb.yaml")):
+            roots = [path] + [r for r in find_kb_roots(path, self.options.limits) if r != path]
+        else:
+            roots = find_kb_roots(path, self.options.limits)
+        if not roots:
+            above = nearest_kb_root(os.path.join(path, "x"))
+            hint = f" (the KB holding it is {display_path(above)}: lint that)" if above else ""
+            raise UsageError(f"no kb.yaml found under {raw}{hint}")
+        for root in roots:
+            kb = self.kb(root)
+            if kb is not None:
+                kb.reported = None
+
+    def file(self, raw: str, path: str, context_root: str | None) -> None:
+        if not path.endswith(".md"):
+            raise UsageError(f"{raw}: not a markdown entry (.md) or a directory")
+        if context_root is not None and not is_within(path, context_root):
+            kb = self.kb(context_root)
+            if kb is not None:
+                kb.candidates.append(_read_candidate(path, os.path.basename(path), inside=False))
+            return
+        root = context_root or nearest_kb_root(path)
+        kb = self.kb(root, default_root=os.path.dirname(path))
+        if kb is None:
+            return
+        if root is None or path not in kb.files:
+            # a file outside the walk (hidden, excluded, or no KB at all): checked as named
+            relpath = kb.relpath(path) if root else os.path.basename(path)
+            kb.candidates.append(_read_candidate(path, relpath, inside=root is not None))
+        elif kb.reported is not None:
+            kb.reported.add(path)
+
+
+def _read_candidate(path: str, relpath: str, inside: bool) -> Candidate:
+    try:
+        return Candidate(path, relpath, read_regular_file(path), inside)
+    except FileProblem as exc:
+        return Candidate(path, relpath, None, inside, problem=exc.reason)
+
+
+def build_workspace(paths: list[str], *, kb_dir: str | None = None, stdin_data: bytes | None = None,
+                    stdin_path: str | None = None, options: WalkOptions | None = None) -> Workspace:  # fmt: skip
+    """The KBs of a run: those PATHS name or hold, or the --kb DIR of candidates and --stdin."""
+    options = options or WalkOptions()
+    b = _Builder(options)
+    context_root = os.path.abspath(kb_dir) if kb_dir else None
+    if context_root is not None and not os.path.isfile(os.path.join(context_root, "kb.yaml")):
+        raise UsageError(f"--kb {kb_dir}: no kb.yaml in that directory")
+    if stdin_data is not None:
+        b.stdin_candidate(context_root, stdin_path, stdin_data)
     else:
         for raw in paths or ["."]:
             path = os.path.abspath(raw)
-            if not os.path.exists(path):
+            if not os.path.lexists(path):
                 raise UsageError(f"{raw}: no such file or directory")
             if os.path.isdir(path):
-                if os.path.isfile(os.path.join(path, "kb.yaml")):
-                    roots = [path] + [r for r in find_kb_roots(path) if r != path]
-                else:
-                    roots = find_kb_roots(path)
-                if not roots:
-                    above = nearest_kb_root(os.path.join(path, "x"))
-                    hint = f" (the KB holding it is {os.path.relpath(above)}: lint that)" if above else ""
-                    raise UsageError(f"no kb.yaml found under {raw}{hint}")
-                for root in roots:
-                    kb = b.kb(root)
-                    if kb is not None:
-                        kb.reported = None
-                continue
-            if not path.endswith(".md"):
-                raise UsageError(f"{raw}: not a markdown entry (.md) or a directory")
-            if context_root is not None and not _is_within(path, context_root):
-                kb = b.kb(context_root)
-                if kb is not None:
-                    with open(path, "rb") as fh:
-                        data = fh.read()
-                    kb.candidates.append(Candidate(path=path, relpath=os.path.basename(path), data=data,
-                                                   inside=False))
-                continue
-            root = context_root or nearest_kb_root(path)
-            kb = b.kb(root, default_root=os.path.dirname(path))
-            if kb is None:
-                continue
-            if root is None or path not in kb.files:
-                # a file outside the walk (hidden, excluded, or no KB at all): checked as named
-                kb.candidates.append(Candidate(path=path, relpath=kb.relpath(path) if root else os.path.basename(path),
-                                               data=_read(path), inside=root is not None))
-            elif kb.reported is not None:
-                kb.reported.add(path)
-    return Workspace(kbs=list(b.kbs.values()), unreadable=b.unreadable)
+                b.directory(raw, path)
+            else:
+                b.file(raw, path, context_root)
+    ws = Workspace(kbs=list(b.kbs.values()), unreadable=b.unreadable)
+    if options.respect_gitignore:
+        ws.warnings.extend(_skip_ignored(ws.kbs))
+    return ws
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
+def _skip_ignored(kbs: list[KB]) -> list[str]:
+    """Drop the files git ignores from the KBs' files (one git query per repository); warnings
+    for the KBs whose repository git could not be asked about."""
+    warnings = []
+    walked = [kb for kb in kbs if kb.schema.kb_yaml is not None]
+    for top, members in git.by_work_tree([kb.root for kb in walked]).items():
+        group = [kb for kb in walked if kb.root in members]
+        bad = next((kb.bad_gitignore for kb in group if kb.bad_gitignore), None) or git.bad_gitignore_above(top, members)
+        if bad is not None:
+            warnings.append(f"{display_path(bad)} is not a regular file: files git ignores are linted too")
+            continue
+        ignored = git.ignored(top, members)
+        if ignored is None:
+            warnings.append(f"git could not list the files it ignores in {display_path(top)}: they are linted too")
+            continue
+        for kb in group:
+            kb.files = [p for p in kb.files if not ignored.covers(p)]
+    return warnings
 
 
-def load_kbs_for_plan(kb: str) -> list[KBSchema]:
+def load_kbs_for_plan(kb: str, plugin_types: tuple[PluginType, ...] = ()) -> list[KBSchema]:
     """The KB a command names: a directory holding kb.yaml, or a KB name found under the current
     directory (other KBs' kb.yaml files that cannot be read are skipped)."""
     if os.path.isdir(kb):
         if not os.path.isfile(os.path.join(kb, "kb.yaml")):
             raise UsageError(f"{kb}: no kb.yaml in that directory (give a KB directory or a KB name)")
         try:
-            return [load_kb_schema(os.path.abspath(kb))]
+            return [load_kb_schema(os.path.abspath(kb), plugin_types)]
         except YamlFileError as exc:
             raise UsageError(str(exc)) from None
     found = []
     names = []
     for root in find_kb_roots(os.getcwd()):
         try:
-            schema = load_kb_schema(root)
+            schema = load_kb_schema(root, plugin_types)
         except YamlFileError:
             continue
         names.append(schema.name)
         if schema.name == kb:
             found.append(schema)
     if not found:
-        import difflib
-
         near = difflib.get_close_matches(kb, names, n=1)
         hint = f"; did you mean '{near[0]}'?" if near else ""
         raise UsageError(f"{kb}: no such directory, and no KB of that name under the current directory{hint}")
     if len(found) > 1:
-        paths = " and ".join(os.path.relpath(s.root) for s in found)
+        paths = " and ".join(display_path(s.root) for s in found)
         raise UsageError(f"{kb}: several KBs have that name ({paths}); give the directory instead")
     return found

@@ -9,27 +9,16 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..entry import strip_code
-from ..graph import link_key
-from ..plainclass import dataclass
-from ..rules.common import is_empty
-from .registry import Checker, Param
-
-
-@dataclass(slots=True)
-class CheckContext:
-    """What a checker may read besides the entry: the KB schema, and the graph after pass 2."""
-
-    schema: object
-    inlinks: dict | None = None  # entry path → paths of the entries linking to it (graph checkers only)
-    graph: object = None  # the read-only GraphResult (graph checkers only)
+from ..model.entry import is_empty
+from ..model.markdown import fenced_lines, has_fence
+from .base import Checker, CheckContext, EntrySubject, GraphSubject, Param, Params
 
 
 _NON_DESCRIPTIVE = frozenset(
     ["update", "notes", "todo", "untitled", "new entry", "draft", "temp", "test", "placeholder", "wip"])
 
 
-def descriptive_title(entry, params, context):
+def descriptive_title(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """Title says what the entry is about.
 
     Fails when the title (stripped, case-folded) is one of: update, notes, todo, untitled,
@@ -44,7 +33,7 @@ def descriptive_title(entry, params, context):
     return None
 
 
-def has_tags(entry, params, context):
+def has_tags(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """Entry has at least `min` tags (default 1).
 
     `tags` may be a list or a single string (one tag).
@@ -60,46 +49,13 @@ def has_tags(entry, params, context):
     return None
 
 
-def _is_stub(entry) -> bool:
+def _is_stub(entry: EntrySubject) -> bool:
     status = entry.metadata.get("research_status")
     return (isinstance(status, str) and status.strip().casefold() == "stub") or \
         (entry.status or "").strip().casefold() == "stub" or "stub" in (t.casefold() for t in entry.tags)
 
 
-def names_self(link, entry, own_names: frozenset[str] | None = None) -> bool:
-    """Whether LINK names ENTRY itself (its id, file stem or an alias, in any case, or its path).
-    OWN_NAMES: those names case-folded, when the caller has them (self_names)."""
-    return names_self_by_fields(link.kb or entry.kb_name, link.path, link.target, entry,
-                                own_names if own_names is not None else self_names(entry))
-
-
-def names_self_by_fields(kb: str, path: str | None, target: str, entry, own_names: frozenset[str]) -> bool:
-    """names_self for a link given by its KB (resolved: never None), PATH and TARGET, as the graph
-    pass holds links (EntryFacts.packed_links), without making the link."""
-    if kb != entry.kb_name:
-        return False
-    if path is not None and path == entry.relpath:
-        return True
-    return target.casefold() in own_names
-
-
-def self_names(entry) -> frozenset[str]:
-    return frozenset([entry.id.casefold(), entry.stem.casefold(), *(a.casefold() for a in entry.aliases)])
-
-
-def outlink_count(entry) -> int:
-    """Distinct (KB, target) pairs linked from the entry, not counting links to itself."""
-    memo = getattr(entry, "memo", None)
-    if memo is not None and "outlinks" in memo:
-        return memo["outlinks"]
-    own = self_names(entry)
-    count = len({link_key(link, entry.kb_name) for link in entry.links if not names_self(link, entry, own)})
-    if memo is not None:
-        memo["outlinks"] = count
-    return count
-
-
-def has_outlinks(entry, params, context):
+def has_outlinks(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """Entry links to at least `min` other entries (default 1), unless it is a stub.
 
     Counts distinct link targets of every kind (frontmatter links, references, wikilinks,
@@ -112,7 +68,7 @@ def has_outlinks(entry, params, context):
     need = params.get("min", 1)
     if _is_stub(entry):
         return None
-    count = outlink_count(entry)
+    count = entry.outlink_count
     if count < need:
         if count == 0:
             return f"Entry '{entry.id}' links to no other entry"
@@ -120,7 +76,7 @@ def has_outlinks(entry, params, context):
     return None
 
 
-def has_inlinks(entry, params, context):
+def has_inlinks(entry: GraphSubject, params: Params, context: CheckContext) -> str | None:
     """At least `min` entries of the workspace link to this one (default 1).
 
     Runs after the graph pass: incoming links are counted over every KB in the run.
@@ -137,7 +93,7 @@ def has_inlinks(entry, params, context):
     return None
 
 
-def status_present(entry, params, context):
+def status_present(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """Entry has a `status`.
 
     Passes:  status: draft
@@ -148,7 +104,7 @@ def status_present(entry, params, context):
     return None
 
 
-def priority_present(entry, params, context):
+def priority_present(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """Entry has a `priority`.
 
     Passes:  priority: high
@@ -159,7 +115,7 @@ def priority_present(entry, params, context):
     return None
 
 
-def has_field(entry, params, context):
+def has_field(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The metadata field `field` is present and not empty.
 
     Missing, null, an empty string and an empty list all fail. Fields of a nested `metadata:`
@@ -174,7 +130,7 @@ def has_field(entry, params, context):
     return None
 
 
-def has_any_field(entry, params, context):
+def has_any_field(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """At least one of the metadata fields `fields` is present and not empty.
 
     Passes:  author: "J. Smith"   (fields: [url, author])
@@ -190,7 +146,7 @@ def _norm_heading(text: str) -> str:
     return text.strip().rstrip(":").strip().casefold()
 
 
-def body_has_section(entry, params, context):
+def body_has_section(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body has a level-2 heading `## heading` (case-insensitive, a trailing colon ignored).
 
     Passes:  ## Sources            (heading: Sources)
@@ -202,7 +158,7 @@ def body_has_section(entry, params, context):
     return f"Entry '{entry.id}' has no '## {params['heading']}' section"
 
 
-def body_has_heading(entry, params, context):
+def body_has_heading(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body has a heading with the text `heading`, at `level` if given (any level otherwise).
 
     Passes:  ### Timeline          (heading: Timeline, level: 3)
@@ -217,11 +173,11 @@ def body_has_heading(entry, params, context):
 
 
 @lru_cache(maxsize=256)
-def _pattern(pattern: str) -> re.Pattern:
+def _pattern(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.MULTILINE | re.IGNORECASE)
 
 
-def body_has_pattern(entry, params, context):
+def body_has_pattern(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body matches the regular expression `pattern` (multiline, case-insensitive).
 
     Passes:  a body containing "Source: council minutes"   (pattern: "^source:")
@@ -232,64 +188,39 @@ def body_has_pattern(entry, params, context):
     return f"Entry '{entry.id}' body does not match /{params['pattern']}/"
 
 
-_CODE_FENCE_RE = re.compile(r"^ {0,3}(```(?=[^`\n]*$)|~~~)", re.MULTILINE)
-
-
-def body_has_code_block(entry, params, context):
+def body_has_code_block(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body has a fenced code block (``` or ~~~).
 
     Passes:  a body with a ```python block
     Fails:   only inline `code`
     """
-    if _CODE_FENCE_RE.search(entry.body):
+    if has_fence(entry.body) and any(fenced_lines(entry.body.split("\n"))):
         return None
     return f"Entry '{entry.id}' has no fenced code block"
 
 
-def word_count(body: str, enough: int | None = None) -> int:
-    """The words of BODY; with ENOUGH, min(words, ENOUGH): the split stops there, since a
-    threshold needs no more (a long body is counted several times faster)."""
-    text = strip_code(body)
-    if enough is not None and 0 < enough <= len(text):  # more words than characters there are not
-        return len(text.split(None, enough - 1))  # at most ENOUGH parts
-    return len(text.split())
-
-
-def entry_words(entry, enough: int | None = None) -> int:
-    """word_count of the entry's body, kept in its memo once known exactly."""
-    memo = getattr(entry, "memo", None)
-    exact = memo.get("words") if memo is not None else None
-    if exact is not None:
-        return exact if enough is None else min(exact, enough)
-    count = word_count(entry.body, enough)
-    if memo is not None and (enough is None or count < enough):
-        memo["words"] = count
-    return count
-
-
-def body_min_words(entry, params, context):
+def body_min_words(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body has at least `min` words (whitespace-separated, code blocks not counted).
 
     Passes:  a 300-word body   (min: 200)
     Fails:   a 50-word body    (min: 200)
     """
     need = params["min"]
-    count = entry_words(entry, need)
+    count = entry.word_count
     if count < need:
         return f"Entry '{entry.id}' body has {count} word{'s' if count != 1 else ''}, needs {need}"
     return None
 
 
-# "Source: text", or "Sources:" with the list starting on the next line. The pattern is matched at
-# the start of the body and searched for after a newline (what `^` with re.MULTILINE means): with
-# a leading literal the regex engine skips ahead, where `^` makes it try every position (ten times
-# slower on a typical body).
+# "Source: text", or "Sources:" with the list starting on the next line: matched at the start of the
+# body, and searched for after a newline (a leading literal lets the regex engine skip ahead, where
+# `^` with re.MULTILINE would try every position of the body).
 _SOURCE_LINE = r"[ \t]*sources?:[ \t]*(?:[^\s]|\n[ \t]*[^\s#])"
 _SOURCE_FIRST_LINE_RE = re.compile(_SOURCE_LINE, re.IGNORECASE)
 _SOURCE_LATER_LINE_RE = re.compile("\n" + _SOURCE_LINE, re.IGNORECASE)
 
 
-def _section_has_content(entry, names: set[str]) -> bool:
+def _section_has_content(entry: EntrySubject, names: set[str]) -> bool:
     lines = entry.body.split("\n")
     first = entry.raw.body_line
     heads = entry.headings
@@ -306,7 +237,7 @@ def _section_has_content(entry, names: set[str]) -> bool:
     return False
 
 
-def cites_source(entry, params, context):
+def cites_source(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """Entry cites a source: a source field, a sources section with content, or a `Source:` line.
 
     Passes when any of `fields` (default sources, source, source_url, url, references) is
@@ -329,7 +260,7 @@ def cites_source(entry, params, context):
     return f"Entry '{entry.id}' cites no source"
 
 
-def not_oversized(entry, params, context):
+def not_oversized(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """A backlog item sized XL or XXL is broken down into subtasks.
 
     Fails when `effort` is XL or XXL (any case) and the entry has no link with relation
@@ -348,7 +279,7 @@ def not_oversized(entry, params, context):
 _CLOSED = frozenset(["done", "retired", "wont_do", "deferred"])
 
 
-def orphan_backlog_item(entry, params, context):
+def orphan_backlog_item(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """An open backlog item belongs to a larger item through a `subtask_of` link.
 
     Applies to open items: `kind` is not epic and `status` is not done, retired, wont_do or

@@ -1,64 +1,19 @@
-"""The checker registry: core checkers (and, through plugins, others), their declared params,
-and validation of an item's params before the run."""
+"""The checker registry: the core checkers and those plugins add, and validation of a rubric
+item's params before the run."""
 
 from __future__ import annotations
 
-import inspect
 import re
-from dataclasses import field
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from ..plainclass import dataclass
+from .base import Checker, Param
 
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    """A parameter a checker accepts in a rubric item's `params`."""
-
-    name: str
-    kind: str  # "int" | "str" | "str_list" | "regex"
-    required: bool = False
-    default: object = None
-    help: str = ""
+if TYPE_CHECKING:
+    from ..plugins import Plugins
 
 
-@dataclass(slots=True)
-class Checker:
-    """A named check that rubric items can bind to, with the parameters it takes."""
-
-    name: str
-    func: Callable
-    params: tuple[Param, ...] = ()
-    source: str = "core"
-    needs_graph: bool = False  # runs after the graph pass, on the entry's facts and the graph
-    # The frontmatter field an issue points at (a param name prefixed "param:" or a key).
-    field: str | None = None
-
-    @property
-    def doc(self) -> str:
-        return inspect.cleandoc(self.func.__doc__ or "").strip()
-
-    @property
-    def description(self) -> str:
-        return self.doc.split("\n", 1)[0].strip()
-
-    def field_for(self, params: dict) -> str | None:
-        if self.field and self.field.startswith("param:"):
-            value = params.get(self.field[6:])
-            return value if isinstance(value, str) else None
-        return self.field
-
-    def signature(self) -> str:
-        parts = []
-        for p in self.params:
-            text = p.name
-            if not p.required:
-                text += f"={p.default!r}" if p.default is not None else "=?"
-            parts.append(text)
-        return ", ".join(parts)
-
-
-def _kind_ok(kind: str, value) -> bool:
+def _kind_ok(kind: str, value: object) -> bool:
     if kind == "int":
         return isinstance(value, int) and not isinstance(value, bool)
     if kind in ("str", "regex"):
@@ -69,41 +24,43 @@ def _kind_ok(kind: str, value) -> bool:
 
 
 _KIND_NAMES = {"int": "an integer", "str": "a non-empty string", "regex": "a regular expression",
-               "str_list": "a non-empty list of strings"}
+               "str_list": "a non-empty list of strings"}  # fmt: skip
 
 
-def validate_params(checker: Checker, params: object) -> tuple[dict, list[str]]:
+def _param_problem(checker: Checker, p: Param, value: object) -> str | None:
+    if not _kind_ok(p.kind, value):
+        return f"checker '{checker.name}': param '{p.name}' must be {_KIND_NAMES.get(p.kind, p.kind)}, got {value!r}"
+    if p.kind == "regex":
+        try:
+            re.compile(str(value))
+        except re.error as exc:
+            return f"checker '{checker.name}': param '{p.name}' is not a valid regex: {exc}"
+    return None
+
+
+def validate_params(checker: Checker, params: object) -> tuple[dict[str, Any], list[str]]:
     """Params with defaults filled in, and the problems found (empty when the params are good)."""
-    problems: list[str] = []
     if params is None:
         params = {}
     if not isinstance(params, dict):
         return {}, [f"params of checker '{checker.name}' must be a mapping"]
     declared = {p.name: p for p in checker.params}
-    for key in params:
-        if key not in declared:
-            known = ", ".join(declared) or "none"
-            problems.append(f"checker '{checker.name}' has no param '{key}' (params: {known})")
-    resolved: dict = {}
+    problems = [f"checker '{checker.name}' has no param '{key}' (params: {', '.join(declared) or 'none'})"
+                for key in params if key not in declared]  # fmt: skip
+    resolved: dict[str, Any] = {}
     for p in checker.params:
-        if p.name not in params or params[p.name] is None:
+        value = params.get(p.name)
+        if value is None:
             if p.required:
-                problems.append(f"checker '{checker.name}' needs param '{p.name}' ({_KIND_NAMES[p.kind]})")
+                problems.append(f"checker '{checker.name}' needs param '{p.name}' ({_KIND_NAMES.get(p.kind, p.kind)})")
             elif p.default is not None:
                 resolved[p.name] = list(p.default) if isinstance(p.default, (list, tuple)) else p.default
             continue
-        value = params[p.name]
-        if not _kind_ok(p.kind, value):
-            problems.append(f"checker '{checker.name}': param '{p.name}' must be {_KIND_NAMES[p.kind]}, "
-                            f"got {value!r}")
-            continue
-        if p.kind == "regex":
-            try:
-                re.compile(value)
-            except re.error as exc:
-                problems.append(f"checker '{checker.name}': param '{p.name}' is not a valid regex: {exc}")
-                continue
-        resolved[p.name] = value
+        problem = _param_problem(checker, p, value)
+        if problem:
+            problems.append(problem)
+        else:
+            resolved[p.name] = value
     return resolved, problems
 
 
@@ -112,7 +69,7 @@ class Registry:
     """The checkers known to this run: the core ones and those plugins add."""
 
     checkers: dict[str, Checker] = field(default_factory=dict)
-    plugins: object = None  # kblint.plugins.Plugins once loaded
+    plugins: Plugins | None = None
 
     def add(self, checker: Checker) -> None:
         self.checkers[checker.name] = checker
@@ -124,20 +81,23 @@ class Registry:
         return sorted(self.checkers)
 
 
-_REGISTRY: Registry | None = None
+_REGISTRY: list[Registry] = []  # the process-wide registry, once built
 
 
 def registry() -> Registry:
-    """The process-wide registry, built on first use."""
-    global _REGISTRY
-    if _REGISTRY is None:
-        from . import core
-
+    """The process-wide registry: the core checkers, then the installed plugins' (built on first use)."""
+    if not _REGISTRY:
         from .. import plugins
+        from .core import CHECKERS
 
         reg = Registry()
-        for checker in core.CHECKERS:
+        for checker in CHECKERS:
             reg.add(checker)
         reg.plugins = plugins.load(reg)
-        _REGISTRY = reg
-    return _REGISTRY
+        _REGISTRY.append(reg)
+    return _REGISTRY[0]
+
+
+def reset_registry() -> None:
+    """Forget the registry, so that the next use loads the plugins again (after sys.path changes)."""
+    _REGISTRY.clear()

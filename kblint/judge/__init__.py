@@ -22,8 +22,9 @@ Importing this package does not import httpx; `judge` imports it only when somet
 from __future__ import annotations
 
 from .cache import cache_clear, cache_info
-from .model import (PROMPT_VERSION, PROVIDERS, VERDICTS, ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest,
+from .model import (PROMPT_VERSION, VERDICTS, ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest,
                     JudgeStats, JudgeUnavailable, Verdict, verdict_rule)
+from .providers import PROVIDERS
 from .runner import dry_run, judge, render_prompt
 
 __all__ = [

@@ -5,24 +5,17 @@ Nothing here imports httpx: building a configuration or reading the cache stays 
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Mapping
-from dataclasses import field
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from ..plainclass import dataclass
+from .providers import PROVIDERS, Provider, provider_named
 
 PROMPT_VERSION = "1"
 
-PROVIDERS = ("openai", "ollama", "anthropic")
 VERDICTS = ("pass", "fail", "uncertain", "not_applicable")
-
-DEFAULT_BASE_URLS = {
-    "openai": "https://api.openai.com/v1",
-    "ollama": "http://localhost:11434/v1",
-    "anthropic": "https://api.anthropic.com",
-}
-API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-BASE_URL_ENV = {"openai": "OPENAI_BASE_URL"}
 
 
 class JudgeUnavailable(Exception):
@@ -36,7 +29,9 @@ class JudgeUnavailable(Exception):
 
 @dataclass
 class JudgeConfig:
-    provider: str  # "openai" | "ollama" | "anthropic"
+    """How the judge talks to its LLM: the provider and model, limits, retries and the cache."""
+
+    provider: str  # a key of providers.PROVIDERS
     model: str
     base_url: str | None = None  # None: the provider's default (DEFAULT_BASE_URLS)
     api_key: str | None = field(default=None, repr=False)  # never printed, logged or cached
@@ -51,13 +46,14 @@ class JudgeConfig:
     max_retry_delay: float = 30.0  # cap for a server's Retry-After
     max_body_chars: int = 12_000  # longer bodies are truncated in the prompt (and the block says so)
     max_tokens: int = 4096  # answer budget (required by the Anthropic Messages API)
+    sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)  # the back-off's clock
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise ValueError(f"unknown LLM provider {self.provider!r} (expected one of: {', '.join(PROVIDERS)})")
         if not self.model:
             raise ValueError(f"no model given for LLM provider {self.provider!r} (expected PROVIDER:MODEL)")
-        self.base_url = (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+        self.base_url = (self.base_url or PROVIDERS[self.provider].default_base_url).rstrip("/")
         if self.concurrency < 1:
             raise ValueError("LLM concurrency must be at least 1")
         if self.max_calls is not None and self.max_calls < 0:
@@ -69,9 +65,18 @@ class JudgeConfig:
     def evaluator(self) -> str:
         return f"{self.provider}:{self.model}"
 
+    @property
+    def wire(self) -> Provider:
+        """The provider's wire format."""
+        return provider_named(self.provider)
+
+    @property
+    def url(self) -> str:
+        return self.wire.endpoint(self.base_url or "")
+
     @classmethod
     def from_spec(cls, spec: str, base_url: str | None = None, env: Mapping[str, str] | None = None,
-                  **options) -> "JudgeConfig":
+                  **options: Any) -> JudgeConfig:
         """Build a configuration from `PROVIDER:MODEL` (the model may itself hold colons: `ollama:llama3:8b`).
 
         The base URL is `base_url`, else (openai) `OPENAI_BASE_URL`, else the provider's default; the API
@@ -86,30 +91,37 @@ class JudgeConfig:
         if provider not in PROVIDERS:
             raise ValueError(f"unknown LLM provider {provider!r} in {spec!r} (expected one of: {', '.join(PROVIDERS)})")
         model = model.strip()
-        if base_url is None and provider in BASE_URL_ENV:
-            base_url = env.get(BASE_URL_ENV[provider]) or None
+        wire = PROVIDERS[provider]
+        if base_url is None and wire.base_url_env:
+            base_url = env.get(wire.base_url_env) or None
         api_key = options.pop("api_key", None)
-        if api_key is None and provider in API_KEY_ENV:
-            api_key = env.get(API_KEY_ENV[provider]) or None
+        if api_key is None and wire.api_key_env:
+            api_key = env.get(wire.api_key_env) or None
         return cls(provider=provider, model=model, base_url=base_url, api_key=api_key, **options)
 
 
 @dataclass
 class JudgeItem:
+    """A rubric item as the judge is asked it."""
+
     id: str
     text: str
 
 
 @dataclass
 class JudgeRequest:
+    """One entry and the items to judge it on."""
+
     key: str  # the caller's handle for the entry (e.g. its path); echoed in the outcome
-    entry: dict  # {"id", "type", "title", "metadata", "body"}
+    entry: dict[str, Any]  # {"id", "type", "title", "metadata", "body"}
     items: list[JudgeItem]
-    guidelines: dict = field(default_factory=dict)
+    guidelines: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class Verdict:
+    """The judge's verdict on one item."""
+
     item_id: str
     verdict: str  # one of VERDICTS
     confidence: float
@@ -119,12 +131,16 @@ class Verdict:
 
 @dataclass
 class ItemError:
+    """An item that got no usable verdict, and why."""
+
     item_id: str
     message: str
 
 
 @dataclass
 class JudgeOutcome:
+    """What judging one entry gave."""
+
     key: str
     verdicts: list[Verdict] = field(default_factory=list)
     errors: list[ItemError] = field(default_factory=list)
@@ -134,12 +150,14 @@ class JudgeOutcome:
 
 @dataclass
 class JudgeStats:
+    """The judge's counts for a run."""
+
     calls: int = 0  # HTTP requests sent to the provider (retries included; refused connections not)
     cache_hits: int = 0  # items answered from the cache
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, int]:
         return {"calls": self.calls, "cache_hits": self.cache_hits, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens}
 

@@ -10,14 +10,12 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import field
-from urllib.parse import urlsplit
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from ..plainclass import dataclass
 from .cache import VerdictCache, item_key
-from .model import (API_KEY_ENV, DEFAULT_BASE_URLS, ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest,
-                    JudgeStats, JudgeUnavailable, Verdict)
+from .model import ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest, JudgeStats, JudgeUnavailable, Verdict
 from .prompt import SYSTEM_PROMPT, canonical, estimate_tokens, parse_answer, prompt_entry, user_message
 
 log = logging.getLogger("kblint.judge")
@@ -33,8 +31,8 @@ class _Work:
     index: int
     request: JudgeRequest
     items: list[JudgeItem]  # de-duplicated by id, in the caller's order
-    sent_entry: dict
-    guidelines: dict
+    sent_entry: dict[str, Any]
+    guidelines: dict[str, Any]
     keys: dict[str, str] = field(default_factory=dict)
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     errors: dict[str, ItemError] = field(default_factory=dict)
@@ -84,17 +82,6 @@ def _redact(text: str, config: JudgeConfig) -> str:
     if config.api_key:
         text = text.replace(config.api_key, "***")
     return text
-
-
-def _missing_key_reason(config: JudgeConfig) -> str | None:
-    """A provider that cannot work without a key: say so before sending anything."""
-    if config.api_key:
-        return None
-    if config.provider == "anthropic" and urlsplit(config.base_url).hostname == "api.anthropic.com":
-        return f"{API_KEY_ENV['anthropic']} is not set"
-    if config.provider == "openai" and config.base_url == DEFAULT_BASE_URLS["openai"]:
-        return f"{API_KEY_ENV['openai']} is not set (set it, or --llm-base-url for a local server)"
-    return None
 
 
 class _Slots:
@@ -162,59 +149,7 @@ class _Runner:
         # the provider has gone away, and the rest of the run stops asking (no hammering).
         self.connect_streak = 0
         self.max_connect_streak = max(3, config.concurrency)
-        if config.provider == "anthropic":
-            self.url = config.base_url + ("/messages" if config.base_url.endswith("/v1") else "/v1/messages")
-        else:
-            self.url = config.base_url + "/chat/completions"
-
-    # -- the provider's wire format ---------------------------------------------------------------
-
-    def _headers(self) -> dict[str, str]:
-        from kblint import __version__
-
-        h = {"content-type": "application/json", "accept": "application/json", "user-agent": f"kblint/{__version__}"}
-        if self.config.provider == "anthropic":
-            h["anthropic-version"] = "2023-06-01"
-            if self.config.api_key:
-                h["x-api-key"] = self.config.api_key
-        elif self.config.api_key:
-            h["authorization"] = f"Bearer {self.config.api_key}"
-        return h
-
-    def _body(self, user: str) -> bytes:
-        c = self.config
-        if c.provider == "anthropic":
-            payload = {"model": c.model, "max_tokens": c.max_tokens, "temperature": 0, "system": SYSTEM_PROMPT,
-                       "messages": [{"role": "user", "content": user}]}
-        else:
-            payload = {"model": c.model, "temperature": 0,
-                       "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]}
-        return json.dumps(payload).encode("utf-8")
-
-    def _read(self, data) -> tuple[str, int, int]:
-        """(answer text, prompt tokens, completion tokens) of a 2xx response body."""
-        text, usage = "", {}
-        if isinstance(data, dict):
-            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-            if self.config.provider == "anthropic":
-                blocks = data.get("content")
-                if isinstance(blocks, list):
-                    text = "".join(b.get("text", "") for b in blocks
-                                   if isinstance(b, dict) and b.get("type", "text") == "text")
-            else:
-                try:
-                    content = data["choices"][0]["message"]["content"]
-                except (KeyError, IndexError, TypeError):
-                    content = ""
-                if isinstance(content, list):  # content parts
-                    content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-                text = content if isinstance(content, str) else ""
-        if self.config.provider == "anthropic":
-            pt, ct = usage.get("input_tokens"), usage.get("output_tokens")
-        else:
-            pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        as_int = lambda v: v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0  # noqa: E731
-        return text, as_int(pt), as_int(ct)
+        self.url = config.url
 
     # -- one entry ----------------------------------------------------------------------------------
 
@@ -277,8 +212,9 @@ class _Runner:
 
         c = self.config
         user = user_message(w.sent_entry, items, w.guidelines, note)
-        body = self._body(user)
-        headers = self._headers()
+        wire = c.wire
+        body = json.dumps(wire.body(c.model, SYSTEM_PROMPT, user, c.max_tokens)).encode("utf-8")
+        headers = wire.headers(c.api_key)
         last_error = connect_detail = "no attempt made"
         for attempt in range(1, c.tries + 1):
             connect_failed = False
@@ -309,11 +245,11 @@ class _Runner:
                         data = resp.json()
                     except ValueError:
                         data = None
-                    text, pt, ct = self._read(data)
-                    self.stats.prompt_tokens += pt
-                    self.stats.completion_tokens += ct
+                    answer = wire.read(data)
+                    self.stats.prompt_tokens += answer.prompt_tokens
+                    self.stats.completion_tokens += answer.completion_tokens
                     self.succeeded = True
-                    return "ok", text
+                    return "ok", answer.text
                 detail = _redact(_snippet(resp), c)
                 last_error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
                 if status in (401, 403) or (status == 404 and not self.succeeded):
@@ -327,7 +263,7 @@ class _Runner:
             log.debug("entry %s: attempt %d failed: %s", w.request.key, attempt, last_error)
             if attempt < c.tries:
                 hold.give()  # others may talk to the provider while this one waits
-                await asyncio.sleep(delay)
+                await c.sleep(delay)
                 await hold.take(priority=True)
             elif connect_failed and not self.reached:
                 self._mark_unavailable(f"cannot connect to {c.base_url}: {connect_detail}")
@@ -416,7 +352,7 @@ def judge(requests: Sequence[JudgeRequest], config: JudgeConfig, progress: Progr
         progress(done, total)
     unavailable: str | None = None
     if todo:
-        unavailable = _missing_key_reason(config)
+        unavailable = config.wire.missing_key(config.base_url or "", config.api_key)
         if unavailable is None:
             runner = _Runner(config, cache, stats, total, progress)
             runner.done = done

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..checkers.registry import Registry
-from ..rubric import Binding, Plan
-from . import display_path
+from ..model.plan import Binding, Plan, ScopePlan
+from ..paths import display_path
 
 NOT_EVALUATED = "not evaluated: no LLM configured"
 
@@ -33,7 +34,7 @@ def item_line(b: Binding, evaluator: str | None = None) -> str:
     return f"[broken] {b.text} — {b.reason}"
 
 
-def _scope_title(scope) -> str:
+def _scope_title(scope: ScopePlan) -> str:
     return {"system": "system", "kb": "KB"}.get(scope.scope) or f"type {scope.type_name}"
 
 
@@ -55,19 +56,19 @@ def render_text(plans: list[tuple[Plan, str]], evaluator: str | None = None) -> 
     return "\n".join(lines)
 
 
-def item_dict(b: Binding) -> dict:
+def item_dict(b: Binding) -> dict[str, Any]:
     return {"text": b.text, "binding": b.kind, "checker": b.checker, "params": dict(b.params) if b.checker else None,
             "policy": b.policy, "reason": b.reason, "line": b.line or None}
 
 
-def checker_dicts(reg: Registry) -> list[dict]:
+def checker_dicts(reg: Registry) -> list[dict[str, Any]]:
     return [{"name": c.name, "source": c.source,
              "params": [{"name": p.name, "type": p.kind, "required": p.required, "default": p.default}
                         for p in c.params],
              "description": c.description} for c in (reg.get(n) for n in reg.names())]
 
 
-def plugin_dict(reg: Registry) -> dict:
+def plugin_dict(reg: Registry) -> dict[str, Any]:
     plugins = reg.plugins
     if plugins is None:
         return {"loaded": [], "problems": []}
@@ -77,7 +78,7 @@ def plugin_dict(reg: Registry) -> dict:
 
 
 def render_json(reg: Registry, plans: list[tuple[Plan, str]], evaluator: str | None = None) -> str:
-    data = {"checkers": checker_dicts(reg), "plugins": plugin_dict(reg), "kbs": []}
+    data: dict[str, Any] = {"checkers": checker_dicts(reg), "plugins": plugin_dict(reg), "kbs": []}
     for plan, root in plans:
         data["kbs"].append({
             "name": plan.kb_name,

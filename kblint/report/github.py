@@ -5,8 +5,8 @@ Info issues are not annotated (GitHub shows few annotations per step); the closi
 
 from __future__ import annotations
 
-from ..issue import Issue, Report
-from . import PathDisplay, display_path
+from ..model.issue import Issue, Report
+from ..paths import display_path
 
 COMMANDS = {"error": "error", "warning": "warning"}
 
@@ -25,12 +25,12 @@ def title(issue: Issue) -> str:
     return f"{issue.rule}/{issue.checker}" if issue.checker else issue.rule
 
 
-def annotation(issue: Issue, paths=display_path) -> str | None:
-    """The workflow command of an issue, or None for an info issue. PATHS: how a path is shown."""
+def annotation(issue: Issue) -> str | None:
+    """The workflow command of an issue, or None for an info issue."""
     command = COMMANDS.get(issue.severity)
     if command is None:
         return None
-    props = (f"file={escape_property(paths(issue.path))},line={max(issue.line, 1)},"
+    props = (f"file={escape_property(display_path(issue.path))},line={max(issue.line, 1)},"
              f"col={max(issue.column, 1)},title={escape_property(title(issue))}")
     message = issue.message
     if issue.rubric_item:
@@ -52,8 +52,7 @@ def summary_line(report: Report) -> str:
 
 
 def render(report: Report) -> str:
-    paths = PathDisplay()
-    lines = [a for a in (annotation(i, paths) for i in report.issues) if a is not None]
+    lines = [a for a in (annotation(i) for i in report.issues) if a is not None]
     for message in report.unreadable:
         lines.append(f"::error title=kblint::{escape_data('could not lint: ' + message)}")
     if report.fatal:

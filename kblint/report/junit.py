@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..issue import Issue, KBReport, Report, at_or_above
-from . import PathDisplay, display_path
+from ..model.issue import Issue, KBReport, Report, at_or_above
+from ..paths import display_path
 from .text import issue_line
 
 NO_KB = "(no kb)"
@@ -24,19 +24,22 @@ def _clean(text: str) -> str:
     return _INVALID_XML.sub("\ufffd", text)
 
 
-def _failure(case: ET.Element, issue: Issue, shown: PathDisplay) -> None:
+def _failure(case: ET.Element, issue: Issue) -> None:
     failure = ET.SubElement(case, "failure", {"message": _clean(f"{issue.rule}: {issue.message}"),
                                               "type": issue.rule})
-    failure.text = _clean(issue_line(issue, False, shown))
+    failure.text = _clean(issue_line(issue, False))
 
 
 def _is_entry_file(path: str) -> bool:
     return path.endswith(".md")
 
 
-def _suite(name: str, kb: KBReport | None, issues: list[Issue], report: Report, shown: PathDisplay) -> ET.Element:
-    def testcase_name(path: str) -> str:
-        return _clean(shown(path))
+def _testcase_name(path: str) -> str:
+    return _clean(display_path(path))
+
+
+def _suite(name: str, kb: KBReport | None, issues: list[Issue], report: Report) -> ET.Element:
+    testcase_name = _testcase_name
 
     by_path: dict[str, list[Issue]] = {}
     for issue in issues:
@@ -69,13 +72,13 @@ def _suite(name: str, kb: KBReport | None, issues: list[Issue], report: Report, 
         below = []
         for issue in case_issues:
             if at_or_above(issue.severity, report.fail_on):
-                _failure(case, issue, shown)
+                _failure(case, issue)
                 failures += 1
             else:
                 below.append(issue)
         if below:
             out = ET.SubElement(case, "system-out")
-            out.text = _clean("\n".join(issue_line(i, False, shown) for i in below) + "\n")
+            out.text = _clean("\n".join(issue_line(i, False) for i in below) + "\n")
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
@@ -96,11 +99,10 @@ def as_element(report: Report) -> ET.Element:
     for issue in report.issues:
         key = issue.kb_name if issue.kb_name in names else None
         by_kb.setdefault(key, []).append(issue)
-    paths = PathDisplay()
-    suites = [_suite(kb.name, kb, by_kb.get(kb.name, []), report, paths) for kb in report.kbs]
+    suites = [_suite(kb.name, kb, by_kb.get(kb.name, []), report) for kb in report.kbs]
     if None in by_kb:
-        suites.append(_suite(NO_KB, None, by_kb[None], report, paths))
-    problems = list(report.unreadable) + ([report.fatal] if report.fatal else [])
+        suites.append(_suite(NO_KB, None, by_kb[None], report))
+    problems = report.problems
     if problems:
         suite = ET.Element("testsuite", {"name": "kblint", "tests": str(len(problems)), "failures": "0",
                                          "errors": str(len(problems)), "skipped": "0"})

@@ -6,12 +6,13 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
-from ..issue import Issue, Report
+from ..model.issue import Issue, Report
+from ..paths import display_path
 from ..rules import RULES
-from . import PathDisplay, json_line
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "kblint/v1"
@@ -50,7 +51,7 @@ def _checker_texts(rule: str, checker: str) -> tuple[str, str]:
     return (short, f"{base}\n\nChecker '{checker}' ({found.source}): {found.doc}")
 
 
-def rule_descriptor(rid: str, sample: Issue) -> dict:
+def rule_descriptor(rid: str, sample: Issue) -> dict[str, Any]:
     rule = RULES.get(sample.rule)
     summary = rule.summary if rule else sample.rule
     if sample.checker:
@@ -77,14 +78,14 @@ def _uri(path: str) -> tuple[str, str | None]:
 
 
 @lru_cache(maxsize=4096)
-def _location(shown: str) -> dict:
+def _location(shown: str) -> dict[str, str]:
     """The artifactLocation of a path as display_path shows it."""
     uri, base = _uri(shown)
     return {"uri": uri, "uriBaseId": base} if base else {"uri": uri}
 
 
-def result(issue: Issue, rule_index: int, report: Report, paths: PathDisplay) -> dict:
-    artifact = _location(paths(issue.path))
+def result(issue: Issue, rule_index: int, report: Report) -> dict[str, Any]:
+    artifact = _location(display_path(issue.path))
     out = {
         "ruleId": rule_id(issue),
         "ruleIndex": rule_index,
@@ -106,7 +107,7 @@ def result(issue: Issue, rule_index: int, report: Report, paths: PathDisplay) ->
     return out
 
 
-def as_dict(report: Report) -> dict:
+def as_dict(report: Report) -> dict[str, Any]:
     index: dict[str, int] = {}
     samples: dict[str, Issue] = {}
     for issue in report.issues:
@@ -115,10 +116,9 @@ def as_dict(report: Report) -> dict:
     for rid in sorted(samples):
         index[rid] = len(rules)
         rules.append(rule_descriptor(rid, samples[rid]))
-    paths = PathDisplay()
-    results = [result(issue, index[rule_id(issue)], report, paths) for issue in report.issues]
-    problems = list(report.unreadable) + ([report.fatal] if report.fatal else [])
-    invocation: dict = {"executionSuccessful": not problems, "exitCode": report.exit_code}
+    results = [result(issue, index[rule_id(issue)], report) for issue in report.issues]
+    problems = report.problems
+    invocation: dict[str, Any] = {"executionSuccessful": not problems, "exitCode": report.exit_code}
     if problems:
         invocation["toolExecutionNotifications"] = [
             {"level": "error", "message": {"text": text}} for text in problems]
@@ -135,15 +135,15 @@ def as_dict(report: Report) -> dict:
     }
 
 
-_RESULTS = "\0results\0"
+_RESULTS = "\0results\0"  # where the results go in the indented document
 
 
 def render(report: Report) -> str:
-    """The document indented, its results one per line: json's indenting encoder is pure Python,
-    several times slower than its C encoder, which writes each result."""
+    """The document indented, each result on one line (a report of many results stays readable)."""
     doc = as_dict(report)
     results = doc["runs"][0]["results"]
     doc["runs"][0]["results"] = _RESULTS
     text = json.dumps(doc, indent=2, ensure_ascii=False)
-    body = "[\n" + ",\n".join("        " + json_line(r) for r in results) + "\n      ]" if results else "[]"
-    return text.replace(json_line(_RESULTS), body, 1) + "\n"
+    lines = ",\n".join("        " + json.dumps(r, ensure_ascii=False) for r in results)
+    body = "[\n" + lines + "\n      ]" if results else "[]"
+    return text.replace(json.dumps(_RESULTS), body, 1) + "\n"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..issue import Issue, Report
-from . import PathDisplay, display_path
+from ..model.issue import Issue, Report
+from ..paths import display_path
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD = "\x1b[1m"
@@ -15,9 +15,8 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def issue_line(issue: Issue, color: bool, paths=display_path) -> str:
-    """PATHS: how a path is shown (a PathDisplay when many lines are made)."""
-    where = f"{paths(issue.path)}:{issue.line}:{issue.column}:"
+def issue_line(issue: Issue, color: bool) -> str:
+    where = f"{display_path(issue.path)}:{issue.line}:{issue.column}:"
     # a config_error already quotes its item; a judgment issue names the item it is about
     tag = issue.checker or (issue.rubric_item if issue.rule != "config_error" else None)
     suffix = f" [{tag}]" if tag else ""
@@ -35,12 +34,11 @@ def counts_text(counts: dict[str, int]) -> str:
 def render(report: Report, *, color: bool = False, statistics: bool = False) -> str:
     lines: list[str] = []
     previous = None
-    paths = PathDisplay()
     for issue in report.issues:
         if previous is not None and issue.path != previous:
             lines.append("")
         previous = issue.path
-        lines.append(issue_line(issue, color, paths))
+        lines.append(issue_line(issue, color))
     if report.issues:
         lines.append("")
     lines.extend(summary_lines(report))
@@ -65,21 +63,11 @@ def summary_lines(report: Report) -> list[str]:
                      f"{_entries(report.entries)}: {counts_text(report.counts)}")
     for kb in report.kbs:
         cov = kb.coverage
-        lines.append(f"coverage {kb.name}: {cov['checker']} checker, {cov['policy']} policy, {cov['schema']} schema, "
-                     f"{cov['judgment']} judgment, {cov['broken']} broken")
-    judgment = report.judgment
-    if not judgment["enabled"] and report.judgment_items:
-        lines.append(f"judgment: {_plural(report.judgment_items, 'judgment item')} not evaluated on "
-                     f"{_entries(report.entries)} ({_plural(judgment['not_evaluated'], 'check')}): "
-                     f"{judgment['reason']}")
-    elif judgment["enabled"]:
-        tokens = f"{judgment['prompt_tokens']} prompt + {judgment['completion_tokens']} completion tokens"
-        line = (f"judgment: {judgment['evaluator']}: {_plural(judgment['calls'], 'call')}, "
-                f"{_plural(judgment['cache_hits'], 'cache hit')}, {tokens}")
-        if judgment["not_evaluated"]:
-            why = judgment.get("not_evaluated_reason") or "not evaluated"
-            line += f"; {_plural(judgment['not_evaluated'], 'check')} not evaluated ({why})"
-        lines.append(line)
+        lines.append(f"coverage {kb.name}: {cov.checker} checker, {cov.policy} policy, {cov.schema} schema, "
+                     f"{cov.judgment} judgment, {cov.broken} broken")
+    judgment_line = _judgment_line(report)
+    if judgment_line:
+        lines.append(judgment_line)
     if report.hidden:
         hid = ", ".join(f"{n} by {name}" for name, n in sorted(report.hidden.items()))
         total = sum(report.hidden.values())
@@ -92,16 +80,32 @@ def summary_lines(report: Report) -> list[str]:
     return lines
 
 
+def _judgment_line(report: Report) -> str | None:
+    judgment = report.judgment
+    if not judgment.enabled:
+        if not report.judgment_items:
+            return None
+        return (f"judgment: {_plural(report.judgment_items, 'judgment item')} not evaluated on "
+                f"{_entries(report.entries)} ({_plural(judgment.not_evaluated, 'check')}): {judgment.reason}")
+    tokens = f"{judgment.prompt_tokens} prompt + {judgment.completion_tokens} completion tokens"
+    line = (f"judgment: {judgment.evaluator}: {_plural(judgment.calls, 'call')}, "
+            f"{_plural(judgment.cache_hits, 'cache hit')}, {tokens}")
+    if judgment.not_evaluated:
+        why = judgment.not_evaluated_reason or "not evaluated"
+        line += f"; {_plural(judgment.not_evaluated, 'check')} not evaluated ({why})"
+    return line
+
+
 def dry_run_lines(report: Report) -> list[str]:
     rows = report.dry_run or []
-    lines = [f"dry run: {report.judgment.get('evaluator')} would be sent {sum(1 for r in rows if r['items'])} "
+    lines = [f"dry run: {report.judgment.evaluator} would be sent {sum(1 for r in rows if r.items)} "
              "requests; nothing was sent"]
     total = 0
     for row in rows:
-        total += row["estimated_prompt_tokens"]
-        cached = f", {len(row['cached_items'])} cached" if row.get("cached_items") else ""
-        lines.append(f"  {display_path(row['path'])}: {len(row['items'])} items ({', '.join(row['items'])})"
-                     f"{cached}, ~{row['estimated_prompt_tokens']} prompt tokens")
+        total += row.estimated_prompt_tokens
+        cached = f", {len(row.cached_items)} cached" if row.cached_items else ""
+        lines.append(f"  {display_path(row.path)}: {len(row.items)} items ({', '.join(row.items)})"
+                     f"{cached}, ~{row.estimated_prompt_tokens} prompt tokens")
     lines.append(f"total: ~{total} prompt tokens")
     return lines
 

@@ -1,12 +1,41 @@
-"""The rules of SPEC §8: name, tier, default severity and documentation.
+"""The rules of SPEC §8: name, tier, default severity and documentation, and the one way an
+issue of a rule is made (`Rule.issue`).
 
-Each rule's check lives in the module of its tier (`structure`, `schema`, `graph`); this table is
-what `--select`, `--ignore`, reports and `explain` read.
+Each rule's check lives in the module of its tier: `structure` and `schema` (pass 1, one entry),
+`links` (the graph pass); parse_error is made where files are read (`kblint.engine.pass_entries`).
+This table is what `--select`, `--ignore`, reports and `explain` read.
 """
 
 from __future__ import annotations
 
-from ..plainclass import dataclass
+from dataclasses import dataclass
+from typing import TypedDict, Unpack
+
+from ..model.issue import Issue
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where an issue is: the file, and the KB and entry it belongs to (None for kb.yaml)."""
+
+    kb_name: str | None
+    path: str
+    entry_id: str | None = None
+    entry_type: str | None = None
+
+
+class IssueDetails(TypedDict, total=False):
+    """What some issues carry beside their place: the rubric item, checker or policy behind them,
+    and for judgment issues the judge's confidence."""
+
+    tier: str
+    rubric_item: str | None
+    checker: str | None
+    policy: str | None
+    item_id: str | None
+    confidence: float | None
+    evaluator: str | None
+    cached: bool | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +46,35 @@ class Rule:
     tier: str
     severity: str
     summary: str
+
+    def issue(
+        self,
+        site: Site,
+        message: str,
+        *,
+        line: int = 1,
+        column: int = 1,
+        field: str | None = None,
+        discriminator: str = "",
+        severity: str | None = None,
+        **details: Unpack[IssueDetails],
+    ) -> Issue:
+        """An issue of this rule at SITE (with the rule's tier and severity unless given)."""
+        return Issue(
+            rule=self.name,
+            severity=severity or self.severity,
+            tier=details.pop("tier", self.tier),
+            message=message,
+            kb_name=site.kb_name,
+            entry_id=site.entry_id,
+            path=site.path,
+            line=line,
+            column=column,
+            field=field,
+            discriminator=discriminator,
+            entry_type=site.entry_type,
+            **details,
+        )
 
 
 _TABLE = [
@@ -49,7 +107,7 @@ _TABLE = [
     ("checker_error", "checker", "error", "A checker raised an exception."),
     ("config_error", "config", "error", "A problem in kb.yaml (or a file beside it) that kblint can point at."),
     ("unused_suppression", "config", "info", "A suppression that suppressed nothing."),
-]
+]  # fmt: skip
 
 RULES: dict[str, Rule] = {name: Rule(name, tier, severity, summary) for name, tier, severity, summary in _TABLE}
 TIERS = ("structure", "schema", "checker", "policy", "judgment", "score", "config")

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from dataclasses import dataclass
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urlparse
 
-from ..kbschema import FieldRule, FieldSchema
-from ..plainclass import dataclass
+from ..model.kbschema import FieldRule, FieldSchema
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -26,14 +28,14 @@ class Misfit:
     lenient: bool = False  # allow_other: reported as a warning whatever validation.enforce says
 
 
-def show(value) -> str:
+def show(value: Any) -> str:
     if isinstance(value, (_dt.date, _dt.datetime)):
         return value.isoformat()
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def is_real_date(value) -> bool:
+def is_real_date(value: Any) -> bool:
     if isinstance(value, _dt.date):  # datetime is a date too
         return True
     if isinstance(value, str) and _DATE_RE.match(value.strip()):
@@ -45,7 +47,7 @@ def is_real_date(value) -> bool:
     return False
 
 
-def is_datetime(value) -> bool:
+def is_datetime(value: Any) -> bool:
     if isinstance(value, _dt.date):
         return True
     if isinstance(value, str):
@@ -60,7 +62,7 @@ def is_datetime(value) -> bool:
     return False
 
 
-def is_url(value) -> bool:
+def is_url(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     try:
@@ -70,18 +72,18 @@ def is_url(value) -> bool:
     return parsed.scheme in ("http", "https") and bool(parsed.netloc) and " " not in value.strip()
 
 
-def _is_number(value) -> bool:
+def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _in_values(value, values: list) -> bool:
+def _in_values(value: Any, values: list[Any]) -> bool:
     if value in values:
         return True
     text = str(value)
     return any(text == str(v) for v in values)
 
 
-def _range_misfit(name: str, value, low, high) -> Misfit | None:
+def _range_misfit(name: str, value: Any, low: float | None, high: float | None) -> Misfit | None:
     if not _is_number(value):
         return Misfit("invalid_field", f"Field '{name}' must be a number, got {show(value)}")
     if low is not None and value < low:
@@ -91,100 +93,143 @@ def _range_misfit(name: str, value, low, high) -> Misfit | None:
     return None
 
 
-def check_field(spec: FieldSchema, value) -> Misfit | None:
-    """Check a present, non-empty VALUE against its field declaration."""
-    kind = spec.type
-    name = spec.name
-    if kind is None:
-        return None
-    if kind == "string":
-        if isinstance(value, (list, dict)):
-            return Misfit("invalid_field", f"Field '{name}' must be a single value, got a "
-                                           f"{'list' if isinstance(value, list) else 'mapping'}")
-        return None
-    if kind in ("number", "integer"):
-        if kind == "integer" and isinstance(value, float) and not value.is_integer():
-            return Misfit("invalid_field", f"Field '{name}' must be a whole number, got {show(value)}")
-        return _range_misfit(name, value, spec.min, spec.max)
-    if kind == "boolean":
-        if not isinstance(value, bool):
-            return Misfit("invalid_field", f"Field '{name}' must be true or false, got {show(value)}")
-        return None
-    if kind == "date":
-        if not is_real_date(value):
-            return Misfit("invalid_date", f"Field '{name}' is not a real date (YYYY-MM-DD): {show(value)}")
-        return None
-    if kind == "datetime":
-        if not is_datetime(value):
-            return Misfit("invalid_field", f"Field '{name}' is not an ISO 8601 date-time: {show(value)}")
-        return None
-    if kind == "select":
-        if isinstance(value, (list, dict)):
-            return Misfit("invalid_field", f"Field '{name}' must be one value, got a list", lenient=spec.allow_other)
-        if spec.values is not None and not _in_values(value, spec.values):
-            allowed = ", ".join(str(v) for v in spec.values)
-            return Misfit("invalid_field", f"Field '{name}' has value {show(value)}, not one of: {allowed}",
-                          lenient=spec.allow_other)
-        return None
-    if kind == "multi-select":
-        members = value if isinstance(value, list) else [value]
-        if spec.values is not None:
-            bad = [m for m in members if not _in_values(m, spec.values)]
-            if bad:
-                allowed = ", ".join(str(v) for v in spec.values)
-                return Misfit("invalid_field", f"Field '{name}' has {', '.join(show(b) for b in bad)}, not among: "
-                                               f"{allowed}", lenient=spec.allow_other)
-        return None
-    if kind == "list":
-        if not isinstance(value, list):
-            return Misfit("invalid_field", f"Field '{name}' must be a list, got {show(value)}")
-        return None
-    if kind == "tags":
-        if isinstance(value, str):
-            return None
-        if not isinstance(value, list) or any(isinstance(v, (list, dict)) for v in value):
-            return Misfit("invalid_field", f"Field '{name}' must be a list of tags, got {show(value)}")
-        return None
-    if kind == "url":
-        if not is_url(value):
-            return Misfit("invalid_field", f"Field '{name}' must be an absolute http(s) URL, got {show(value)}")
-        return None
-    if kind == "object-ref":
-        members = value if isinstance(value, list) else [value]
-        if any(isinstance(m, (list, dict)) for m in members):
-            return Misfit("invalid_field", f"Field '{name}' must name an entry id, got {show(value)}")
-        return None
+def _string(spec: FieldSchema, value: Any) -> Misfit | None:
+    if isinstance(value, (list, dict)):
+        what = "list" if isinstance(value, list) else "mapping"
+        return Misfit("invalid_field", f"Field '{spec.name}' must be a single value, got a {what}")
     return None
 
 
+def _number_field(spec: FieldSchema, value: Any) -> Misfit | None:
+    if spec.type == "integer" and isinstance(value, float) and not value.is_integer():
+        return Misfit("invalid_field", f"Field '{spec.name}' must be a whole number, got {show(value)}")
+    return _range_misfit(spec.name, value, spec.min, spec.max)
+
+
+def _boolean(spec: FieldSchema, value: Any) -> Misfit | None:
+    if not isinstance(value, bool):
+        return Misfit("invalid_field", f"Field '{spec.name}' must be true or false, got {show(value)}")
+    return None
+
+
+def _date(spec: FieldSchema, value: Any) -> Misfit | None:
+    if not is_real_date(value):
+        return Misfit("invalid_date", f"Field '{spec.name}' is not a real date (YYYY-MM-DD): {show(value)}")
+    return None
+
+
+def _datetime(spec: FieldSchema, value: Any) -> Misfit | None:
+    if not is_datetime(value):
+        return Misfit("invalid_field", f"Field '{spec.name}' is not an ISO 8601 date-time: {show(value)}")
+    return None
+
+
+def _select(spec: FieldSchema, value: Any) -> Misfit | None:
+    if isinstance(value, (list, dict)):
+        return Misfit("invalid_field", f"Field '{spec.name}' must be one value, got a list", lenient=spec.allow_other)
+    if spec.values is not None and not _in_values(value, spec.values):
+        allowed = ", ".join(str(v) for v in spec.values)
+        return Misfit("invalid_field", f"Field '{spec.name}' has value {show(value)}, not one of: {allowed}",
+                      lenient=spec.allow_other)  # fmt: skip
+    return None
+
+
+def _multi_select(spec: FieldSchema, value: Any) -> Misfit | None:
+    members = value if isinstance(value, list) else [value]
+    if spec.values is None:
+        return None
+    bad = [m for m in members if not _in_values(m, spec.values)]
+    if not bad:
+        return None
+    allowed = ", ".join(str(v) for v in spec.values)
+    return Misfit("invalid_field", f"Field '{spec.name}' has {', '.join(show(b) for b in bad)}, not among: "
+                                   f"{allowed}", lenient=spec.allow_other)  # fmt: skip
+
+
+def _list(spec: FieldSchema, value: Any) -> Misfit | None:
+    if not isinstance(value, list):
+        return Misfit("invalid_field", f"Field '{spec.name}' must be a list, got {show(value)}")
+    return None
+
+
+def _tags(spec: FieldSchema, value: Any) -> Misfit | None:
+    if isinstance(value, str):
+        return None
+    if not isinstance(value, list) or any(isinstance(v, (list, dict)) for v in value):
+        return Misfit("invalid_field", f"Field '{spec.name}' must be a list of tags, got {show(value)}")
+    return None
+
+
+def _url(spec: FieldSchema, value: Any) -> Misfit | None:
+    if not is_url(value):
+        return Misfit("invalid_field", f"Field '{spec.name}' must be an absolute http(s) URL, got {show(value)}")
+    return None
+
+
+def _object_ref(spec: FieldSchema, value: Any) -> Misfit | None:
+    members = value if isinstance(value, list) else [value]
+    if any(isinstance(m, (list, dict)) for m in members):
+        return Misfit("invalid_field", f"Field '{spec.name}' must name an entry id, got {show(value)}")
+    return None
+
+
+_FIELD_CHECKS: dict[str, Callable[[FieldSchema, Any], Misfit | None]] = {
+    "string": _string,
+    "number": _number_field,
+    "integer": _number_field,
+    "boolean": _boolean,
+    "date": _date,
+    "datetime": _datetime,
+    "select": _select,
+    "multi-select": _multi_select,
+    "list": _list,
+    "tags": _tags,
+    "url": _url,
+    "object-ref": _object_ref,
+}
+
+
+def check_field(spec: FieldSchema, value: Any) -> Misfit | None:
+    """Check a present, non-empty VALUE against its field declaration."""
+    check = _FIELD_CHECKS.get(spec.type or "")
+    return check(spec, value) if check is not None else None
+
+
 @lru_cache(maxsize=256)
-def _compiled(pattern: str) -> re.Pattern:
+def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-def check_rule(rule: FieldRule, value) -> list[Misfit]:
+def _format_misfit(name: str, fmt: str, value: Any) -> Misfit | None:
+    fmt = fmt.upper()
+    if fmt in ("ISO8601", "DATE"):
+        ok = is_real_date(value) if fmt == "DATE" else (is_real_date(value) or is_datetime(value))
+        return None if ok else Misfit("invalid_date", f"Field '{name}' is not a real ISO 8601 date: {show(value)}")
+    if fmt == "DATETIME" and not is_datetime(value):
+        return Misfit("invalid_field", f"Field '{name}' is not an ISO 8601 date-time: {show(value)}")
+    if fmt == "URL" and not is_url(value):
+        return Misfit("invalid_field", f"Field '{name}' must be an absolute http(s) URL, got {show(value)}")
+    return None
+
+
+def _matches(pattern: str, value: Any) -> bool:
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        return False
+    return _compiled(pattern).search(str(value)) is not None
+
+
+def check_rule(rule: FieldRule, value: Any) -> list[Misfit]:
     """Check a present, non-empty VALUE against one `validation.rules` item."""
     name = rule.field
-    found: list[Misfit] = []
+    found: list[Misfit | None] = []
     if rule.range is not None:
-        misfit = _range_misfit(name, value, rule.range[0], rule.range[1])
-        if misfit:
-            found.append(misfit)
+        found.append(_range_misfit(name, value, rule.range[0], rule.range[1]))
     if rule.enum is not None and not _in_values(value, rule.enum):
-        found.append(Misfit("invalid_field", f"Field '{name}' has value {show(value)}, not one of: "
-                                             f"{', '.join(str(v) for v in rule.enum)}"))
-    if rule.pattern is not None:
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or not _compiled(rule.pattern).search(str(value)):
-            found.append(Misfit("invalid_field", f"Field '{name}' value {show(value)} does not match pattern "
-                                                 f"{rule.pattern!r}"))
+        allowed = ", ".join(str(v) for v in rule.enum)
+        found.append(Misfit("invalid_field", f"Field '{name}' has value {show(value)}, not one of: {allowed}"))
+    if rule.pattern is not None and not _matches(rule.pattern, value):
+        message = f"Field '{name}' value {show(value)} does not match pattern {rule.pattern!r}"
+        found.append(Misfit("invalid_field", message))
     if rule.format is not None:
-        fmt = rule.format.upper()
-        if fmt in ("ISO8601", "DATE"):
-            ok = is_real_date(value) if fmt == "DATE" else (is_real_date(value) or is_datetime(value))
-            if not ok:
-                found.append(Misfit("invalid_date", f"Field '{name}' is not a real ISO 8601 date: {show(value)}"))
-        elif fmt == "DATETIME" and not is_datetime(value):
-            found.append(Misfit("invalid_field", f"Field '{name}' is not an ISO 8601 date-time: {show(value)}"))
-        elif fmt == "URL" and not is_url(value):
-            found.append(Misfit("invalid_field", f"Field '{name}' must be an absolute http(s) URL, got {show(value)}"))
-    return found
+        found.append(_format_misfit(name, rule.format, value))
+    return [misfit for misfit in found if misfit is not None]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import difflib
 
-from ..entry import Entry
-from ..issue import Issue
-from ..kbschema import FieldSchema, KBSchema, TypeSchema
-from .common import entry_issue, field_line, is_empty
+from ..model.entry import Entry, is_empty
+from ..model.issue import Issue
+from ..model.kbschema import FieldSchema, KBSchema, TypeSchema
+from . import RULES
 from .fields import Misfit, check_field, check_rule, show
 
 # The `date` key is a date wherever it appears, unless the type declares it otherwise (SPEC §8).
@@ -21,7 +21,7 @@ def unknown_type(entry: Entry, schema: KBSchema) -> Issue | None:
     known = sorted(schema.types)
     near = difflib.get_close_matches(entry.type, known, n=1, cutoff=0.75)
     hint = f"; did you mean '{near[0]}'?" if near else ""
-    return entry_issue(entry, "unknown_type",
+    return RULES["unknown_type"].issue(entry.site,
                        f"Entry '{entry.id}' has type '{entry.type}', which is not declared in kb.yaml{hint}",
                        line=entry.key_line("type") if "type" in entry.raw.frontmatter else 1, field="type",
                        severity="error" if schema.enforce else None)
@@ -31,7 +31,7 @@ def subdirectory_mismatch(entry: Entry, ts: TypeSchema) -> Issue | None:
     sub = ts.subdirectory
     if not sub or entry.relpath.startswith(sub + "/"):
         return None
-    return entry_issue(entry, "subdirectory_mismatch",
+    return RULES["subdirectory_mismatch"].issue(entry.site,
                        f"Entry '{entry.id}' of type '{ts.name}' is not under {sub}/",
                        line=entry.key_line("type") if "type" in entry.raw.frontmatter else 1, field="type")
 
@@ -41,10 +41,9 @@ def missing_required(entry: Entry, ts: TypeSchema) -> list[Issue]:
     for name in ts.required_fields():
         if is_empty(entry.metadata.get(name)):
             present = name in entry.metadata
-            issues.append(entry_issue(
-                entry, "missing_required",
+            issues.append(RULES["missing_required"].issue(entry.site,
                 f"Entry '{entry.id}' {'has an empty' if present else 'is missing'} required field '{name}'",
-                line=field_line(entry, name), field=name))
+                line=entry.field_line(name), field=name))
     return issues
 
 
@@ -55,7 +54,7 @@ def _misfit_issue(entry: Entry, name: str, misfit: Misfit, enforce: bool) -> Iss
         severity = "warning"
     else:
         severity = "error" if enforce else None
-    return entry_issue(entry, misfit.rule, misfit.message, line=field_line(entry, name), field=name,
+    return RULES[misfit.rule].issue(entry.site, misfit.message, line=entry.field_line(name), field=name,
                        severity=severity)
 
 
@@ -67,7 +66,7 @@ def loader_dates(entry: Entry) -> tuple[list[Issue], set[str]]:
         name = entry.raw.key_on_line(line)
         if name is not None:
             fields.add(name)
-        issues.append(entry_issue(entry, "invalid_date", f"Value {text!r} is not a real date"
+        issues.append(RULES["invalid_date"].issue(entry.site, f"Value {text!r} is not a real date"
                                   + (f" (field '{name}')" if name else ""),
                                   line=line, field=name, discriminator=text))
     return issues, fields
@@ -109,13 +108,13 @@ def unknown_fields(entry: Entry, ts: TypeSchema) -> list[Issue]:
         return []
     known = ts.known_keys()
     issues = []
-    for key in entry.raw.frontmatter:
-        key = str(key)
+    for raw_key in entry.raw.frontmatter:
+        key = str(raw_key)
         if key in known:
             continue
         near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
         hint = f"; did you mean '{near[0]}'?" if near else ""
-        issues.append(entry_issue(entry, "unknown_field",
+        issues.append(RULES["unknown_field"].issue(entry.site,
                                   f"Field '{key}' is not a field of type '{ts.name}'{hint}",
                                   line=entry.key_line(key), field=key))
     return issues
@@ -123,23 +122,20 @@ def unknown_fields(entry: Entry, ts: TypeSchema) -> list[Issue]:
 
 def link_items(entry: Entry) -> list[Issue]:
     """A `links:` mapping item that names no target is no link at all: say so."""
-    from ..entry import list_item_lines
-
     items = entry.raw.frontmatter.get("links")
     if not isinstance(items, list):
         return []
     issues = []
     lines = None  # found only for an entry that has such an item
+    key_line = entry.key_line("links")
     for n, item in enumerate(items):
         if isinstance(item, dict) and item.get("target", item.get("to")) in (None, ""):
             if lines is None:
-                key_line = entry.key_line("links")
-                lines = list_item_lines(entry.raw.fm_text, key_line, len(items))
+                lines = entry.raw.list_item_lines(key_line, len(items))
             keys = ", ".join(str(k) for k in item) or "nothing"
-            issues.append(entry_issue(entry, "invalid_field",
-                                      f"links item {n + 1} has no 'target' (it has: {keys})",
-                                      line=lines[n] if n < len(lines) else key_line, field="links",
-                                      discriminator=f"links:{n}"))
+            issues.append(RULES["invalid_field"].issue(
+                entry.site, f"links item {n + 1} has no 'target' (it has: {keys})",
+                line=lines[n] if n < len(lines) else key_line, field="links", discriminator=f"links:{n}"))
     return issues
 
 
@@ -147,7 +143,7 @@ def invalid_status(entry: Entry, ts: TypeSchema) -> Issue | None:
     wf = ts.workflow
     if wf is None or not wf.states or entry.status is None or entry.status in wf.states:
         return None
-    return entry_issue(entry, "invalid_status",
+    return RULES["invalid_status"].issue(entry.site,
                        f"Status {show(entry.status)} is not one of the workflow states of '{ts.name}': "
                        f"{', '.join(wf.states)}", line=entry.key_line("status"), field="status")
 
@@ -158,7 +154,9 @@ def check(entry: Entry, schema: KBSchema, *, located: bool = True) -> list[Issue
     issues.extend(link_items(entry))
     ts = schema.types.get(entry.type)
     if ts is None:
-        issues.append(unknown_type(entry, schema))
+        unknown = unknown_type(entry, schema)
+        if unknown is not None:
+            issues.append(unknown)
         issues.extend(field_values(entry, None, schema, reported_dates))
         return issues
     if located:

@@ -8,10 +8,13 @@ are collected as `ConfigProblem`s and reported as `config_error` issues.
 from __future__ import annotations
 
 import os
-from dataclasses import field
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
-from .plainclass import dataclass
-from .yamlfile import LineDict, LineList, YamlFileError, load_file
+from ..infra.files import FileProblem, read_regular_file
+from ..yamlread.lines import LineDict, LineList, YamlFileError, decode_yaml_bytes, line_of, load_text
 
 # Field type vocabularies (Pyrite's and the common one) → canonical name.
 FIELD_TYPES = {
@@ -64,7 +67,7 @@ class FieldSchema:
     name: str
     type: str | None  # canonical type, None when unspecified
     declared_type: str | None = None
-    values: list | None = None
+    values: list[Any] | None = None
     required: bool = False
     min: float | None = None
     max: float | None = None
@@ -79,7 +82,7 @@ class FieldRule:
 
     field: str
     range: tuple[float | None, float | None] | None = None
-    enum: list | None = None
+    enum: list[Any] | None = None
     pattern: str | None = None
     format: str | None = None
     line: int = 1
@@ -98,7 +101,7 @@ class Workflow:
 class RubricItem:
     """One evaluation_rubric element as written; binding it is the rubric tier's job."""
 
-    raw: object  # the string or mapping as written
+    raw: Any  # the string or mapping as written
     text: str
     line: int
     scope: str  # "system" | "kb" | "type"
@@ -121,8 +124,8 @@ class TypeSchema:
     optional: list[str] = field(default_factory=list)
     fields: dict[str, FieldSchema] = field(default_factory=dict)
     ai_instructions: str | None = None
-    guidelines: object = None
-    goals: object = None
+    guidelines: Any = None
+    goals: Any = None
     rubric: list[RubricItem] = field(default_factory=list)
     workflow: Workflow | None = None
     source: str = "core"  # "core" | "kb.yaml" | plugin name
@@ -154,15 +157,15 @@ class KBSchema:
     kb_yaml: str | None  # absolute path, None for the default intent
     description: str | None = None
     kb_type: str | None = None
-    guidelines: dict = field(default_factory=dict)
-    goals: dict = field(default_factory=dict)
+    guidelines: dict[str, Any] = field(default_factory=dict)
+    goals: dict[Any, Any] = field(default_factory=dict)
     rubric: list[RubricItem] = field(default_factory=list)
     pass_threshold: float | None = None
     enforce: bool = False
     rules: list[FieldRule] = field(default_factory=list)
     types: dict[str, TypeSchema] = field(default_factory=dict)
     problems: list[ConfigProblem] = field(default_factory=list)
-    raw: dict = field(default_factory=dict)
+    raw: dict[Any, Any] = field(default_factory=dict)
 
     def type_for_subdirectory(self, segment: str) -> str | None:
         for ts in self.types.values():
@@ -236,7 +239,7 @@ def system_rubric() -> list[RubricItem]:
 # Loading kb.yaml.
 
 
-def _as_str_list(value) -> list[str]:
+def _as_str_list(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
@@ -244,7 +247,7 @@ def _as_str_list(value) -> list[str]:
     return [str(value)]
 
 
-def _number(value) -> float | None:
+def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -252,7 +255,7 @@ def _number(value) -> float | None:
     return None
 
 
-def _item_text(raw) -> str:
+def _item_text(raw: Any) -> str:
     if isinstance(raw, str):
         return raw
     if isinstance(raw, dict):
@@ -261,47 +264,43 @@ def _item_text(raw) -> str:
     return str(raw)
 
 
-def _rubric(value, scope: str, type_name: str | None, problems: list[ConfigProblem], where_line: int) -> list[RubricItem]:
+def _rubric(value: Any, scope: str, type_name: str | None, problems: list[ConfigProblem], where_line: int) -> list[RubricItem]:
     if value is None:
         return []
     if not isinstance(value, list):
         problems.append(ConfigProblem(where_line, "evaluation_rubric must be a list of items"))
         return []
-    items = []
-    for i, raw in enumerate(value):
-        line = value.line_of(i) if isinstance(value, LineList) else where_line
-        items.append(RubricItem(raw=raw, text=_item_text(raw), line=line, scope=scope, type_name=type_name))
-    return items
+    return [
+        RubricItem(raw=raw, text=_item_text(raw), line=line_of(value, i, where_line), scope=scope, type_name=type_name)
+        for i, raw in enumerate(value)
+    ]
 
 
-def _field(name: str, spec, line: int, problems: list[ConfigProblem], type_name: str) -> FieldSchema:
+def _field(name: str, spec: Any, line: int, problems: list[ConfigProblem], type_name: str) -> FieldSchema:
     if spec is None or isinstance(spec, str):
-        declared = spec if isinstance(spec, str) else None
-        spec = {"type": declared} if declared else {}
+        spec = {"type": spec} if spec else {}
     if not isinstance(spec, dict):
         problems.append(ConfigProblem(line, f"type '{type_name}': field '{name}' must be a mapping"))
         return FieldSchema(name=name, type=None, line=line)
+
+    def problem(key: str, message: str) -> None:
+        problems.append(ConfigProblem(line_of(spec, key, line), f"type '{type_name}': field '{name}'{message}"))
+
     declared = spec.get("type")
     canonical = None
     if declared is not None:
         canonical = FIELD_TYPES.get(str(declared).strip().lower())
         if canonical is None:
-            where = spec.line_of("type") if isinstance(spec, LineDict) else line
-            known = ", ".join(sorted(set(FIELD_TYPES)))
-            problems.append(ConfigProblem(where, f"type '{type_name}': field '{name}' has unknown field type "
-                                                 f"'{declared}' (known: {known})"))
+            problem("type", f" has unknown field type '{declared}' (known: {', '.join(sorted(set(FIELD_TYPES)))})")
     values = spec.get("values", spec.get("options"))
     if values is not None and not isinstance(values, list):
         key = "values" if "values" in spec else "options"
-        where = spec.line_of(key) if isinstance(spec, LineDict) else line
-        problems.append(ConfigProblem(where, f"type '{type_name}': field '{name}': {key} must be a list, "
-                                             f"got {values!r}"))
+        problem(key, f": {key} must be a list, got {values!r}")
         values = [values]
     for bound in ("min", "max"):
         if spec.get(bound) is not None and _number(spec.get(bound)) is None:
-            where = spec.line_of(bound) if isinstance(spec, LineDict) else line
-            problems.append(ConfigProblem(where, f"type '{type_name}': field '{name}': {bound} must be a number, "
-                                                 f"got {spec.get(bound)!r}"))
+            problem(bound, f": {bound} must be a number, got {spec.get(bound)!r}")
+    description = spec.get("description")
     return FieldSchema(
         name=name,
         type=canonical,
@@ -311,167 +310,194 @@ def _field(name: str, spec, line: int, problems: list[ConfigProblem], type_name:
         min=_number(spec.get("min")),
         max=_number(spec.get("max")),
         allow_other=spec.get("allow_other") is True,
-        description=spec.get("description") if isinstance(spec.get("description"), str) else None,
+        description=description if isinstance(description, str) else None,
         line=line,
     )
 
 
-def _workflow(value, line: int, problems: list[ConfigProblem], type_name: str) -> Workflow | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        problems.append(ConfigProblem(line, f"type '{type_name}': workflow must be a mapping"))
-        return None
-    states = _as_str_list(value.get("states"))
+def _transitions(raw: Any) -> list[tuple[str, str, str]]:
     transitions = []
-    raw = value.get("transitions")
     if isinstance(raw, dict):
         for key, why in raw.items():
             parts = str(key).split("->")
-            if len(parts) == 2:
+            if len(parts) == 2:  # noqa: PLR2004 - from and to
                 transitions.append((parts[0].strip(), parts[1].strip(), str(why) if why is not None else ""))
     elif isinstance(raw, list):
         for item in raw:
             if isinstance(item, dict) and "from" in item and "to" in item:
                 transitions.append((str(item["from"]), str(item["to"]), str(item.get("why", ""))))
-    return Workflow(states=states, transitions=transitions, line=line)
+    return transitions
 
 
-def _type(name: str, spec, line: int, base: TypeSchema | None, problems: list[ConfigProblem],
-          source: str = "kb.yaml") -> TypeSchema:
-    if spec is None:
-        spec = LineDict(line)
-    if not isinstance(spec, dict):
-        problems.append(ConfigProblem(line, f"type '{name}' must be a mapping"))
-        spec = LineDict(line)
-    at = spec.line_of if isinstance(spec, LineDict) else (lambda key: line)
-    ts = TypeSchema(name=name, source=source, declared=source == "kb.yaml", line=line)
-    if base is not None:  # a core type redeclared: its fields and required are replaced, rubric kept
-        ts.rubric = list(base.rubric)
-        ts.fields = dict(base.fields)
-        ts.required = list(base.required)
-    ts.description = spec.get("description") if isinstance(spec.get("description"), str) else None
-    sub = spec.get("subdirectory")
-    ts.subdirectory = str(sub).strip().strip("/") if sub not in (None, "") else None
-    if "required" in spec:
-        ts.required = _as_str_list(spec.get("required"))
-    ts.optional = _as_str_list(spec.get("optional"))
+def _workflow(value: Any, line: int, problems: list[ConfigProblem], type_name: str) -> Workflow | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        problems.append(ConfigProblem(line, f"type '{type_name}': workflow must be a mapping"))
+        return None
+    return Workflow(states=_as_str_list(value.get("states")), transitions=_transitions(value.get("transitions")),
+                    line=line)  # fmt: skip
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _type_fields(ts: TypeSchema, spec: dict[Any, Any], line: int, problems: list[ConfigProblem]) -> None:
     fields = spec.get("fields")
     if "fields" in spec:
         ts.fields = {}
     if isinstance(fields, dict):
         for fname, fspec in fields.items():
-            fline = fields.line_of(fname) if isinstance(fields, LineDict) else line
-            ts.fields[str(fname)] = _field(str(fname), fspec, fline, problems, name)
+            ts.fields[str(fname)] = _field(str(fname), fspec, line_of(fields, fname, line), problems, ts.name)
     elif fields is not None:
-        problems.append(ConfigProblem(at("fields"), f"type '{name}': fields must be a mapping of field name to spec"))
+        problems.append(ConfigProblem(line_of(spec, "fields", line),
+                                      f"type '{ts.name}': fields must be a mapping of field name to spec"))  # fmt: skip
+
+
+def _type(
+    name: str, spec: Any, line: int, base: TypeSchema | None, problems: list[ConfigProblem], source: str = "kb.yaml"
+) -> TypeSchema:
+    if spec is None:
+        spec = LineDict(line)
+    if not isinstance(spec, dict):
+        problems.append(ConfigProblem(line, f"type '{name}' must be a mapping"))
+        spec = LineDict(line)
+    ts = TypeSchema(name=name, source=source, declared=source == "kb.yaml", line=line)
+    if base is not None:  # a core type redeclared: its fields and required are replaced, rubric kept
+        ts.rubric = list(base.rubric)
+        ts.fields = dict(base.fields)
+        ts.required = list(base.required)
+    ts.description = _text_or_none(spec.get("description"))
+    sub = spec.get("subdirectory")
+    ts.subdirectory = str(sub).strip().strip("/") if sub not in (None, "") else None
+    if "required" in spec:
+        ts.required = _as_str_list(spec.get("required"))
+    ts.optional = _as_str_list(spec.get("optional"))
+    _type_fields(ts, spec, line, problems)
     ts.knows_keys = any(k in spec for k in ("fields", "required", "optional"))
-    ts.ai_instructions = spec.get("ai_instructions") if isinstance(spec.get("ai_instructions"), str) else None
+    ts.ai_instructions = _text_or_none(spec.get("ai_instructions"))
     ts.guidelines = spec.get("guidelines")
     ts.goals = spec.get("goals")
     rubric_key = "evaluation_rubric" if "evaluation_rubric" in spec else ("rubric" if source != "kb.yaml" else None)
     if rubric_key and rubric_key in spec:
-        ts.rubric = _rubric(spec.get(rubric_key), "type", name, problems, at(rubric_key))
+        ts.rubric = _rubric(spec.get(rubric_key), "type", name, problems, line_of(spec, rubric_key, line))
         for item in ts.rubric:
             item.source = source
-    ts.workflow = _workflow(spec.get("workflow"), at("workflow"), problems, name)
+    ts.workflow = _workflow(spec.get("workflow"), line_of(spec, "workflow", line), problems, name)
     return ts
 
 
-def _validation(value, line: int, problems: list[ConfigProblem]) -> tuple[bool, list[FieldRule]]:
+def _validation_rule(raw: dict[Any, Any], line: int, problems: list[ConfigProblem]) -> FieldRule:
+    rule = FieldRule(field=str(raw["field"]), line=line)
+
+    def problem(message: str) -> None:
+        problems.append(ConfigProblem(line, f"validation rule for '{rule.field}': {message}"))
+
+    if "range" in raw:
+        rng = raw["range"]
+        if isinstance(rng, list) and len(rng) == 2:  # noqa: PLR2004 - [min, max]
+            rule.range = (_number(rng[0]), _number(rng[1]))
+        else:
+            problem("range must be [min, max]")
+    if "min" in raw or "max" in raw:
+        rule.range = (_number(raw.get("min")), _number(raw.get("max")))
+    if "enum" in raw:
+        rule.enum = list(raw["enum"]) if isinstance(raw["enum"], list) else [raw["enum"]]
+    if "pattern" in raw:
+        error = pattern_error(str(raw["pattern"]))
+        if error is None:
+            rule.pattern = str(raw["pattern"])
+        else:
+            problem(f"invalid pattern: {error}")
+    if "format" in raw:
+        rule.format = str(raw["format"])
+        if rule.format.upper() not in ("ISO8601", "DATE", "DATETIME", "URL"):
+            problem(f"unknown format '{rule.format}' (known: ISO8601, date, datetime, url)")
+    return rule
+
+
+def pattern_error(pattern: str) -> str | None:
+    """Why PATTERN is not a valid regular expression, or None."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return str(exc)
+    return None
+
+
+def _validation(value: Any, line: int, problems: list[ConfigProblem]) -> tuple[bool, list[FieldRule]]:
     if value is None:
         return False, []
     if not isinstance(value, dict):
         problems.append(ConfigProblem(line, "validation must be a mapping"))
         return False, []
     enforce = value.get("enforce") is True
-    rules: list[FieldRule] = []
     raw_rules = value.get("rules")
     if raw_rules is None:
-        return enforce, rules
+        return enforce, []
     if not isinstance(raw_rules, list):
-        problems.append(ConfigProblem(value.line_of("rules") if isinstance(value, LineDict) else line,
-                                      "validation.rules must be a list"))
-        return enforce, rules
+        problems.append(ConfigProblem(line_of(value, "rules", line), "validation.rules must be a list"))
+        return enforce, []
+    rules: list[FieldRule] = []
     for i, raw in enumerate(raw_rules):
-        rline = raw_rules.line_of(i) if isinstance(raw_rules, LineList) else line
+        rline = line_of(raw_rules, i, line)
         if not isinstance(raw, dict) or not raw.get("field"):
             problems.append(ConfigProblem(rline, "a validation rule must be a mapping with a 'field'"))
             continue
-        rule = FieldRule(field=str(raw["field"]), line=rline)
-        if "range" in raw:
-            rng = raw["range"]
-            if isinstance(rng, list) and len(rng) == 2:
-                rule.range = (_number(rng[0]), _number(rng[1]))
-            else:
-                problems.append(ConfigProblem(rline, f"validation rule for '{rule.field}': range must be [min, max]"))
-        if "min" in raw or "max" in raw:
-            rule.range = (_number(raw.get("min")), _number(raw.get("max")))
-        if "enum" in raw:
-            rule.enum = list(raw["enum"]) if isinstance(raw["enum"], list) else [raw["enum"]]
-        if "pattern" in raw:
-            import re
-
-            try:
-                re.compile(str(raw["pattern"]))
-                rule.pattern = str(raw["pattern"])
-            except re.error as exc:
-                problems.append(ConfigProblem(rline, f"validation rule for '{rule.field}': invalid pattern: {exc}"))
-        if "format" in raw:
-            rule.format = str(raw["format"])
-            if rule.format.upper() not in ("ISO8601", "DATE", "DATETIME", "URL"):
-                problems.append(ConfigProblem(rline, f"validation rule for '{rule.field}': unknown format "
-                                                     f"'{rule.format}' (known: ISO8601, date, datetime, url)"))
-        rules.append(rule)
+        rules.append(_validation_rule(raw, rline, problems))
     return enforce, rules
 
 
-def default_schema(root: str, with_plugins: bool = True) -> KBSchema:
+@dataclass(slots=True)
+class PluginType:
+    """An entry type a plugin adds, with the defaults it gives the type."""
+
+    name: str
+    defaults: dict[str, Any]
+    kb_types: tuple[str, ...] | None  # None: every KB
+    source: str  # the plugin package
+
+
+def default_schema(root: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
     """The intent of a KB with no kb.yaml: system intent, core types (and plugin types)."""
     schema = KBSchema(name=os.path.basename(os.path.normpath(root)) or "kb", root=root, kb_yaml=None)
     schema.types = _core_types()
     schema.guidelines = dict(SYSTEM_GUIDELINES)
-    if with_plugins:
-        add_plugin_types(schema)
+    add_plugin_types(schema, plugin_types)
     return schema
 
 
-def add_plugin_types(schema: KBSchema) -> None:
+def add_plugin_types(schema: KBSchema, plugin_types: Iterable[PluginType]) -> None:
     """Types from plugins that apply to the KB's kb_type (SPEC §11); a plugin type that redefines a
     core type is based on it, as a kb.yaml declaration is."""
-    from .checkers.registry import registry
-
-    plugins = registry().plugins
-    for ptype in plugins.types if plugins is not None else ():
+    for ptype in plugin_types:
         if ptype.kb_types is not None and schema.kb_type not in ptype.kb_types:
             continue
         problems: list[ConfigProblem] = []
-        ts = _type(ptype.name, dict(ptype.defaults), 0, schema.types.get(ptype.name), problems,
-                   source=ptype.source)
+        ts = _type(ptype.name, dict(ptype.defaults), 0, schema.types.get(ptype.name), problems, source=ptype.source)
         ts.knows_keys = False  # a plugin's defaults do not make other keys unknown in every KB
         schema.types[ptype.name] = ts
         schema.problems.extend(ConfigProblem(1, f"plugin {ptype.source}: {p.message}") for p in problems)
 
 
-def load_kb_schema(root: str) -> KBSchema:
-    """Load ROOT/kb.yaml. Raises YamlFileError when it is not valid YAML or not a mapping."""
-    path = os.path.join(root, "kb.yaml")
-    data = load_file(path)
-    if data is None:
-        data = LineDict(1)
-    if not isinstance(data, dict):
-        raise YamlFileError(path, getattr(data, "line", 1), "kb.yaml must be a mapping of keys to values")
-    schema = default_schema(root, with_plugins=False)
-    schema.kb_yaml = path
-    schema.raw = data
-    problems = schema.problems
+def load_yaml_file(path: str) -> Any:
+    """A YAML file's data with line numbers; raises YamlFileError."""
+    try:
+        data = read_regular_file(path)
+    except FileProblem as exc:
+        raise YamlFileError(path, 1, f"cannot read: {exc.reason}") from None
+    return load_text(decode_yaml_bytes(data, path), path)
+
+
+def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]) -> None:
     name = data.get("name")
     if isinstance(name, str) and name.strip():
         schema.name = name.strip()
     elif name not in (None, ""):
         problems.append(ConfigProblem(data.line_of("name"), f"name must be a string, got {name!r}; "
-                                                            f"using the directory name '{schema.name}'"))
-    schema.description = data.get("description") if isinstance(data.get("description"), str) else None
+                                                            f"using the directory name '{schema.name}'"))  # fmt: skip
+    schema.description = _text_or_none(data.get("description"))
     schema.kb_type = str(data["kb_type"]) if data.get("kb_type") is not None else None
     guidelines = data.get("guidelines")
     if isinstance(guidelines, dict):
@@ -483,21 +509,44 @@ def load_kb_schema(root: str) -> KBSchema:
         schema.goals = dict(goals)
     elif goals is not None:
         problems.append(ConfigProblem(data.line_of("goals"), "goals must be a mapping"))
-    schema.rubric = _rubric(data.get("evaluation_rubric"), "kb", None, problems, data.line_of("evaluation_rubric"))
     threshold = data.get("pass_threshold")
     if threshold is not None:
         if _number(threshold) is None or not 0 <= threshold <= 1:
             problems.append(ConfigProblem(data.line_of("pass_threshold"), "pass_threshold must be a number from 0 to 1"))
         else:
             schema.pass_threshold = float(threshold)
+
+
+def load_kb_schema(root: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
+    """Load ROOT/kb.yaml. Raises YamlFileError when it is not valid YAML or not a mapping."""
+    path = os.path.join(root, "kb.yaml")
+    return _schema_of(load_yaml_file(path), root, path, plugin_types)
+
+
+def schema_from_text(text: str, path: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
+    """The schema the kb.yaml TEXT at PATH describes. Raises YamlFileError as load_kb_schema does."""
+    data = load_text(text.removeprefix("\ufeff"), path)
+    return _schema_of(data, os.path.dirname(os.path.abspath(path)), path, plugin_types)
+
+
+def _schema_of(data: Any, root: str, path: str, plugin_types: Iterable[PluginType]) -> KBSchema:
+    if data is None:
+        data = LineDict(1)
+    if not isinstance(data, LineDict):
+        raise YamlFileError(path, getattr(data, "line", 1), "kb.yaml must be a mapping of keys to values")
+    schema = default_schema(root)
+    schema.kb_yaml = path
+    schema.raw = data
+    problems = schema.problems
+    _kb_settings(schema, data, problems)
+    schema.rubric = _rubric(data.get("evaluation_rubric"), "kb", None, problems, data.line_of("evaluation_rubric"))
     schema.enforce, schema.rules = _validation(data.get("validation"), data.line_of("validation"), problems)
-    add_plugin_types(schema)
+    add_plugin_types(schema, plugin_types)
     types = data.get("types")
     if isinstance(types, dict):
         for tname, spec in types.items():
-            tname = str(tname)
-            line = types.line_of(tname) if isinstance(types, LineDict) else 1
-            schema.types[tname] = _type(tname, spec, line, schema.types.get(tname), problems)
+            line = line_of(types, tname, 1)
+            schema.types[str(tname)] = _type(str(tname), spec, line, schema.types.get(str(tname)), problems)
     elif types is not None:
         problems.append(ConfigProblem(data.line_of("types"), "types must be a mapping of type name to definition"))
     return schema
@@ -514,13 +563,22 @@ class CrossKBLink:
     line: int
 
 
+def _cross_link(item: Any, line: int) -> CrossKBLink | None:
+    if not isinstance(item, dict) or not item.get("source") or not item.get("target"):
+        return None
+    kb = item.get("target_kb")
+    return CrossKBLink(source=str(item["source"]).strip(), target=str(item["target"]).strip(),
+                       target_kb=str(kb).strip() if kb not in (None, "") else None,
+                       relation=str(item.get("relation") or "related"), line=line)  # fmt: skip
+
+
 def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str | None, list[CrossKBLink]]:
     """Read ROOT/cross-kb-links.yaml if present: a list, or a mapping with the list under `links`."""
     path = os.path.join(root, "cross-kb-links.yaml")
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         return None, []
     try:
-        data = load_file(path)
+        data = load_yaml_file(path)
     except YamlFileError as exc:
         problems.append(ConfigProblem(exc.line, exc.reason, path=path))
         return path, []
@@ -530,16 +588,15 @@ def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str |
         return path, []
     if not isinstance(data, list):
         problems.append(ConfigProblem(1, "cross-kb-links.yaml must be a list of links (or hold one under 'links')",
-                                      path=path))
+                                      path=path))  # fmt: skip
         return path, []
     links = []
     for i, item in enumerate(data):
-        line = data.line_of(i) if isinstance(data, LineList) else 1
-        if not isinstance(item, dict) or not item.get("source") or not item.get("target"):
+        line = line_of(data, i, 1)
+        link = _cross_link(item, line)
+        if link is None:
             problems.append(ConfigProblem(line, "each link needs 'source' and 'target'", path=path))
-            continue
-        kb = item.get("target_kb")
-        links.append(CrossKBLink(source=str(item["source"]).strip(), target=str(item["target"]).strip(),
-                                 target_kb=str(kb).strip() if kb not in (None, "") else None,
-                                 relation=str(item.get("relation") or "related"), line=line))
+        else:
+            links.append(link)
     return path, links
+

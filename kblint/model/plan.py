@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import field
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-from .checkers.registry import Registry, registry, validate_params
+from .. import policy
+from ..checkers.registry import Registry, registry, validate_params
+from .issue import BINDINGS
 from .kbschema import KBSchema, RubricItem, system_rubric
-from .plainclass import dataclass
 
 ITEM_KEYS = ("text", "checker", "params", "covered_by", "field", "fields", "policy", "id", "severity", "weight",
-             "applies_to")
-BINDINGS = ("schema", "checker", "policy", "judgment", "broken")
+             "applies_to")  # fmt: skip
 _SCOPE_RANK = {"system": 0, "kb": 1, "type": 2}
 
 _POLICY_FIRST = ("tags", "links", "outlinks", "inlinks")
@@ -57,17 +59,19 @@ class Binding:
     weight: float = 1.0
     applies_to: tuple[str, ...] | None = None
     checker: str | None = None
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
     policy: str | None = None
     fields: tuple[str, ...] = ()
     reason: str | None = None  # why broken
     mapping: bool = False  # written as a mapping (beats a string item of the same text)
-    parsed: object = None  # the parsed policy expression (kblint.policy)
-    evaluate: object = field(default=None, compare=False, repr=False)  # kblint.policy.evaluator(parsed)
+    parsed: policy.Policy | None = None  # the parsed policy expression
+    evaluate: policy.Evaluator | None = field(default=None, compare=False, repr=False)
+    needs_graph: bool = False  # a checker or policy that runs after the graph pass
 
     @property
-    def key(self) -> tuple:
-        return (self.scope, self.type_name, self.id)
+    def runs(self) -> bool:
+        """Whether kblint itself runs this item (a checker or a policy)."""
+        return self.kind in ("checker", "policy")
 
 
 @dataclass(slots=True)
@@ -85,13 +89,11 @@ class Plan:
 
     kb_name: str
     scopes: list[ScopePlan]
-    by_type: dict[str, list[Binding]]  # type → the merged items that apply to its entries
-    graph_by_type: dict[str, list[Binding]] = field(default_factory=dict, repr=False)  # memo
-    entry_by_type: dict[str, list[Binding]] = field(default_factory=dict, repr=False)  # memo
-    judgment_by_type: dict[str, int] = field(default_factory=dict, repr=False)  # memo
+    by_type: dict[str, list[Binding]]  # type → the merged items that apply to its entries ("" for others)
+    _parts: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)  # per-type views, made once
 
     def totals(self) -> dict[str, int]:
-        totals = {kind: 0 for kind in BINDINGS}
+        totals = dict.fromkeys(BINDINGS, 0)
         for scope in self.scopes:
             for item in scope.items:
                 totals[item.kind] += 1
@@ -103,56 +105,23 @@ class Plan:
     def for_type(self, type_name: str) -> list[Binding]:
         return self.by_type.get(type_name) or self.by_type.get("", [])
 
-    def graph_bindings(self, type_name: str) -> list[Binding]:
-        """The checker and policy items of a type that run after the graph pass."""
-        return self._per_type(self.graph_by_type, type_name, _graph_items)
-
     def entry_bindings(self, type_name: str) -> list[Binding]:
         """The checker and policy items of a type that run on the entry alone, in pass 1."""
-        return self._per_type(self.entry_by_type, type_name, _entry_items)
+        return self._part("entry", type_name, lambda items: [b for b in items if b.runs and not b.needs_graph])
 
-    def judgment_count(self, type_name: str) -> int:
-        """How many judgment items apply to entries of a type."""
-        return self._per_type(self.judgment_by_type, type_name, _judgment_count)
+    def graph_bindings(self, type_name: str) -> list[Binding]:
+        """The checker and policy items of a type that run after the graph pass."""
+        return self._part("graph", type_name, lambda items: [b for b in items if b.runs and b.needs_graph])
 
-    def _per_type(self, memo: dict, type_name: str, make):
-        """MAKE(the items of a type), made once per type: every entry asks."""
-        found = memo.get(type_name)
+    def judgment_bindings(self, type_name: str) -> list[Binding]:
+        """The judgment items of a type."""
+        return self._part("judgment", type_name, lambda items: [b for b in items if b.kind == "judgment"])
+
+    def _part(self, name: str, type_name: str, make: Callable[[list[Binding]], list[Binding]]) -> list[Binding]:
+        found: list[Binding] | None = self._parts.get((name, type_name))
         if found is None:
-            found = memo[type_name] = make(self.for_type(type_name))
+            found = self._parts[(name, type_name)] = make(self.for_type(type_name))
         return found
-
-
-def _graph_items(items: list[Binding]) -> list[Binding]:
-    return [b for b in items if _needs_graph(b)]
-
-
-def _entry_items(items: list[Binding]) -> list[Binding]:
-    return [b for b in items if _runs_on_the_entry(b)]
-
-
-def _judgment_count(items: list[Binding]) -> int:
-    return sum(1 for b in items if b.kind == "judgment")
-
-
-def _needs_graph(b: Binding) -> bool:
-    if b.kind == "policy":
-        from .policy import needs_graph
-
-        return needs_graph(b.parsed)
-    if b.kind == "checker":
-        checker = registry().get(b.checker)
-        return checker is not None and checker.needs_graph
-    return False
-
-
-def _runs_on_the_entry(b: Binding) -> bool:
-    if b.kind == "policy":
-        return not _needs_graph(b)
-    if b.kind == "checker":
-        checker = registry().get(b.checker)
-        return checker is not None and not checker.needs_graph
-    return False
 
 
 def _broken(b: Binding, reason: str) -> Binding:
@@ -165,98 +134,121 @@ def bind(item: RubricItem, schema: KBSchema, reg: Registry) -> Binding:
     """The binding of one item, validated; problems make it `broken` with the reason."""
     raw = item.raw
     b = Binding(text=item.text, kind="judgment", id=slug(item.text), scope=item.scope, line=item.line,
-                source=item.source, type_name=item.type_name, mapping=isinstance(raw, dict))
+                source=item.source, type_name=item.type_name, mapping=isinstance(raw, dict))  # fmt: skip
     if isinstance(raw, str):
         if not raw.strip():
             return _broken(b, "empty rubric item")
         if is_policy_shaped(raw):
-            b.kind = "policy"
-            b.policy = raw.strip()
-            return _bind_policy(b)
+            return _bind_policy(b, raw.strip())
         return b
     if not isinstance(raw, dict):
         return _broken(b, f"a rubric item must be a string or a mapping, got {type(raw).__name__}")
-    unknown = [k for k in raw if k not in ITEM_KEYS]
-    if unknown:
-        key = str(unknown[0])
-        near = difflib.get_close_matches(key, ITEM_KEYS, n=1)
-        hint = f" (did you mean '{near[0]}'?)" if near else ""
-        return _broken(b, f"unknown key '{key}' in rubric item{hint}; allowed: {', '.join(ITEM_KEYS)}")
-    text = raw.get("text")
-    if not isinstance(text, str) or not text.strip():
-        return _broken(b, "rubric item has no 'text'")
-    if raw.get("id") is not None:
-        b.id = str(raw["id"])
-    severity = raw.get("severity", "warning")
-    if severity not in ("error", "warning", "info"):
-        return _broken(b, f"severity must be error, warning or info, got {severity!r}")
-    b.severity = severity
-    weight = raw.get("weight", 1)
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
-        return _broken(b, f"weight must be a non-negative number, got {weight!r}")
-    b.weight = float(weight)
-    applies = raw.get("applies_to")
-    if applies is not None:
-        if isinstance(applies, str):
-            applies = [applies]
-        if not isinstance(applies, list) or not all(isinstance(a, str) for a in applies):
-            return _broken(b, "applies_to must be a list of type names")
-        unknown_types = [a for a in applies if a not in schema.types]
-        if unknown_types:
-            return _broken(b, f"applies_to names unknown type '{unknown_types[0]}'")
-        b.applies_to = tuple(applies)
+    return _bind_mapping(b, raw, schema, reg)
+
+
+def _bind_mapping(b: Binding, raw: dict[Any, Any], schema: KBSchema, reg: Registry) -> Binding:
+    problem = _item_keys_problem(raw) or _common_keys(b, raw, schema)
+    if problem:
+        return _broken(b, problem)
     forms = [k for k in ("checker", "covered_by", "policy") if k in raw]
     if len(forms) > 1:
         return _broken(b, f"an item binds one way only, this one has {' and '.join(forms)}")
     if "checker" in raw:
-        name = raw.get("checker")
-        b.kind = "checker"
-        b.checker = str(name)
-        checker = reg.get(str(name)) if isinstance(name, str) else None
-        if checker is None:
-            near = difflib.get_close_matches(str(name), reg.names(), n=1)
-            hint = f" (did you mean '{near[0]}'?)" if near else ""
-            return _broken(b, f"unknown checker '{name}'{hint}")
-        params, problems = validate_params(checker, raw.get("params"))
-        if problems:
-            return _broken(b, "; ".join(problems))
-        b.params = params
-        return b
+        return _bind_checker(b, raw, reg)
     if "params" in raw:
         return _broken(b, "params given without a checker")
     if "covered_by" in raw:
-        if raw["covered_by"] != "schema":
-            return _broken(b, f"covered_by must be 'schema', got {raw['covered_by']!r}")
-        b.kind = "schema"
-        names = []
-        if raw.get("field") is not None:
-            names.append(raw["field"])
-        if raw.get("fields") is not None:
-            more = raw["fields"]
-            names.extend(more if isinstance(more, list) else [more])
-        if not all(isinstance(n, str) for n in names):
-            return _broken(b, "field/fields must name fields")
-        b.fields = tuple(names)
-        return b
+        return _bind_schema(b, raw)
     if "field" in raw or "fields" in raw:
         return _broken(b, "field/fields are for covered_by: schema items")
     if "policy" in raw:
         if not isinstance(raw["policy"], str) or not raw["policy"].strip():
             return _broken(b, "policy must be an expression string")
-        b.kind = "policy"
-        b.policy = raw["policy"].strip()
-        return _bind_policy(b)
+        return _bind_policy(b, raw["policy"].strip())
     return b
 
 
-def _bind_policy(b: Binding) -> Binding:
-    from .policy import PolicyError, evaluator, parse
+def _item_keys_problem(raw: dict[Any, Any]) -> str | None:
+    unknown = [k for k in raw if k not in ITEM_KEYS]
+    if unknown:
+        key = str(unknown[0])
+        near = difflib.get_close_matches(key, ITEM_KEYS, n=1)
+        hint = f" (did you mean '{near[0]}'?)" if near else ""
+        return f"unknown key '{key}' in rubric item{hint}; allowed: {', '.join(ITEM_KEYS)}"
+    text = raw.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return "rubric item has no 'text'"
+    return None
 
+
+def _common_keys(b: Binding, raw: dict[Any, Any], schema: KBSchema) -> str | None:
+    """Read `id`, `severity`, `weight` and `applies_to` into B; what is wrong with them, if anything."""
+    if raw.get("id") is not None:
+        b.id = str(raw["id"])
+    severity = raw.get("severity", "warning")
+    if severity not in ("error", "warning", "info"):
+        return f"severity must be error, warning or info, got {severity!r}"
+    b.severity = severity
+    weight = raw.get("weight", 1)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
+        return f"weight must be a non-negative number, got {weight!r}"
+    b.weight = float(weight)
+    applies = raw.get("applies_to")
+    if applies is None:
+        return None
+    if isinstance(applies, str):
+        applies = [applies]
+    if not isinstance(applies, list) or not all(isinstance(a, str) for a in applies):
+        return "applies_to must be a list of type names"
+    unknown_types = [a for a in applies if a not in schema.types]
+    if unknown_types:
+        return f"applies_to names unknown type '{unknown_types[0]}'"
+    b.applies_to = tuple(applies)
+    return None
+
+
+def _bind_checker(b: Binding, raw: dict[Any, Any], reg: Registry) -> Binding:
+    name = raw.get("checker")
+    b.kind = "checker"
+    b.checker = str(name)
+    checker = reg.get(name) if isinstance(name, str) else None
+    if checker is None:
+        near = difflib.get_close_matches(str(name), reg.names(), n=1)
+        hint = f" (did you mean '{near[0]}'?)" if near else ""
+        return _broken(b, f"unknown checker '{name}'{hint}")
+    params, problems = validate_params(checker, raw.get("params"))
+    if problems:
+        return _broken(b, "; ".join(problems))
+    b.params = params
+    b.needs_graph = checker.needs_graph
+    return b
+
+
+def _bind_schema(b: Binding, raw: dict[Any, Any]) -> Binding:
+    if raw["covered_by"] != "schema":
+        return _broken(b, f"covered_by must be 'schema', got {raw['covered_by']!r}")
+    b.kind = "schema"
+    names = []
+    if raw.get("field") is not None:
+        names.append(raw["field"])
+    if raw.get("fields") is not None:
+        more = raw["fields"]
+        names.extend(more if isinstance(more, list) else [more])
+    if not all(isinstance(n, str) for n in names):
+        return _broken(b, "field/fields must name fields")
+    b.fields = tuple(names)
+    return b
+
+
+def _bind_policy(b: Binding, expression: str) -> Binding:
+    b.kind = "policy"
+    b.policy = expression
     try:
-        b.parsed = parse(b.policy)
-    except PolicyError as exc:
+        b.parsed = policy.parse(expression)
+    except policy.PolicyError as exc:
         return _broken(b, f"policy does not parse: {exc.render()}")
-    b.evaluate = evaluator(b.parsed)
+    b.evaluate = policy.evaluator(b.parsed)
+    b.needs_graph = policy.needs_graph(b.parsed)
     return b
 
 
@@ -281,8 +273,7 @@ def _merge(items: list[Binding]) -> list[Binding]:
         if current is None:
             order.append(item.text)
             winner[item.text] = item
-            continue
-        if _precedence(item) >= _precedence(current):
+        elif _precedence(item) >= _precedence(current):
             winner[item.text] = item
     return [winner[text] for text in order]
 
@@ -291,18 +282,14 @@ def _precedence(b: Binding) -> tuple[bool, int]:
     return (b.mapping, _SCOPE_RANK[b.scope])
 
 
-def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
-    reg = reg or registry()
-    system = [bind(item, schema, reg) for item in system_rubric()]
-    kb_items = [bind(item, schema, reg) for item in schema.rubric]
-    type_items = {name: [bind(item, schema, reg) for item in ts.rubric] for name, ts in sorted(schema.types.items())}
-
-    # stale covered_by claims are checked against the types each item applies to
+def _check_schema_claims(schema: KBSchema, system: list[Binding], kb_items: list[Binding],
+                         type_items: dict[str, list[Binding]]) -> None:  # fmt: skip
+    """Stale covered_by claims, checked against the types each item applies to."""
     for b in kb_items + system:
         if b.kind == "schema" and b.fields:
             # an unrestricted KB-level claim is about the KB's own types, not every core type
             targets = list(b.applies_to) if b.applies_to else sorted(
-                n for n, t in schema.types.items() if t.declared) or sorted(schema.types)
+                n for n, t in schema.types.items() if t.declared) or sorted(schema.types)  # fmt: skip
             reason = _stale_schema_claim(b, schema, targets)
             if reason:
                 _broken(b, reason)
@@ -313,28 +300,37 @@ def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
                 if reason:
                     _broken(b, reason)
 
-    # an id names one item of the KB: the same id on a different text is a duplicate
+
+def _check_unique_ids(kb_items: list[Binding], type_items: dict[str, list[Binding]]) -> None:
+    """An id names one item of the KB: the same id on a different text is a duplicate."""
     seen: dict[str, Binding] = {}
     for b in kb_items + [b for items in type_items.values() for b in items]:
         first = seen.setdefault(b.id, b)
         if first is not b and first.text != b.text:
             _broken(b, f"duplicate item id '{b.id}' (also used at kb.yaml line {first.line})")
 
+
+def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
+    reg = reg or registry()
+    system = [bind(item, schema, reg) for item in system_rubric()]
+    kb_items = [bind(item, schema, reg) for item in schema.rubric]
+    type_items = {name: [bind(item, schema, reg) for item in ts.rubric] for name, ts in sorted(schema.types.items())}
+    _check_schema_claims(schema, system, kb_items, type_items)
+    _check_unique_ids(kb_items, type_items)
+
     by_type: dict[str, list[Binding]] = {}
     used: set[int] = set()
     for name in sorted(schema.types):
         applicable = system + type_items.get(name, []) + [
-            b for b in kb_items if b.applies_to is None or name in b.applies_to]
-        merged = _merge(applicable)
-        by_type[name] = merged
-        used.update(id(b) for b in merged)
+            b for b in kb_items if b.applies_to is None or name in b.applies_to]  # fmt: skip
+        by_type[name] = _merge(applicable)
+        used.update(id(b) for b in by_type[name])
     # entries of undeclared types get system and KB-wide items
-    fallback = _merge(system + [b for b in kb_items if b.applies_to is None])
-    by_type[""] = fallback
-    used.update(id(b) for b in fallback)
+    by_type[""] = _merge(system + [b for b in kb_items if b.applies_to is None])
+    used.update(id(b) for b in by_type[""])
 
     scopes = [ScopePlan("system", None, [b for b in system if id(b) in used]),
-              ScopePlan("kb", None, [b for b in kb_items if id(b) in used or b.kind == "broken"])]
+              ScopePlan("kb", None, [b for b in kb_items if id(b) in used or b.kind == "broken"])]  # fmt: skip
     for name, items in type_items.items():
         if items:
             scopes.append(ScopePlan("type", name, [b for b in items if id(b) in used or b.kind == "broken"]))

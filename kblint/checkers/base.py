@@ -1,0 +1,150 @@
+"""What a checker is and what it receives (SPEC §5.2, §11).
+
+A checker is called as `checker(subject, params, context)` and returns None (or an empty
+iterable) when the entry passes, else a message, an Issue, or an iterable of those. In pass 1 the
+subject is the whole entry (`EntrySubject`); a core checker that needs the graph runs after the
+graph pass on the entry's compact facts (`GraphSubject`), and a plugin checker that needs the graph
+gets the whole entry, re-read.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..model.issue import Issue
+
+if TYPE_CHECKING:
+    from ..model.entry import RawEntry
+    from ..model.kbschema import KBSchema
+    from ..model.link import Link
+    from ..model.markdown import Heading
+
+Params = Mapping[str, Any]
+
+
+class GraphSubject(Protocol):
+    """An entry as the graph pass holds it (EntryFacts): who it is and where its links go."""
+
+    @property
+    def kb_name(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def relpath(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def status(self) -> str | None: ...
+    @property
+    def stem(self) -> str: ...
+    @property
+    def aliases(self) -> Sequence[str]: ...
+    @property
+    def links(self) -> Iterable[Link]: ...
+
+
+class EntrySubject(GraphSubject, Protocol):
+    """A whole entry (SPEC §3's entry model): what pass-1 checkers and policies read."""
+
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def tags(self) -> list[str]: ...
+    @property
+    def metadata(self) -> dict[Any, Any]: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def raw(self) -> RawEntry: ...
+    @property
+    def headings(self) -> list[Heading]: ...
+    @property
+    def word_count(self) -> int: ...
+    @property
+    def outlink_count(self) -> int: ...
+
+
+class Graph(Protocol):
+    """The read-only link graph a checker that needs it may consult."""
+
+    inlinks: dict[str, list[str]]
+
+    def entry_at(self, path: str) -> GraphSubject | None: ...
+
+
+@dataclass(slots=True)
+class CheckContext:
+    """What a checker may read besides the entry: the KB schema, and the graph after pass 2."""
+
+    schema: KBSchema
+    inlinks: dict[str, list[str]] | None = None  # entry path → paths of the entries linking to it
+    graph: Graph | None = None
+
+
+CheckerFunc = Callable[[Any, Params, CheckContext], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A parameter a checker accepts in a rubric item's `params`."""
+
+    name: str
+    kind: str  # "int" | "str" | "str_list" | "regex"
+    required: bool = False
+    default: object = None
+    help: str = ""
+
+
+@dataclass(slots=True)
+class Checker:
+    """A named check that rubric items can bind to, with the parameters it takes."""
+
+    name: str
+    func: CheckerFunc
+    params: tuple[Param, ...] = ()
+    source: str = "core"
+    needs_graph: bool = False  # runs after the graph pass
+    # The frontmatter field an issue points at (a param name prefixed "param:" or a key).
+    field: str | None = None
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.func.__doc__ or "").strip()
+
+    @property
+    def description(self) -> str:
+        return self.doc.split("\n", 1)[0].strip()
+
+    def field_for(self, params: Params) -> str | None:
+        if self.field and self.field.startswith("param:"):
+            value = params.get(self.field[6:])
+            return value if isinstance(value, str) else None
+        return self.field
+
+    def signature(self) -> str:
+        parts = []
+        for p in self.params:
+            text = p.name
+            if not p.required:
+                text += f"={p.default!r}" if p.default is not None else "=?"
+            parts.append(text)
+        return ", ".join(parts)
+
+
+def messages(result: object) -> list[str]:
+    """The violation messages a checker's result holds (none when it passed); TypeError for a
+    result that is none of None, a message, an Issue or an iterable of those."""
+    if result is None:
+        return []
+    if isinstance(result, str):
+        return [result]
+    if isinstance(result, Issue):
+        return [result.message]
+    if isinstance(result, Iterable):
+        return [m for item in result for m in messages(item)]
+    raise TypeError(f"a checker returned {type(result).__name__}, expected None, a message or an Issue")

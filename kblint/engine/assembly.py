@@ -1,0 +1,81 @@
+"""Putting a run's report together, KB by KB, once the graph is built: the reported entries and
+their pass-1 issues, the checks that need the graph, the entries waiting for the judge, the
+config errors, and at the end the scores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..checkers.base import CheckContext
+from ..model.facts import EntryFacts
+from ..model.graph import LinkGraph
+from ..model.issue import Coverage, Issue, KBReport
+from ..rules.config import config_errors
+from . import scoring
+from .filters import Suppressed, in_shard
+from .pass_entries import FileResult, KBRun, read_entry
+from .pass_graph import graph_checks
+from .pass_judgment import Pending
+
+
+@dataclass(slots=True)
+class Assembly:
+    """What the reported KBs of a run add up to, before suppressions and filters."""
+
+    shard: tuple[int, int] | None
+    reports: list[KBReport] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+    spilled: set[int] = field(default_factory=set)  # spill slots of the reported entries' pass-1 issues
+    suppressed: dict[str, Suppressed] = field(default_factory=dict)
+    pending: list[Pending] = field(default_factory=list)  # entries with judgment items
+    judgment_items: int = 0
+
+    def _counts(self, r: KBRun, facts: EntryFacts) -> bool:
+        """Whether an entry's own issues are this run's to report (--changed-since, --shard)."""
+        return facts.reported and (self.shard is None or in_shard(r.kb.name, facts.relpath, self.shard))
+
+    def add_kb(self, r: KBRun, graph: LinkGraph) -> None:
+        plan = r.ctx.plan
+        report = KBReport(name=r.kb.name, root=r.kb.root, coverage=Coverage(**plan.totals()))
+        self.reports.append(report)
+        self.judgment_items += plan.totals()["judgment"]
+        context = CheckContext(schema=r.ctx.schema, inlinks=graph.inlinks, graph=graph)
+        candidates = {c.path: c.data for c in r.kb.candidates}
+        for result in r.results:
+            if self._counts(r, result.facts):
+                self._add_entry(r, result, report, context, graph, candidates.get(result.facts.path))
+        if r.kb.reported is None and (self.shard is None or self.shard[0] == 1):
+            self.issues.extend(config_errors(r.ctx.schema, plan))
+
+    def _add_entry(self, r: KBRun, result: FileResult, report: KBReport, context: CheckContext, graph: LinkGraph,
+                   data: bytes | None) -> None:  # fmt: skip
+        facts = result.facts
+        report.files += 1
+        report.paths.append(facts.path)
+        self.issues.extend(result.issues)
+        if result.spilled >= 0:
+            self.spilled.add(result.spilled)
+        if not facts.parsed:
+            return
+        report.entries += 1
+        plan = r.ctx.plan
+        if facts.suppress:
+            self.suppressed[facts.path] = Suppressed(facts, plan.for_type(facts.type))
+        bindings = plan.graph_bindings(facts.type)
+        if bindings:
+            self.issues.extend(graph_checks(facts, bindings, context, graph, lambda: read_entry(r.ctx, facts, data),
+                                            r.ctx.previous_status(facts.path)))  # fmt: skip
+        if facts.judgment_items:
+            self.pending.append(Pending(r.ctx, facts, plan.judgment_bindings(facts.type), data))
+
+    def score(self, runs: list[KBRun]) -> None:
+        """The scores (SPEC §5.4), once every tier has given its outcomes."""
+        by_name = {report.name: report for report in self.reports}
+        for r in runs:
+            entries = [res.facts for res in r.results if res.facts.parsed and self._counts(r, res.facts)]
+            threshold = r.ctx.schema.pass_threshold
+            for facts in entries:
+                issue = scoring.below_threshold(facts, threshold)
+                if issue is not None:
+                    self.issues.append(issue)
+            by_name[r.kb.name].score = scoring.kb_score(entries)

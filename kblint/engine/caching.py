@@ -1,0 +1,121 @@
+"""What the engine keeps between runs (kblint.infra.resultcache): which inputs the caches are keyed
+on, a whole run's outcome when nothing changed, and pass-1 results of unchanged files.
+
+A cache directory that cannot be used is never a failure: the run goes on without it and says so once.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..checkers.registry import registry
+from ..config import Settings
+from ..infra import resultcache
+from ..model.issue import Coverage, Issue, JudgmentSummary, KBReport, fingerprint_of
+from ..workspace import Workspace
+
+if TYPE_CHECKING:
+    from .run import Outcome
+
+
+@dataclass(slots=True)
+class Caches:
+    """The caches of one run: where they are, each file's stamp and each KB's key."""
+
+    cache_dir: str
+    stamps: dict[str, resultcache.Stamp | None]
+    kb_keys: dict[str, str]  # KB root → resultcache.kb_key
+    warnings: list[str] = field(default_factory=list)
+
+    def unusable(self, exc: resultcache.CacheUnusable) -> None:
+        """Say once that the cache could not be used."""
+        if not self.warnings:
+            self.warnings.append(f"the cache cannot be used ({exc}); running without it")
+
+    @property
+    def usable(self) -> bool:
+        return not self.warnings
+
+
+def caches_for(ws: Workspace, settings: Settings) -> Caches | None:
+    """None when results are not cached: --no-cache, or --base (results then depend on git history)."""
+    if settings.no_cache or not settings.cache_dir or settings.base is not None:
+        return None
+    plugins = registry().plugins
+    loaded = [f"{p.package}={p.version}" for p in plugins.loaded] if plugins is not None else []
+    return Caches(
+        cache_dir=settings.cache_dir,
+        stamps={path: resultcache.stamp(path) for kb in ws.kbs for path in kb.files},
+        kb_keys={kb.root: resultcache.kb_key(kb.root, (kb.schema.kb_yaml, kb.cross_links_path), loaded,
+                                             settings.config_file) for kb in ws.kbs},  # fmt: skip
+    )
+
+
+def run_key(ws: Workspace, settings: Settings, kb_name: str | None, caches: Caches) -> str | None:
+    """The key of this run's outcome in the run cache, or None when its outcome depends on more
+    than its files and settings (git history, standard input, an LLM)."""
+    from .pass_judgment import llm_spec
+
+    if (settings.changed_since or settings.llm_required or settings.dry_run or ws.unreadable
+            or any(kb.candidates for kb in ws.kbs) or (llm_spec(settings) is not None and not settings.no_judgment)):  # fmt: skip
+        return None
+    shape = {"kb": kb_name, "strict_links": settings.strict_links, "shard": settings.shard,
+             "no_judgment": settings.no_judgment,
+             "reported": [sorted(kb.reported) if kb.reported is not None else None for kb in ws.kbs]}  # fmt: skip
+    return resultcache.run_key([caches.kb_keys[kb.root] for kb in ws.kbs], caches.stamps, shape)
+
+
+def load_outcome(caches: Caches, key: str) -> Outcome | None:
+    """The outcome of an earlier run with the same key, unless a file its links named changed."""
+    from .run import Outcome
+
+    stored = resultcache.load_run(caches.cache_dir, key)
+    if stored is None:
+        return None
+    data = stored.header
+    try:
+        probes = {str(path): bool(exists) for path, exists in data["probes"]}
+        if any(os.path.isfile(path) != exists for path, exists in probes.items()):
+            return None  # a file a link names appeared or went away
+        kbs = [_kb_report(k) for k in data["kbs"]]
+        return Outcome(kbs=kbs, issues=stored.issues, hidden=dict(data["hidden"]),
+                       judgment=JudgmentSummary(**data["judgment"]), judgment_items=int(data["judgment_items"]),
+                       probes=probes)  # fmt: skip
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _kb_report(data: dict[str, Any]) -> KBReport:
+    return KBReport(name=data["name"], root=data["root"], files=data["files"], entries=data["entries"],
+                    paths=data["paths"], score=data["score"], coverage=Coverage(**data["coverage"]))  # fmt: skip
+
+
+def save_outcome(caches: Caches, key: str, outcome: Outcome) -> None:
+    roots = {kb.name: kb.root for kb in reversed(outcome.kbs)}
+    for issue in outcome.issues:
+        if issue.fingerprint is None:
+            issue.fingerprint = fingerprint_of(issue, roots.get(issue.kb_name or ""))
+    header = {
+        "kbs": [{"name": k.name, "root": k.root, "files": k.files, "entries": k.entries, "paths": k.paths,
+                 "score": k.score, "coverage": k.coverage.as_dict()} for k in outcome.kbs],
+        "hidden": outcome.hidden, "judgment": outcome.judgment.as_dict(), "judgment_items": outcome.judgment_items,
+        "probes": sorted(outcome.probes.items()),
+    }  # fmt: skip
+    try:
+        resultcache.save_run(caches.cache_dir, key, resultcache.StoredRun(header, outcome.issues))
+    except resultcache.CacheUnusable as exc:
+        caches.unusable(exc)
+
+
+def stamped(caches: Caches | None, paths: list[str]) -> dict[str, resultcache.Stamp | None]:
+    if caches is None:
+        return {}
+    return {p: caches.stamps.get(p) for p in paths}
+
+
+def issue_fingerprints(issues: list[Issue], root: str) -> None:
+    for issue in issues:
+        if issue.fingerprint is None:
+            issue.fingerprint = fingerprint_of(issue, root)

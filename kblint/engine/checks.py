@@ -1,0 +1,89 @@
+"""Running a type's checker and policy items on one entry: in pass 1 on the entry, after the
+graph pass on its facts. Each outcome is scored; each failure is a rubric_violation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import policy
+from ..checkers.base import CheckContext, messages
+from ..checkers.registry import registry
+from ..model.facts import EntryFacts
+from ..model.issue import Issue
+from ..model.plan import Binding
+from ..rules import RULES, Site
+from . import scoring
+
+
+@dataclass(slots=True)
+class Subject:
+    """One entry as a pass checks it: what checkers receive, what policies measure, and where
+    issues go. FIELD_LINE gives the line of a frontmatter field (1 when the pass has no lines)."""
+
+    checked: Any  # the Entry (pass 1, and plugins' graph checkers) or the EntryFacts (graph pass)
+    facts: EntryFacts  # where outcomes are scored
+    site: Site
+    context: CheckContext
+    measures: policy.Measures
+    field_line: Callable[[str], int]
+    previous_status: object = None  # with --base: the entry's status there (policy.NEW, UNCHANGED)
+    has_base: bool = False
+
+
+def run_bindings(bindings: list[Binding], subject: Subject) -> list[Issue]:
+    issues: list[Issue] = []
+    for b in bindings:
+        if b.kind == "policy":
+            issue = _run_policy(b, subject)
+            if issue is not None:
+                issues.append(issue)
+        else:
+            issues.extend(_run_checker(b, subject))
+    return issues
+
+
+def _run_checker(b: Binding, subject: Subject) -> list[Issue]:
+    checker = registry().get(b.checker or "")
+    if checker is None:  # a bound checker is always registered
+        raise LookupError(f"checker {b.checker!r} is not registered")
+    try:
+        found = messages(checker.func(subject.checked, b.params, subject.context))
+    except Exception as exc:  # noqa: BLE001 - a failing checker is reported, the run goes on
+        message = f"checker '{b.checker}' ({checker.source}) raised {type(exc).__name__}: {exc}"
+        return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
+    scoring.record(subject.facts, b.weight, passed=not found)
+    name = checker.field_for(b.params)
+    line = subject.field_line(name) if name else 1
+    return [
+        RULES["rubric_violation"].issue(subject.site, message, line=line, field=name, severity=b.severity,
+                                        discriminator=b.id, tier="checker", rubric_item=b.text, checker=b.checker,
+                                        item_id=b.id)  # fmt: skip
+        for message in found
+    ]
+
+
+def _run_policy(b: Binding, subject: Subject) -> Issue | None:
+    if b.evaluate is None or b.parsed is None:  # a bound policy is always parsed
+        raise LookupError(f"policy {b.policy!r} is not parsed")
+    message = b.evaluate(subject.measures, subject.previous_status, subject.has_base)
+    if message is None:
+        return None  # a gate that does not apply is no outcome
+    scoring.record(subject.facts, b.weight, passed=not message)
+    if not message:
+        return None
+    name = _policy_field(policy.constraint_of(b.parsed))
+    return RULES["rubric_violation"].issue(
+        subject.site, message, line=subject.field_line(name) if name else 1, field=name, severity=b.severity,
+        discriminator=b.id, tier="policy", rubric_item=b.text, checker="policy", policy=b.policy, item_id=b.id)  # fmt: skip
+
+
+def _policy_field(constraint: policy.Constraint) -> str | None:
+    """The frontmatter key a policy's issue points at: its metadata field, or `tags`."""
+    if not isinstance(constraint, (policy.Count, policy.Required)):
+        return None
+    subject = constraint.subject
+    if subject.kind == "metadata":
+        return subject.name
+    return "tags" if subject.kind == "tags" else None

@@ -1,0 +1,145 @@
+"""What hides issues without changing the plan (SPEC §5.1, §10, §12): --select, --ignore and --type,
+suppressions inside entries, baselines, and the entries of a --shard."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+
+from ..checkers.registry import registry
+from ..model.facts import EntryFacts
+from ..model.issue import Issue, Report
+from ..model.plan import Binding
+from ..paths import display_path
+from ..rules import RULES, TIERS, Site
+from ..workspace import UsageError
+
+
+def check_names(names: list[str], option: str) -> None:
+    """Every name given to --select or --ignore is a rule, a tier or a checker."""
+    known = set(RULES) | set(TIERS) | set(registry().names())
+    for name in names:
+        if name not in known:
+            near = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise UsageError(f"{option}: unknown rule, tier or checker '{name}'{hint}")
+
+
+@dataclass(slots=True)
+class IssueFilter:
+    """--select / --ignore (rule, tier or checker names) and --type; counts what each hid."""
+
+    select: set[str]
+    ignore: set[str]
+    type_name: str | None
+    hidden: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.select or self.ignore or self.type_name is not None)
+
+    def keep(self, issue: Issue) -> bool:
+        if self.type_name is not None and issue.entry_id is not None and issue.entry_type != self.type_name:
+            return self._hide("--type")
+        names = {issue.rule, issue.tier} | ({issue.checker} if issue.checker else set())
+        if self.select and not names & self.select:
+            return self._hide("--select")
+        if self.ignore and names & self.ignore:
+            return self._hide("--ignore")
+        return True
+
+    def _hide(self, name: str) -> bool:
+        self.hidden[name] = self.hidden.get(name, 0) + 1
+        return False
+
+
+@dataclass(slots=True)
+class Suppressed:
+    """An entry that has suppressions, and the rubric items that apply to it."""
+
+    facts: EntryFacts
+    bindings: list[Binding]
+
+
+def apply_suppressions(issues: list[Issue], suppressed: dict[str, Suppressed], hidden: dict[str, int]) -> list[Issue]:
+    """Drop the issues an entry's suppressions name; report suppressions that suppressed nothing."""
+    if not suppressed:
+        return issues
+    used: set[tuple[str, str]] = set()
+    kept = []
+    for issue in issues:
+        entry = suppressed.get(issue.path) if issue.entry_id is not None else None
+        if entry is not None:
+            names = {issue.rule, issue.checker, issue.item_id}
+            hit = [name for name, _ in entry.facts.suppress if name in names]
+            if hit:
+                used.update((issue.path, name) for name in hit)
+                hidden["suppressions"] = hidden.get("suppressions", 0) + 1
+                continue
+        kept.append(issue)
+    for path, entry in suppressed.items():
+        kept.extend(_unused_suppressions(path, entry, used))
+    return kept
+
+
+def _unused_suppressions(path: str, entry: Suppressed, used: set[tuple[str, str]]) -> list[Issue]:
+    facts = entry.facts
+    ran = _names_that_ran(entry.bindings)
+    issues = []
+    for name, line in facts.suppress:
+        if (path, name) in used:
+            continue
+        if name in ran:
+            message = f"Suppression of '{name}' suppressed nothing"
+        elif name in RULES or name in registry().checkers or any(b.id == name for b in entry.bindings):
+            continue  # it did not run on this entry (e.g. the judgment tier without an LLM)
+        else:
+            message = f"Suppression names '{name}', which is no rule, checker or rubric item id here"
+        issues.append(RULES["unused_suppression"].issue(Site(facts.kb_name, path, facts.id, facts.type), message,
+                                                        line=line, field="kblint", discriminator=name))  # fmt: skip
+    return issues
+
+
+def _names_that_ran(bindings: list[Binding]) -> set[str]:
+    ran = {name for name, rule in RULES.items() if rule.tier in ("structure", "schema")}
+    for b in bindings:
+        if b.runs:
+            ran.update({"rubric_violation", b.checker or "policy", b.id})
+    return ran
+
+
+def apply_baseline(report: Report, write_to: str | None, read_from: str | None) -> None:
+    """--write-baseline records the report's issues; --baseline hides the recorded ones."""
+    from .. import baseline
+
+    if write_to:
+        baseline.write(write_to, [
+            {"fingerprint": report.fingerprint(i), "path": display_path(i.path), "rule": i.rule, "checker": i.checker,
+             "message": i.message} for i in report.issues])  # fmt: skip
+    if read_from:
+        known = baseline.load(read_from)
+        prints = [(report.fingerprint(i), i) for i in report.issues]
+        report.issues = [i for fp, i in prints if fp not in known]
+        report.baselined = len(prints) - len(report.issues)
+        current = {fp for fp, _ in prints}
+        report.baseline_stale = sum(1 for fp in known if fp not in current)
+        if report.baselined:
+            report.hidden["baseline"] = report.baselined
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` → (K, N)."""
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard {text}: expected K/N, e.g. 1/4") from None
+    if not (n >= 1 and 1 <= k <= n):
+        raise UsageError(f"--shard {text}: K must be between 1 and N")
+    return k, n
+
+
+def in_shard(kb_name: str, relpath: str, shard: tuple[int, int]) -> bool:
+    """Whether an entry belongs to shard K of N: a stable hash of its KB and path."""
+    digest = hashlib.sha1(f"{kb_name}\0{relpath}".encode("utf-8", "surrogateescape")).digest()
+    return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1

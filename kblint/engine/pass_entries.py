@@ -1,0 +1,332 @@
+"""Pass 1: each entry file on its own — parse, structure and schema rules, and the checker and
+policy items that need only the entry — into issues and the compact EntryFacts the later passes
+keep. Nothing of an entry's body outlives its pass-1 call.
+
+Pass 1 works on one file at a time from plain data (`KBContext`, path, bytes), so that files can be
+linted in worker processes and their results cached per file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checkers.base import CheckContext
+from ..config import Settings
+from ..infra.files import FileProblem, read_regular_file
+from ..infra.pool import cpu_count, in_processes
+from ..infra.resultcache import CacheUnusable, KBResultCache, record_text, result_of
+from ..infra.spill import IssueSpill
+from ..measures import EntryMeasures
+from ..model.entry import Entry, ParseFailure, build_entry, parse, suppressions
+from ..model.facts import EntryFacts
+from ..model.issue import Issue, fingerprint_of
+from ..model.kbschema import KBSchema
+from ..model.link import Link, PackedLinks
+from ..model.plan import Plan, build_plan
+from ..paths import relative_to, stem
+from ..policy import UNCHANGED
+from ..rules import RULES, Site
+from ..rules import schema as schema_rules
+from ..rules import structure as structure_rules
+from ..workspace import KB, Workspace
+from ..yamlread import Limits
+from .caching import Caches
+from .checks import Subject, run_bindings
+from .pass_graph import GraphKB
+
+
+@dataclass(slots=True)
+class KBContext:
+    """What pass 1 needs to know about a KB: its schema and plan, and the cross-KB links by source."""
+
+    schema: KBSchema
+    plan: Plan
+    limits: Limits
+    cross_by_source: dict[str, list[Link]] = field(default_factory=dict)
+    # --base: each entry's status at the base revision (or policy.NEW / policy.UNCHANGED), by path
+    previous: dict[str, str | None] | None = None
+
+    def previous_status(self, path: str) -> tuple[object, bool]:
+        """(the entry's status at --base, whether there is a --base)."""
+        if self.previous is None:
+            return None, False
+        return self.previous.get(path, UNCHANGED), True
+
+
+@dataclass(slots=True)
+class FileResult:
+    """Pass 1 of one file: the facts the later passes need, and its issues."""
+
+    facts: EntryFacts
+    issues: list[Issue]  # empty while they wait in the spill
+    cross_sources: tuple[str, ...] = ()  # cross-kb-links sources this entry answered to
+    spilled: int = -1  # the slot of its issues in the IssueSpill, when they are there
+    record: str | None = None  # the result as the result cache stores it
+
+    def __reduce__(self) -> tuple[type[FileResult], tuple[Any, ...]]:
+        return FileResult, (self.facts, self.issues, self.cross_sources, self.spilled, self.record)
+
+
+def parse_failure(ctx: KBContext, path: str, relpath: str, message: str, line: int = 1, column: int = 1) -> FileResult:
+    issue = RULES["parse_error"].issue(Site(ctx.schema.name, path), message, line=line, column=column)
+    return FileResult(EntryFacts(ctx.schema.name, path, relpath, parsed=False, reported=True), [issue])
+
+
+def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located: bool = True,
+                reported: bool = True) -> FileResult:  # fmt: skip
+    """Pass 1 for one file's bytes: never raises for any content. LOCATED: the file is where it
+    lives in the KB (not a candidate from elsewhere)."""
+    raw = parse(data, ctx.limits)
+    if isinstance(raw, ParseFailure):
+        result = parse_failure(ctx, path, relpath, raw.message, raw.line, raw.column)
+        result.facts.reported = reported
+        return result
+    schema = ctx.schema
+    entry, defaulted = build_entry(raw, schema, path, relpath)
+    cross_sources = _add_cross_links(entry, ctx.cross_by_source)
+    issues = structure_rules.check(entry, defaulted)
+    issues.extend(schema_rules.check(entry, schema, located=located))
+    facts = EntryFacts(
+        kb_name=schema.name, path=path, relpath=relpath, parsed=True, reported=reported, id=entry.id,
+        id_line=entry.key_line("id") if "id" in raw.frontmatter else 1, type=entry.type, status=entry.status,
+        aliases=tuple(entry.aliases), links=PackedLinks.of(entry.links), suppress=suppressions(raw),
+        judgment_items=len(ctx.plan.judgment_bindings(entry.type)),
+    )  # fmt: skip
+    subject = Subject(entry, facts, entry.site, CheckContext(schema=schema), EntryMeasures(entry, schema),
+                      entry.field_line, *ctx.previous_status(path))  # fmt: skip
+    issues.extend(run_bindings(ctx.plan.entry_bindings(entry.type), subject))
+    return FileResult(facts, issues, cross_sources)
+
+
+def _add_cross_links(entry: Entry, cross_by_source: dict[str, list[Link]]) -> tuple[str, ...]:
+    """The links cross-kb-links.yaml declares from ENTRY (by id, stem or alias), added to its links;
+    the names they were declared under."""
+    found = []
+    if cross_by_source:
+        for key in dict.fromkeys((entry.id, entry.stem, *entry.aliases)):
+            extra = cross_by_source.get(key)
+            if extra:
+                entry.links.extend(extra)
+                found.append(key)
+    return tuple(found)
+
+
+def lint_file(ctx: KBContext, path: str, relpath: str) -> FileResult:
+    """Pass 1 for the file at PATH (read only if it is a regular file within the size limit)."""
+    try:
+        data = read_regular_file(path, ctx.limits.max_file_bytes)
+    except FileProblem as exc:
+        return parse_failure(ctx, path, relpath, f"cannot read the file: {exc.reason}")
+    return lint_source(ctx, path, relpath, data)
+
+
+def read_entry(ctx: KBContext, facts: EntryFacts, data: bytes | None = None) -> Entry | None:
+    """An entry read again after pass 1 (for the judge, and for plugin checkers of the graph)."""
+    if data is None:
+        try:
+            data = read_regular_file(facts.path, ctx.limits.max_file_bytes)
+        except FileProblem:
+            return None
+    raw = parse(data, ctx.limits)
+    if isinstance(raw, ParseFailure):
+        return None
+    return build_entry(raw, ctx.schema, facts.path, facts.relpath)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pass 1 over many files: in worker processes, and with what the caches and the spill need.
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One file for pass 1: the index of its KB's context, its path and KB-relative path, and
+    why it will not be read, when the walk found out already (an unreadable directory)."""
+
+    kb: int
+    path: str
+    relpath: str
+    problem: str | None = None
+
+
+_CHUNK = 128  # files a worker lints between two results
+_PARALLEL_MIN = 400  # below this many files, starting workers costs more than it saves
+# Pass-1 issues kept in memory up to this many (some 20 MB); the others wait in the IssueSpill
+# while the graph pass holds every entry's facts.
+HELD_ISSUES = 50_000
+
+
+@dataclass(slots=True)
+class PassOne:
+    """Pass 1 for a run's files: FINGERPRINTS computes the issues' fingerprints and RECORDS the
+    result cache's records where the work is shared, in the workers."""
+
+    contexts: list[KBContext]
+    jobs: int
+    fingerprints: bool
+    records: bool
+    spill: IssueSpill
+    room: int = HELD_ISSUES
+
+    def run(self, tasks: list[Task], forced: bool) -> Iterator[tuple[Task, FileResult]]:
+        """Each task with its result; a result's issues are held while there is room, else spilled.
+        FORCED: the user asked for JOBS processes, however few the files."""
+        chunks = [tasks[i : i + _CHUNK] for i in range(0, len(tasks), _CHUNK)]
+        jobs = self.jobs if forced or len(tasks) >= _PARALLEL_MIN else 1
+        work: Callable[[list[Task]], list[FileResult]] = self._lint_chunk
+        for chunk, results in zip(chunks, in_processes(work, chunks, jobs), strict=True):
+            self.hold_or_spill(results)
+            yield from zip(chunk, results, strict=True)
+
+    def _lint_chunk(self, chunk: list[Task]) -> list[FileResult]:
+        results = []
+        for task in chunk:
+            ctx = self.contexts[task.kb]
+            if task.problem is not None:
+                result = parse_failure(ctx, task.path, task.relpath, task.problem)
+            else:
+                result = lint_file(ctx, task.path, task.relpath)
+            if self.fingerprints:
+                for issue in result.issues:
+                    issue.fingerprint = fingerprint_of(issue, ctx.schema.root)
+            if self.records:
+                result.record = record_text(result.facts, result.issues, result.cross_sources)
+            results.append(result)
+        return results
+
+    def hold_or_spill(self, results: list[FileResult]) -> None:
+        count = sum(len(r.issues) for r in results)
+        if count <= self.room:
+            self.room -= count
+            return
+        first = self.spill.put([r.issues for r in results])
+        for offset, result in enumerate(results):
+            result.issues = []
+            result.spilled = first + offset
+
+
+# ---------------------------------------------------------------------------------------------
+# Pass 1 over a workspace
+
+
+@dataclass(slots=True)
+class KBRun:
+    """One KB's pass-1 results, in the order of its files and then its candidates."""
+
+    kb: KB
+    ctx: KBContext
+    results: list[FileResult]
+
+    def graph_kb(self) -> GraphKB:
+        matched = {s for r in self.results for s in r.cross_sources}
+        kb = self.kb
+        return GraphKB(name=kb.name, root=kb.root, facts=[r.facts for r in self.results],
+                       cross_links_path=kb.cross_links_path,
+                       unmatched_cross_sources=[(c.source, c.line) for c in kb.cross_links if c.source not in matched],
+                       cross_reported=kb.reported is None)  # fmt: skip
+
+
+def context_of(kb: KB, settings: Settings) -> KBContext:
+    ctx = KBContext(schema=kb.schema, plan=build_plan(kb.schema), limits=settings.limits)
+    for c in kb.cross_links:
+        link = Link(target=c.target, relation=c.relation, kb=c.target_kb, line=c.line, origin=kb.cross_links_path)
+        ctx.cross_by_source.setdefault(c.source, []).append(link)
+    if settings.base is not None:
+        from ..history import statuses_at
+
+        ctx.previous = statuses_at(settings.base, kb.root, kb.files)
+    return ctx
+
+
+def _kb_caches(ws: Workspace, caches: Caches | None) -> list[KBResultCache | None]:
+    if caches is None:
+        return [None] * len(ws.kbs)
+    found: list[KBResultCache | None] = []
+    for kb in ws.kbs:
+        try:
+            found.append(KBResultCache(caches.cache_dir, caches.kb_keys[kb.root]) if caches.usable else None)
+        except CacheUnusable as exc:
+            caches.unusable(exc)
+            found.append(None)
+    return found
+
+
+def _reused(kb_cache: KBResultCache | None, kb: KB, caches: Caches | None) -> dict[str, FileResult]:
+    """The results of KB's unchanged files, from its result cache."""
+    if kb_cache is None or caches is None:
+        return {}
+    found = {}
+    for path, text in kb_cache.reuse({p: caches.stamps.get(p) for p in kb.files if p not in kb.problems}):
+        try:
+            facts, issues, cross = result_of(text)
+        except (TypeError, ValueError):
+            continue  # a damaged record: that file is linted again
+        found[path] = FileResult(facts, issues, cross)
+    return found
+
+
+def run_all(ws: Workspace, settings: Settings, caches: Caches | None, spill: IssueSpill) -> list[KBRun]:
+    """Pass 1 for every file of every KB: from the result cache where nothing changed, else linted
+    (in worker processes when there are many)."""
+    contexts = [context_of(kb, settings) for kb in ws.kbs]
+    kb_caches = _kb_caches(ws, caches)
+    # a report in these formats, a baseline and the caches keep every issue's fingerprint
+    fingerprints = any(kb_caches) or settings.format in ("json", "sarif") or bool(settings.baseline or settings.write_baseline)
+    driver = PassOne(contexts, settings.jobs or cpu_count(), fingerprints, any(kb_caches), spill)
+    by_path: dict[str, FileResult] = {}
+    tasks = []
+    for k, kb in enumerate(ws.kbs):
+        reused = _reused(kb_caches[k], kb, caches)
+        results = list(reused.values())
+        for start in range(0, len(results), _CHUNK):
+            driver.hold_or_spill(results[start : start + _CHUNK])
+        by_path.update(reused)
+        tasks.extend(Task(k, path, kb.relpath(path), kb.problems.get(path)) for path in kb.files if path not in reused)
+    for task, result in driver.run(tasks, forced=settings.jobs is not None):
+        by_path[task.path] = result
+        kb_cache = kb_caches[task.kb]
+        if kb_cache is not None and result.record is not None and task.problem is None:
+            kb_cache.add(task.path, caches.stamps.get(task.path) if caches else None, result.record)
+    for kb_cache in kb_caches:
+        if kb_cache is not None:
+            kb_cache.commit()
+    return [_kb_run(kb, ctx, by_path) for kb, ctx in zip(ws.kbs, contexts, strict=True)]
+
+
+def _kb_run(kb: KB, ctx: KBContext, by_path: dict[str, FileResult]) -> KBRun:
+    results = []
+    for path in kb.files:
+        result = by_path.pop(path)
+        result.facts.reported = kb.reported is None or path in kb.reported
+        results.append(result)
+    for cand in kb.candidates:
+        if cand.data is None:
+            results.append(parse_failure(ctx, cand.path, cand.relpath, f"cannot read the file: {cand.problem}"))
+        else:
+            results.append(lint_source(ctx, cand.path, cand.relpath, cand.data, located=cand.inside))
+    return KBRun(kb, ctx, results)
+
+
+def restrict_to_changed(ws: Workspace, ref: str) -> set[tuple[str, str]]:
+    """--changed-since REF: report only the files changed since REF; the (KB, case-folded stem)
+    of each entry file deleted since then."""
+    from ..history import changed_since
+
+    deleted_names = set()
+    for kb in ws.kbs:
+        changed, deleted = changed_since(ref, kb.root)
+        kb.reported = {p for p in kb.files if p in changed and (kb.reported is None or p in kb.reported)}
+        deleted_names.update((kb.name, stem(relative_to(p, kb.root)).casefold()) for p in deleted if p.endswith(".md"))
+    return deleted_names
+
+
+def touched_names(runs: list[KBRun], deleted_names: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """(KB, case-folded name) of every entry that changed or was deleted (--changed-since)."""
+    touched = set(deleted_names)
+    for r in runs:
+        for result in r.results:
+            facts = result.facts
+            if facts.reported:
+                touched.update((r.kb.name, n.casefold()) for n in (facts.id, facts.stem, *facts.aliases) if n)
+    return touched

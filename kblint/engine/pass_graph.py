@@ -1,0 +1,124 @@
+"""Pass 2: the link graph over every entry's EntryFacts — link resolution, inlinks, duplicate ids,
+orphans — and then the checker and policy items that need the graph (SPEC §3, §8).
+
+Bodies are never held here; only what pass 1 extracted (and what plugin checkers of the graph get
+by re-reading their entries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..checkers.base import CheckContext
+from ..checkers.registry import registry
+from ..measures import FactsMeasures
+from ..model.entry import Entry
+from ..model.facts import EntryFacts
+from ..model.graph import FILE, KBIndex, LinkGraph
+from ..model.issue import Issue
+from ..model.link import LinkKey
+from ..model.plan import Binding
+from ..rules import links as link_rules
+from .checks import Subject, run_bindings
+
+
+@dataclass(slots=True)
+class GraphKB:
+    """One KB's facts and what the graph pass needs beside them."""
+
+    name: str
+    root: str
+    facts: list[EntryFacts]
+    cross_links_path: str | None = None
+    unmatched_cross_sources: list[tuple[str, int]] = field(default_factory=list)  # (source, line)
+    cross_reported: bool = True  # the KB's cross-kb-links.yaml is reported on
+
+
+@dataclass(slots=True)
+class _LinkWalk:
+    """Following every link of the workspace once: inlinks, who links out, and the link issues."""
+
+    graph: LinkGraph
+    strict_links: bool
+    touched: set[tuple[str, str]] | None
+    issues: list[Issue] = field(default_factory=list)
+    has_outlinks: set[str] = field(default_factory=set)
+
+    def entry(self, kb: GraphKB, facts: EntryFacts) -> None:
+        seen: set[tuple[str, str]] = set()
+        for key in facts.links.keys():
+            target_kb = key.kb or kb.name
+            named = key.path if key.path is not None else key.target
+            if (target_kb, named) not in seen:
+                seen.add((target_kb, named))
+                self.link(kb, facts, key, target_kb, named)
+
+    def link(self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str, named: str) -> None:
+        index = self.graph.indexes.get(target_kb)
+        resolved = self.graph.resolve(facts, key) if index is not None else None
+        if resolved is FILE or resolved is facts:
+            return  # a file that is no entry, or the entry itself
+        self.has_outlinks.add(facts.path)
+        if isinstance(resolved, EntryFacts):
+            sources = self.graph.inlinks.setdefault(resolved.path, [])
+            if not sources or sources[-1] is not facts.path:  # one entry's links come together: counted once
+                sources.append(facts.path)
+        elif self._reported(kb, facts, key, target_kb):
+            self.issues.append(self._issue(kb, facts, key, target_kb, named, index))
+
+    def _reported(self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str) -> bool:
+        report = facts.reported if key.origin is None else kb.cross_reported
+        return report or bool(self.touched and (target_kb, key.target.casefold()) in self.touched)
+
+    def _issue(self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str, named: str,
+               index: KBIndex | None) -> Issue:  # fmt: skip
+        link = facts.links.link(key.at)
+        if index is None:
+            return link_rules.unresolved_external(facts, link, kb.name, target_kb, named, self.strict_links)
+        return link_rules.broken_link(facts, link, kb.name, target_kb, named, index.suggest(link.target))
+
+
+def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
+            touched: set[tuple[str, str]] | None = None) -> tuple[LinkGraph, list[Issue]]:  # fmt: skip
+    """The link graph of KBS and the graph issues of the reported entries. TOUCHED (with
+    --changed-since): (KB, case-folded name) of the entries that changed or were deleted; a link
+    from an unchanged entry that names one of them is reported too, as is a duplicate id shared
+    with a changed entry."""
+    graph = LinkGraph.of([(kb.name, kb.root, kb.facts) for kb in kbs])
+    walk = _LinkWalk(graph, strict_links, touched)
+    for kb in kbs:
+        for facts in kb.facts:
+            if facts.parsed and facts.links:
+                walk.entry(kb, facts)
+        if kb.cross_reported and kb.cross_links_path:
+            walk.issues.extend(link_rules.unmatched_cross_source(kb.name, kb.cross_links_path, source, line)
+                               for source, line in kb.unmatched_cross_sources)  # fmt: skip
+    issues = walk.issues
+    for kb in kbs:
+        issues.extend(link_rules.duplicate_ids(kb.name, kb.facts, involve=touched is not None))
+        issues.extend(link_rules.orphan_entry(f, kb.name) for f in kb.facts
+                      if f.parsed and f.reported and f.path not in walk.has_outlinks and not graph.inlinks.get(f.path))  # fmt: skip
+    return graph, issues
+
+
+def needs_whole_entry(bindings: list[Binding]) -> bool:
+    """Whether a plugin checker among BINDINGS needs the graph: it gets the whole entry, re-read
+    (SPEC §11); core checkers of the graph read the facts."""
+    for b in bindings:
+        checker = registry().get(b.checker or "") if b.kind == "checker" else None
+        if checker is not None and checker.needs_graph and checker.source != "core":
+            return True
+    return False
+
+
+def graph_checks(facts: EntryFacts, bindings: list[Binding], context: CheckContext, graph: LinkGraph,
+                 whole_entry: Callable[[], Entry | None], previous: tuple[object, bool]) -> list[Issue]:  # fmt: skip
+    """The checker and policy items of BINDINGS that need the graph, on one entry. WHOLE_ENTRY reads
+    the entry again when a plugin checker needs it; PREVIOUS: (status at --base, there is a --base)."""
+    checked: Entry | EntryFacts = facts
+    if needs_whole_entry(bindings):
+        checked = whole_entry() or facts
+    measures = FactsMeasures(facts, graph.inlinks, graph.type_of_target)
+    subject = Subject(checked, facts, facts.site, context, measures, lambda name: 1, *previous)
+    return run_bindings(bindings, subject)

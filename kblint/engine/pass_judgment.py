@@ -1,0 +1,181 @@
+"""Pass 3: the judgment items of the plan sent to the LLM judge, and its verdicts as issues (SPEC §7).
+
+Only the entries that have judgment items are read again here (bodies are not kept from pass 1).
+Without an LLM (or with --no-judgment) the items are counted as not evaluated, and the run says so.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..config import Settings
+from ..model.facts import EntryFacts
+from ..model.issue import DryRunRow, Issue, JudgmentSummary
+from ..model.plan import Binding
+from ..rules import RULES, Site
+from ..yamlread.lines import json_ready
+from . import scoring
+from .pass_entries import KBContext, read_entry
+
+if TYPE_CHECKING:
+    from ..judge import JudgeConfig, JudgeOutcome, JudgeRequest
+
+
+class JudgmentSetupError(Exception):
+    """The LLM configuration cannot be used (exit 2)."""
+
+
+@dataclass(slots=True)
+class Pending:
+    """One entry waiting for the judge: its KB, its facts and its judgment items."""
+
+    ctx: KBContext
+    facts: EntryFacts
+    items: list[Binding]
+    data: bytes | None = None  # candidate text, when the entry does not come from a file
+
+
+@dataclass(slots=True)
+class JudgmentResult:
+    """What the judgment tier gave: its issues and the report's judgment summary."""
+
+    summary: JudgmentSummary
+    issues: list[Issue] = field(default_factory=list)
+    unavailable: str | None = None  # why the LLM could not be reached (or none is configured)
+    dry_run: list[DryRunRow] | None = None
+
+
+def llm_spec(settings: Settings) -> str | None:
+    return settings.llm or os.environ.get("KBLINT_LLM") or None
+
+
+def judge_config(settings: Settings) -> JudgeConfig:
+    from ..judge import JudgeConfig
+
+    try:
+        return JudgeConfig.from_spec(
+            llm_spec(settings) or "", base_url=settings.llm_base_url, env=os.environ,
+            concurrency=max(1, settings.llm_concurrency), min_confidence=settings.llm_min_confidence,
+            max_calls=settings.max_llm_calls, cache_dir=None if settings.no_cache else settings.cache_dir,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise JudgmentSetupError(f"--llm: {exc}") from None
+
+
+def _request(p: Pending, key: str) -> JudgeRequest | None:
+    from ..judge import JudgeItem, JudgeRequest
+
+    entry = read_entry(p.ctx, p.facts, p.data)
+    if entry is None:
+        return None
+    schema = p.ctx.schema
+    guidelines = json_ready(dict(schema.guidelines))
+    ts = schema.types.get(entry.type)
+    if ts is not None and ts.guidelines:
+        guidelines[f"type:{ts.name}"] = json_ready(ts.guidelines)
+    meta = {k: v for k, v in entry.metadata.items() if k not in ("id", "type", "title", "kblint")}
+    sent = {"id": entry.id, "type": entry.type, "title": entry.title, "metadata": json_ready(meta), "body": entry.body}
+    return JudgeRequest(key=key, entry=sent, items=[JudgeItem(b.id, b.text) for b in p.items], guidelines=guidelines)
+
+
+def _progress() -> tuple[Callable[[int, int], None] | None, Any]:
+    """A progress bar on standard error, on a terminal only."""
+    if not sys.stderr.isatty():
+        return None, None
+    from rich.progress import Progress
+
+    bar = Progress(transient=True, console=None)
+    bar.start()
+    task = bar.add_task("judging entries", total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return update, bar
+
+
+def not_run(checks: int, settings: Settings) -> JudgmentResult:
+    """The judgment tier when it does not run: no LLM, or --no-judgment."""
+    summary = JudgmentSummary(not_evaluated=checks)
+    if settings.no_judgment:
+        summary.reason = "judgment tier disabled (--no-judgment)"
+        return JudgmentResult(summary)
+    unavailable = "no LLM configured (use --llm PROVIDER:MODEL or KBLINT_LLM)" if settings.llm_required else None
+    return JudgmentResult(summary, unavailable=unavailable)
+
+
+def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
+    """Judge PENDING with the configured LLM (or, with --dry-run, say what would be sent)."""
+    from ..judge import dry_run, judge
+
+    config = judge_config(settings)
+    summary = JudgmentSummary(enabled=True, reason=None, evaluator=config.evaluator)
+    requests = []
+    by_key: dict[str, Pending] = {}
+    for n, p in enumerate(pending):
+        request = _request(p, str(n))
+        if request is not None:
+            requests.append(request)
+            by_key[request.key] = p
+    if settings.dry_run:
+        rows = [DryRunRow(path=by_key[row["key"]].facts.path, entry_id=row["entry_id"], items=row["items"],
+                          cached_items=row["cached_items"], estimated_prompt_tokens=row["estimated_prompt_tokens"],
+                          body_truncated=row["body_truncated"]) for row in dry_run(requests, config)]  # fmt: skip
+        summary.enabled, summary.reason = False, "dry run: nothing sent"
+        summary.not_evaluated = sum(len(r.items) for r in requests)
+        return JudgmentResult(summary, dry_run=rows)
+    update, bar = _progress()
+    try:
+        outcomes, stats, unavailable = judge(requests, config, progress=update)
+    finally:
+        if bar is not None:
+            bar.stop()
+    summary.calls, summary.cache_hits = stats.calls, stats.cache_hits
+    summary.prompt_tokens, summary.completion_tokens = stats.prompt_tokens, stats.completion_tokens
+    result = JudgmentResult(summary, unavailable=unavailable)
+    reasons = set()
+    for outcome in outcomes:
+        result.issues.extend(_outcome_issues(outcome, by_key[outcome.key], config))
+        summary.not_evaluated += len(outcome.not_evaluated)
+        if outcome.not_evaluated and outcome.not_evaluated_reason:
+            reasons.add(outcome.not_evaluated_reason)
+    if reasons:
+        summary.not_evaluated_reason = "; ".join(sorted(reasons))
+    if unavailable and pending:
+        kb = pending[0].ctx.schema
+        message = f"LLM provider unavailable ({unavailable}); {summary.not_evaluated} judgment checks not evaluated"
+        result.issues.append(RULES["judgment_unavailable"].issue(
+            Site(kb.name, kb.kb_yaml or kb.root), message, discriminator="unavailable", evaluator=config.evaluator))
+    return result
+
+
+def _outcome_issues(outcome: JudgeOutcome, p: Pending, config: JudgeConfig) -> list[Issue]:
+    """The issues of one entry's verdicts and errors; its passes and fails are scored."""
+    from ..judge import verdict_rule
+
+    facts = p.facts
+    items = {b.id: b for b in p.items}
+    issues = []
+    for verdict in outcome.verdicts:
+        b = items.get(verdict.item_id)
+        if b is None:
+            continue
+        rule = verdict_rule(verdict, config.min_confidence)
+        if verdict.verdict == "pass" or rule == "llm_rubric_violation":
+            scoring.record(facts, b.weight, passed=verdict.verdict == "pass")
+        if rule is not None:
+            issues.append(RULES[rule].issue(
+                facts.site, verdict.reason or f"judged {verdict.verdict}", discriminator=b.id,
+                severity=b.severity if rule == "llm_rubric_violation" else None, rubric_item=b.text,
+                confidence=round(float(verdict.confidence), 3), evaluator=config.evaluator, cached=verdict.cached,
+                item_id=b.id))  # fmt: skip
+    for error in outcome.errors:
+        b = items.get(error.item_id)
+        issues.append(RULES["judgment_error"].issue(
+            facts.site, error.message, discriminator=error.item_id, rubric_item=b.text if b else None,
+            evaluator=config.evaluator, item_id=error.item_id))  # fmt: skip
+    return issues

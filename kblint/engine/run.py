@@ -1,0 +1,165 @@
+"""The engine: one run from settings to report. It only orchestrates the passes —
+
+    pass 1  pass_entries   each entry file on its own (in worker processes, cached per file)
+    pass 2  pass_graph     the link graph over every entry's facts, and the checks that need it
+    pass 3  pass_judgment  the LLM judge
+            scoring        the entries' and KBs' scores
+
+— then applies suppressions, filters and baselines (filters) and builds the Report.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+
+from ..config import Settings
+from ..infra.spill import IssueSpill
+from ..model.issue import SORT_KEY, DryRunRow, Issue, JudgmentSummary, KBReport, Report
+from ..paths import display_path
+from ..workspace import KB, UsageError, WalkOptions, Workspace, build_workspace
+from . import caching, filters, pass_entries, pass_graph, pass_judgment
+from .assembly import Assembly
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What linting found, before --select/--ignore/--type, baselines and counts."""
+
+    kbs: list[KBReport]
+    issues: list[Issue]  # suppressions applied
+    hidden: dict[str, int]
+    judgment: JudgmentSummary
+    judgment_items: int
+    dry_run: list[DryRunRow] | None = None
+    unavailable: str | None = None  # the LLM could not be reached (or none is configured)
+    probes: dict[str, bool] = field(default_factory=dict)  # non-entry files links named: do they exist
+
+
+def run(settings: Settings, stdin_data: bytes | None = None) -> tuple[Report, list[str]]:
+    """Lint what SETTINGS name: the report, and warnings for the user."""
+    filters.check_names(settings.select, "--select")
+    filters.check_names(settings.ignore, "--ignore")
+    kb_dir = settings.kb if settings.kb and os.path.isdir(settings.kb) else None
+    ws = _workspace(settings, kb_dir, stdin_data)
+    kb_name = _kb_name(settings, kb_dir, ws)
+    _check_type(settings, ws)
+    caches = caching.caches_for(ws, settings)
+    key = caching.run_key(ws, settings, kb_name, caches) if caches is not None else None
+    outcome = caching.load_outcome(caches, key) if caches is not None and key is not None else None
+    if outcome is None:
+        outcome = _lint(ws, settings, kb_name, caches)
+        if caches is not None and key is not None and caches.usable:
+            caching.save_outcome(caches, key, outcome)
+    warnings = ws.warnings + (caches.warnings if caches is not None else [])
+    return _report(outcome, settings, ws), warnings
+
+
+def _workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None) -> Workspace:
+    from ..checkers.registry import registry
+
+    plugins = registry().plugins
+    options = WalkOptions(exclude=tuple(settings.exclude), respect_gitignore=settings.respect_gitignore,
+                          limits=settings.limits, plugin_types=tuple(plugins.types) if plugins else ())  # fmt: skip
+    paths = settings.paths
+    if kb_dir is not None and not paths and stdin_data is None:
+        paths = [kb_dir]  # `--kb DIR` alone lints that KB
+    ws = build_workspace(paths, kb_dir=kb_dir, stdin_data=stdin_data, stdin_path=settings.stdin_path, options=options)
+    seen: dict[str, KB] = {}
+    for kb in ws.kbs:  # cross-KB links name KBs: two KBs of one name would make them ambiguous
+        other = seen.setdefault(kb.name, kb)
+        if other is not kb:
+            raise UsageError(f"two KBs are named '{kb.name}': {display_path(other.root)} and "
+                             f"{display_path(kb.root)}; give one of them another `name:` in its kb.yaml")  # fmt: skip
+    return ws
+
+
+def _kb_name(settings: Settings, kb_dir: str | None, ws: Workspace) -> str | None:
+    """The KB a `--kb NAME` (or DIR) restricts the run to, checked."""
+    if kb_dir is not None:
+        return next((kb.name for kb in ws.kbs if kb.root == os.path.abspath(kb_dir)), None)
+    if not settings.kb:
+        return None
+    names = sorted(kb.name for kb in ws.kbs)
+    if settings.kb not in names:
+        near = difflib.get_close_matches(settings.kb, names, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else f" (KBs found: {', '.join(names) or 'none'})"
+        raise UsageError(f"--kb {settings.kb}: no such KB in this run{hint}")
+    return settings.kb
+
+
+def _check_type(settings: Settings, ws: Workspace) -> None:
+    if settings.type is None:
+        return
+    known = {t for kb in ws.kbs for t in kb.schema.types}
+    if settings.type not in known:
+        near = difflib.get_close_matches(settings.type, sorted(known), n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        raise UsageError(f"--type {settings.type}: no KB in this run has that type{hint}")
+
+
+def _lint(ws: Workspace, settings: Settings, kb_name: str | None, caches: caching.Caches | None) -> Outcome:
+    """Passes 1 to 3, the scores and the suppressions."""
+    spill = IssueSpill()
+    try:
+        deleted = pass_entries.restrict_to_changed(ws, settings.changed_since) if settings.changed_since else None
+        runs = pass_entries.run_all(ws, settings, caches, spill)
+        shard = filters.parse_shard(settings.shard) if settings.shard else None
+        touched = pass_entries.touched_names(runs, deleted) if deleted is not None else None
+        graph, graph_issues = pass_graph.analyse([r.graph_kb() for r in runs], strict_links=settings.strict_links,
+                                                 touched=touched)  # fmt: skip
+        reported = [r for r in runs if kb_name is None or r.kb.name == kb_name]
+        assembly = Assembly(shard)
+        for r in reported:
+            assembly.add_kb(r, graph)
+        if shard is None or shard[0] == 1:  # the graph issues of every entry are shard 1's
+            names = {r.kb.name for r in reported}
+            assembly.issues.extend(i for i in graph_issues if i.kb_name in names)
+        judged = _judgment(assembly, settings)
+        assembly.issues.extend(judged.issues)
+        for report in assembly.reports:
+            report.coverage.judgment_evaluated = judged.summary.enabled
+        assembly.score(reported)
+        issues = spill.take(assembly.spilled) + assembly.issues
+        hidden: dict[str, int] = {}
+        issues = filters.apply_suppressions(issues, assembly.suppressed, hidden)
+        return Outcome(kbs=assembly.reports, issues=issues, hidden=hidden, judgment=judged.summary,
+                       judgment_items=assembly.judgment_items, dry_run=judged.dry_run,
+                       unavailable=judged.unavailable, probes=graph.probes)  # fmt: skip
+    finally:
+        spill.close()
+
+
+def _judgment(assembly: Assembly, settings: Settings) -> pass_judgment.JudgmentResult:
+    """Pass 3. Without an LLM (or with --no-judgment) the judgment items are counted as not evaluated."""
+    checks = sum(p.facts.judgment_items for p in assembly.pending)
+    if settings.no_judgment or pass_judgment.llm_spec(settings) is None:
+        return pass_judgment.not_run(checks, settings)
+    pending = [p for p in assembly.pending if p.items]
+    if not pending:
+        config = pass_judgment.judge_config(settings)
+        return pass_judgment.JudgmentResult(JudgmentSummary(enabled=True, reason=None, evaluator=config.evaluator))
+    return pass_judgment.run_judgment(pending, settings)
+
+
+def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
+    flt = filters.IssueFilter(set(settings.select), set(settings.ignore), settings.type)
+    kept = [i for i in outcome.issues if flt.keep(i)] if flt.active else list(outcome.issues)
+    kept.sort(key=SORT_KEY)
+    hidden = dict(outcome.hidden)
+    for name, count in flt.hidden.items():
+        hidden[name] = hidden.get(name, 0) + count
+    report = Report(kbs=outcome.kbs, issues=kept, hidden=hidden, fail_on=settings.fail_on,
+                    unreadable=[str(e) for e in ws.unreadable], judgment=outcome.judgment,
+                    judgment_items=outcome.judgment_items, dry_run=outcome.dry_run)  # fmt: skip
+    filters.apply_baseline(report, settings.write_baseline, settings.baseline)
+    by_kb = {kb.name: kb for kb in outcome.kbs}
+    for kb_report in outcome.kbs:
+        kb_report.counts = {"error": 0, "warning": 0, "info": 0}
+    for issue in report.issues:
+        by_kb[issue.kb_name or ""].counts[issue.severity] += 1
+    if outcome.unavailable and settings.llm_required:
+        report.fatal = f"--llm-required: the LLM is not reachable: {outcome.unavailable}"
+    return report
+

@@ -1,0 +1,83 @@
+"""Reading the files a run is given, safely: only regular files, never more than a limit, never
+waiting on a FIFO or a device (SPEC §2; README "Limits")."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+
+class FileProblem(Exception):
+    """A file kblint will not or cannot read, and why (`reason` is one short phrase)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def kind_of(mode: int) -> str:
+    """What a file of MODE is, in words ("a regular file", "a FIFO", ...)."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _open_problem(path: str, exc: OSError) -> FileProblem:
+    if exc.errno == errno.ELOOP:
+        return FileProblem("a symlink loop")
+    if exc.errno == errno.ENOENT and os.path.islink(path):
+        return FileProblem("a symlink to a file that does not exist")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return FileProblem(exc.strerror or str(exc))
+    if not stat.S_ISREG(mode):
+        return FileProblem(f"not a regular file ({kind_of(mode)})")
+    return FileProblem(exc.strerror or str(exc))
+
+
+def read_regular_file(path: str, max_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file at PATH (symlinks followed); raises FileProblem for anything
+    else, for a file larger than MAX_BYTES, and when it cannot be read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise _open_problem(path, exc) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileProblem(f"not a regular file ({kind_of(mode)})")
+        return _read_all(fd, max_bytes)
+    except OSError as exc:
+        raise FileProblem(exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+
+
+def _read_all(fd: int, max_bytes: int | None) -> bytes:
+    parts = []
+    size = 0
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(parts)
+        size += len(chunk)
+        if max_bytes is not None and size > max_bytes:
+            raise FileProblem(f"larger than {_megabytes(max_bytes)} (the limit)")
+        parts.append(chunk)
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / (1024 * 1024):g} MB" if n >= 1024 * 1024 else f"{n} bytes"

@@ -1,0 +1,303 @@
+"""The result caches: pass-1 results per file, and the outcome of whole runs.
+
+Per file: one file per KB under `CACHE_DIR/results/`, named by a key over everything a pass-1
+result depends on besides the entry itself (kblint's version and code, the loaded plugins, the
+configuration file, kb.yaml and cross-kb-links.yaml). Each line holds a file's path, modification
+time and size, and its result as JSON; a file whose time or size differs is linted again. The
+graph pass is not cached per file, so a deleted link target shows up as a broken link in an
+unchanged entry.
+
+Per run: `CACHE_DIR/runs/` keeps the outcome of the last runs (their issues before filters, and the
+KB totals), keyed by the KB keys, the path and stamp of every file and the settings that shape the
+issues. A run in which nothing changed takes its outcome from there, without linting anything.
+
+Both hold plain JSON data, never pickles: a cache restored from elsewhere (a CI cache) can at worst
+give wrong results until it is cleared, never run code. Both are written to a temporary file and
+renamed into place, so a run that is killed, or two runs at once, never leave a half-written file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import IO, Any
+
+from .. import __version__
+from ..model.facts import FACTS_FIELDS, FACTS_VALUES, EntryFacts
+from ..model.issue import ISSUE_FIELDS, ISSUE_VALUES, Issue
+from ..model.link import PackedLinks
+
+FORMAT = 6
+_RESULTS = "results"
+_RUNS = "runs"
+_RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
+_ROWS_PER_LINE = 1000  # issues of a run per line of its file: read back without holding all the text
+
+Stamp = tuple[int, int]  # (mtime_ns, size)
+
+
+class CacheUnusable(Exception):
+    """The cache directory cannot be used (it cannot be created or written)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Records: a pass-1 result as JSON data
+
+
+def _json(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def issue_row(issue: Issue) -> list[Any]:
+    return list(ISSUE_VALUES(issue))
+
+
+_MESSAGE_AT = ISSUE_FIELDS.index("message")
+
+
+def issue_of_row(row: list[Any]) -> Issue:
+    """An issue from its record; its strings but the message are interned (they repeat)."""
+    if len(row) != len(ISSUE_FIELDS):
+        raise ValueError("issue record of another shape")
+    return Issue(*(sys.intern(v) if isinstance(v, str) and n != _MESSAGE_AT else v for n, v in enumerate(row)))
+
+
+def record_text(facts: EntryFacts, issues: list[Issue], cross_sources: tuple[str, ...]) -> str:
+    """One pass-1 result as JSON text."""
+    facts_row = [v.values if isinstance(v, PackedLinks) else v for v in FACTS_VALUES(facts)]
+    return _json([facts_row, [issue_row(i) for i in issues], list(cross_sources)])
+
+
+_LINKS_AT = FACTS_FIELDS.index("links")
+_SHARED_FACTS = tuple(FACTS_FIELDS.index(n) for n in ("kb_name", "type", "status"))
+
+
+def result_of(text: str) -> tuple[EntryFacts, list[Issue], tuple[str, ...]]:
+    """A result from its JSON text; ValueError or TypeError when it is not one."""
+    facts_row, rows, cross = json.loads(text)
+    if len(facts_row) != len(FACTS_FIELDS):
+        raise ValueError("facts record of another shape")
+    # The main process holds every entry's facts at once: one string object per distinct value.
+    for n in _SHARED_FACTS:
+        if isinstance(facts_row[n], str):
+            facts_row[n] = sys.intern(facts_row[n])
+    facts_row[_LINKS_AT] = PackedLinks(tuple(sys.intern(v) if isinstance(v, str) else v for v in facts_row[_LINKS_AT]))
+    facts = EntryFacts(*facts_row)
+    facts.aliases = tuple(facts.aliases)
+    facts.suppress = tuple((str(name), int(line)) for name, line in facts.suppress)
+    return facts, [issue_of_row(row) for row in rows], tuple(cross)
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys
+
+
+def ensure_dir(cache_dir: str, sub: str) -> str:
+    """CACHE_DIR/SUB, created, with a .gitignore in CACHE_DIR; raises CacheUnusable."""
+    directory = os.path.join(cache_dir, sub)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        ignore = os.path.join(cache_dir, ".gitignore")
+        if not os.path.exists(ignore):
+            with open(ignore, "w", encoding="utf-8") as fh:
+                fh.write("# created by kblint: the cache is not for version control\n*\n")
+    except OSError as exc:
+        raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
+    return directory
+
+
+def _file_bytes(path: str | None) -> bytes:
+    if not path:
+        return b""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+@lru_cache(maxsize=1)
+def _code_stamp() -> str:
+    """kblint's own code, so an edited (editable) install never reuses results of older code."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = []
+    for directory, _, names in os.walk(package):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(directory, name))
+                parts.append(f"{os.path.relpath(os.path.join(directory, name), package)}:{st.st_mtime_ns}:{st.st_size}")
+    return ";".join(sorted(parts))
+
+
+def kb_key(root: str, inputs: Iterable[str | None], plugins: Iterable[str], config_file: str | None) -> str:
+    """A key over what a KB's pass-1 results depend on: kblint's code, the configuration file,
+    the plugins (as `package=version`) and the KB's own files INPUTS (kb.yaml, cross-kb-links.yaml)."""
+    h = hashlib.sha256()
+    h.update(_code_stamp().encode())
+    h.update(_file_bytes(config_file))
+    h.update(f"\0{FORMAT}\0{__version__}\0{os.path.abspath(root)}\0".encode("utf-8", "surrogateescape"))
+    for plugin in plugins:
+        h.update(f"{plugin}\0".encode())
+    for path in inputs:
+        h.update(_file_bytes(path))
+        h.update(b"\0")
+    return h.hexdigest()[:40]
+
+
+def stamp(path: str) -> Stamp | None:
+    """(mtime_ns, size) of a file, None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _writer(directory: str) -> tuple[IO[str], str]:
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    return os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape"), tmp
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-file results
+
+
+class KBResultCache:
+    """The cached pass-1 results of one KB. `reuse` reads the old cache file once, keeping the
+    records of unchanged files and copying their lines into the new one; `add` appends fresh
+    results; `commit` puts the new file in place."""
+
+    def __init__(self, cache_dir: str, key: str):
+        directory = ensure_dir(cache_dir, _RESULTS)
+        self.path = os.path.join(directory, key + ".jsonl")
+        try:
+            self._out, self._tmp = _writer(directory)
+        except OSError as exc:
+            raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
+        self._changed = False
+
+    def reuse(self, stamps: dict[str, Stamp | None]) -> Iterator[tuple[str, str]]:
+        """(path, record text) for every file whose cached record matches its stamp."""
+        seen: set[str] = set()
+        try:
+            with open(self.path, encoding="utf-8", errors="surrogateescape") as fh:
+                for line in fh:
+                    path, mtime, size, text = line.rstrip("\n").split("\t", 3)
+                    current = stamps.get(path)
+                    if current is None or current != (int(mtime), int(size)) or path in seen:
+                        self._changed = True
+                        continue
+                    seen.add(path)
+                    self._out.write(line)
+                    yield path, text
+        except (OSError, ValueError):
+            self._changed = True  # a missing or damaged cache: what was read stays usable
+        if len(seen) != len(stamps):
+            self._changed = True
+
+    def add(self, path: str, file_stamp: Stamp | None, text: str) -> None:
+        if file_stamp is None or "\t" in path or "\n" in path:
+            return  # not representable in this format: such a file is simply not cached
+        self._out.write(f"{path}\t{file_stamp[0]}\t{file_stamp[1]}\t{text}\n")
+        self._changed = True
+
+    def commit(self) -> None:
+        try:
+            self._out.close()
+            if self._changed or not os.path.exists(self.path):
+                os.replace(self._tmp, self.path)
+            else:
+                os.unlink(self._tmp)
+        except OSError:
+            pass  # best effort: the next run lints again what this one could not store
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole runs
+
+
+def run_key(kb_keys: list[str], stamps: dict[str, Stamp | None], shape: dict[str, Any]) -> str:
+    """A key over every input of a run's outcome: the KBs' keys, each file's path and stamp, and
+    the settings that shape issues (SHAPE)."""
+    h = hashlib.sha256()
+    h.update(json.dumps([kb_keys, shape], sort_keys=True).encode())
+    for path, st in stamps.items():
+        h.update(f"\0{path}\t{st}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:40]
+
+
+@dataclass(slots=True)
+class StoredRun:
+    """A run's outcome as the run cache keeps it: a header of plain data and the issues."""
+
+    header: dict[str, Any]
+    issues: list[Issue]
+
+
+def load_run(cache_dir: str, key: str) -> StoredRun | None:
+    """The stored outcome of run KEY, or None (not cached, or the file is damaged)."""
+    path = os.path.join(cache_dir, _RUNS, key + ".jsonl")
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            header = json.loads(fh.readline())
+            if not isinstance(header, dict) or header.get("format") != FORMAT:
+                return None
+            issues = [issue_of_row(row) for line in fh for row in json.loads(line)]
+        if len(issues) != header["issues"]:
+            return None  # cut short
+        os.utime(path)  # most recently used: kept longest
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return StoredRun(header, issues)
+
+
+def save_run(cache_dir: str, key: str, run: StoredRun) -> None:
+    """Store a run's outcome; raises CacheUnusable when it cannot."""
+    directory = ensure_dir(cache_dir, _RUNS)
+    try:
+        out, tmp = _writer(directory)
+        with out:
+            out.write(_json({**run.header, "format": FORMAT, "issues": len(run.issues)}) + "\n")
+            for start in range(0, len(run.issues), _ROWS_PER_LINE):
+                out.write(_json([issue_row(i) for i in run.issues[start : start + _ROWS_PER_LINE]]) + "\n")
+        os.replace(tmp, os.path.join(directory, key + ".jsonl"))
+        _prune(directory)
+    except OSError as exc:
+        raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
+
+
+def _prune(directory: str) -> None:
+    runs = sorted((e for e in os.scandir(directory) if e.name.endswith(".jsonl")),
+                  key=lambda e: e.stat().st_mtime_ns, reverse=True)  # fmt: skip
+    for old in runs[_RUNS_KEPT:]:
+        os.unlink(old.path)
+
+
+# ---------------------------------------------------------------------------------------------
+# `kblint cache info` / `clear`
+
+
+def info(cache_dir: str) -> dict[str, int]:
+    """Lint results: the number of KBs and runs cached and their size in bytes."""
+    out = {"kbs": 0, "runs": 0, "bytes": 0}
+    for sub, name in ((_RESULTS, "kbs"), (_RUNS, "runs")):
+        directory = os.path.join(cache_dir, sub)
+        if not os.path.isdir(directory):
+            continue
+        for e in os.scandir(directory):
+            if e.is_file() and not e.name.endswith(".tmp"):
+                out[name] += 1
+                out["bytes"] += e.stat().st_size
+    return out
+
+
+def clear(cache_dir: str) -> None:
+    for sub in (_RESULTS, _RUNS):
+        shutil.rmtree(os.path.join(cache_dir, sub), ignore_errors=True)

@@ -1,0 +1,43 @@
+"""Anthropic's Messages API."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from .base import Answer, Provider, token_count
+
+
+class Anthropic(Provider):
+    name = "anthropic"
+    default_base_url = "https://api.anthropic.com"
+    api_key_env = "ANTHROPIC_API_KEY"
+
+    def endpoint(self, base_url: str) -> str:
+        return base_url + ("/messages" if base_url.endswith("/v1") else "/v1/messages")
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        headers = super().headers(api_key)
+        headers["anthropic-version"] = "2023-06-01"
+        if api_key:
+            headers["x-api-key"] = api_key
+        return headers
+
+    def body(self, model: str, system: str, user: str, max_tokens: int) -> dict[str, Any]:
+        return {"model": model, "max_tokens": max_tokens, "temperature": 0, "system": system,
+                "messages": [{"role": "user", "content": user}]}  # fmt: skip
+
+    def read(self, data: object) -> Answer:
+        if not isinstance(data, dict):
+            return Answer("", 0, 0)
+        blocks = data.get("content")
+        text = ""
+        if isinstance(blocks, list):
+            text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type", "text") == "text")
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return Answer(text, token_count(usage.get("input_tokens")), token_count(usage.get("output_tokens")))
+
+    def missing_key(self, base_url: str, api_key: str | None) -> str | None:
+        if api_key or urlsplit(base_url).hostname != "api.anthropic.com":
+            return None
+        return f"{self.api_key_env} is not set"

@@ -1,0 +1,57 @@
+"""OpenAI's Chat Completions API, which most servers speak (vLLM, llama.cpp, LM Studio, Ollama's /v1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Answer, Provider, token_count
+
+
+class OpenAI(Provider):
+    name = "openai"
+    default_base_url = "https://api.openai.com/v1"
+    api_key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
+
+    def endpoint(self, base_url: str) -> str:
+        return base_url + "/chat/completions"
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        headers = super().headers(api_key)
+        if api_key:
+            headers["authorization"] = f"Bearer {api_key}"
+        return headers
+
+    def body(self, model: str, system: str, user: str, max_tokens: int) -> dict[str, Any]:
+        return {"model": model, "temperature": 0,
+                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}  # fmt: skip
+
+    def read(self, data: object) -> Answer:
+        if not isinstance(data, dict):
+            return Answer("", 0, 0)
+        try:
+            content = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            content = ""
+        if isinstance(content, list):  # content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return Answer(content if isinstance(content, str) else "", token_count(usage.get("prompt_tokens")),
+                      token_count(usage.get("completion_tokens")))  # fmt: skip
+
+    def missing_key(self, base_url: str, api_key: str | None) -> str | None:
+        if api_key or base_url != self.default_base_url:
+            return None
+        return f"{self.api_key_env} is not set (set it, or --llm-base-url for a local server)"
+
+
+class Ollama(OpenAI):
+    """Ollama through its OpenAI-compatible route: a local server, no key."""
+
+    name = "ollama"
+    default_base_url = "http://localhost:11434/v1"
+    api_key_env = None
+    base_url_env = None
+
+    def missing_key(self, base_url: str, api_key: str | None) -> str | None:
+        return None

@@ -1,0 +1,216 @@
+"""Issues and the report of a run: what every output format renders."""
+
+from __future__ import annotations
+
+import hashlib
+import dataclasses
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any
+
+from ..paths import relative_to
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+FAIL_ON_CHOICES = ("error", "warning", "info", "never")
+BINDINGS = ("schema", "checker", "policy", "judgment", "broken")
+
+
+@dataclass(slots=True)
+class Issue:
+    """One problem found, where it is, and what found it."""
+
+    rule: str
+    severity: str
+    tier: str
+    message: str
+    kb_name: str | None = None
+    entry_id: str | None = None
+    path: str = ""  # absolute path of the file the issue is on
+    line: int = 1
+    column: int = 1
+    field: str | None = None
+    rubric_item: str | None = None
+    checker: str | None = None
+    policy: str | None = None
+    confidence: float | None = None
+    evaluator: str | None = None
+    cached: bool | None = None
+    # What tells this issue apart from others of the same rule on the same file
+    # (a link target, a duplicate id): part of the fingerprint, never shown.
+    discriminator: str = ""
+    # The entry's type, kept so `--type` can filter; not part of the report.
+    # (The class has a field named `field`: dataclasses.field is spelled out.)
+    entry_type: str | None = dataclasses.field(default=None, repr=False)
+    # The id of the rubric item behind the issue, so a suppression can name it.
+    item_id: str | None = dataclasses.field(default=None, repr=False)
+    # The fingerprint, once computed (see Report.fingerprint).
+    fingerprint: str | None = dataclasses.field(default=None, repr=False)
+
+    def __reduce__(self) -> tuple[type[Issue], tuple[Any, ...]]:
+        # Issues cross from worker processes by the hundred thousand: a tuple of their fields
+        # pickles several times faster than the default state of a class with slots.
+        return Issue, ISSUE_VALUES(self)
+
+
+ISSUE_FIELDS = tuple(Issue.__dataclass_fields__)
+ISSUE_VALUES = attrgetter(*ISSUE_FIELDS)
+
+# The order of a report's issues: by file, position, rule, message.
+SORT_KEY = attrgetter("path", "line", "column", "rule", "message")
+
+
+def fingerprint_of(issue: Issue, root: str | None) -> str:
+    """The fingerprint of ISSUE of the KB whose directory is ROOT: stable across runs, directories
+    and edits elsewhere in the file (SPEC §9), so the path in it is relative to the KB."""
+    path = relative_to(issue.path, root) if root is not None else issue.path
+    parts = (
+        issue.kb_name or "",
+        path,
+        issue.rule,
+        issue.checker or "",
+        issue.rubric_item or issue.policy or "",
+        issue.field or "",
+        issue.discriminator,
+    )
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def at_or_above(severity: str, threshold: str) -> bool:
+    if threshold == "never":
+        return False
+    return SEVERITY_RANK[severity] >= SEVERITY_RANK[threshold]
+
+
+def empty_counts() -> dict[str, int]:
+    return {"error": 0, "warning": 0, "info": 0}
+
+
+@dataclass(slots=True)
+class Coverage:
+    """How a KB's rubric items are bound, counted once per scope (SPEC §5.1)."""
+
+    schema: int = 0
+    checker: int = 0
+    policy: int = 0
+    judgment: int = 0
+    broken: int = 0
+    judgment_evaluated: bool = False
+
+    def as_dict(self) -> dict[str, int | bool]:
+        return {
+            "schema": self.schema,
+            "checker": self.checker,
+            "policy": self.policy,
+            "judgment": self.judgment,
+            "broken": self.broken,
+            "judgment_evaluated": self.judgment_evaluated,
+        }
+
+
+@dataclass(slots=True)
+class JudgmentSummary:
+    """What the judgment tier did in a run (the JSON report's `judgment` block)."""
+
+    enabled: bool = False
+    reason: str | None = "no LLM configured"
+    evaluator: str | None = None
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    not_evaluated: int = 0
+    not_evaluated_reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "enabled": self.enabled,
+            "reason": self.reason,
+            "evaluator": self.evaluator,
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "not_evaluated": self.not_evaluated,
+        }
+        if self.not_evaluated_reason is not None:
+            data["not_evaluated_reason"] = self.not_evaluated_reason
+        return data
+
+
+@dataclass(slots=True)
+class KBReport:
+    """One KB's line in a report: what was linted, its counts, score and coverage."""
+
+    name: str
+    root: str  # absolute directory
+    files: int = 0
+    entries: int = 0
+    paths: list[str] = field(default_factory=list)  # absolute paths of the reported files
+    counts: dict[str, int] = field(default_factory=empty_counts)
+    score: float | None = None
+    coverage: Coverage = field(default_factory=Coverage)
+
+
+@dataclass(slots=True)
+class DryRunRow:
+    """What the judge would be sent for one entry (`--dry-run`)."""
+
+    path: str
+    entry_id: str | None
+    items: list[str]
+    cached_items: list[str]
+    estimated_prompt_tokens: int
+    body_truncated: bool
+
+
+@dataclass(slots=True)
+class Report:
+    """The outcome of a run, as every output format renders it."""
+
+    kbs: list[KBReport]
+    issues: list[Issue]  # reported issues, sorted
+    hidden: dict[str, int] = field(default_factory=dict)  # filter name → issues it hid
+    judgment: JudgmentSummary = field(default_factory=JudgmentSummary)
+    fail_on: str = "error"
+    judgment_items: int = 0  # judgment items in the plans of the reported KBs
+    baselined: int | None = None  # with --baseline: issues it hid
+    baseline_stale: int = 0  # with --baseline: recorded issues that no longer occur
+    dry_run: list[DryRunRow] | None = None  # with --dry-run: what the judge would have been sent
+    fatal: str | None = None  # the run could not do its job (exit 2), e.g. --llm-required without an LLM
+    unreadable: list[str] = field(default_factory=list)  # kb.yaml files that could not be read
+    _roots: dict[str, str] | None = field(default=None, repr=False)  # KB name → directory
+
+    def fingerprint(self, issue: Issue) -> str:
+        """ISSUE's fingerprint (computed once: pass 1 computes those of its issues)."""
+        if issue.fingerprint is None:
+            if self._roots is None:
+                self._roots = {kb.name: kb.root for kb in reversed(self.kbs)}
+            issue.fingerprint = fingerprint_of(issue, self._roots.get(issue.kb_name or ""))
+        return issue.fingerprint
+
+    @property
+    def files(self) -> int:
+        return sum(kb.files for kb in self.kbs)
+
+    @property
+    def entries(self) -> int:
+        return sum(kb.entries for kb in self.kbs)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = empty_counts()
+        for issue in self.issues:
+            counts[issue.severity] += 1
+        return counts
+
+    @property
+    def problems(self) -> list[str]:
+        """What stopped kblint from doing its whole job: unreadable kb.yaml files, a fatal error."""
+        return [*self.unreadable, *([self.fatal] if self.fatal else [])]
+
+    @property
+    def exit_code(self) -> int:
+        if self.problems:
+            return 2
+        return 1 if any(at_or_above(i.severity, self.fail_on) for i in self.issues) else 0

@@ -1,0 +1,228 @@
+"""What kblint reads in a markdown body: code fences, code-free text, headings and links (SPEC §3).
+
+One fence scanner (`fenced_lines`) serves code stripping, headings and the code-block checker.
+Every scan here is linear in the size of the body.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+from urllib.parse import unquote
+
+from .link import Link
+
+# A backtick fence's info string cannot contain backticks (CommonMark): "```x``` y" is inline code.
+_FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# A code span and the backticks that open it (split() returns both).
+_INLINE_CODE_RE = re.compile(r"((`+)(?!`).+?(?<!`)\2(?!`))", re.S)
+_WIKILINK_RE = re.compile(r"\[\[([^\[\]]*)\]\](?!\()")
+_MDLINK_RE = re.compile(r"\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:\"[^\"\n()]*\"|'[^'\n()]*'))?\s*\)")
+_KB_PREFIX_RE = re.compile(r"([a-z0-9_-]+):(.+)", re.S)
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_BRACKETS_RE = re.compile(r"[\[\]\n]")
+
+
+def fenced_lines(lines: list[str]) -> list[bool]:
+    """For each line, whether it belongs to a fenced code block (its fences included)."""
+    marks = [False] * len(lines)
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        if fence is None:
+            m = _FENCE_OPEN_RE.match(line)
+            if m:
+                fence = m.group(1)
+                marks[i] = True
+            continue
+        marks[i] = True
+        stripped = line.strip()
+        if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+            fence = None
+    return marks
+
+
+def has_fence(body: str) -> bool:
+    return "```" in body or "~~~" in body
+
+
+def strip_code(body: str) -> str:
+    """BODY with fenced code blocks and inline code replaced by spaces (newlines kept), so that
+    positions in it are positions in the body."""
+    if "`" not in body and "~~~" not in body:
+        return body
+    if has_fence(body):
+        lines = body.split("\n")
+        for i, fenced in enumerate(fenced_lines(lines)):
+            if fenced:
+                lines[i] = " " * len(lines[i])
+        body = "\n".join(lines)
+    if "`" not in body:
+        return body
+    parts = _INLINE_CODE_RE.split(body)  # text, span, its opening backticks, text, span, ...
+    pieces = [""] * (2 * len(parts) // 3 + 1)
+    pieces[0::2] = parts[0::3]
+    pieces[1::2] = [_blank(span) for span in parts[1::3]]
+    return "".join(pieces)
+
+
+def _blank(text: str) -> str:
+    """Same length and newlines, no content."""
+    if "\n" not in text:
+        return " " * len(text)
+    return "\n".join(" " * len(part) for part in text.split("\n"))
+
+
+class Heading(NamedTuple):
+    """An ATX heading: `(level, text, line)` as checkers unpack it (SPEC §3)."""
+
+    level: int
+    text: str
+    line: int  # line in the file
+
+
+def headings(body: str, body_line: int) -> list[Heading]:
+    """Each ATX heading outside code fences. BODY_LINE: the file line of the body's first line."""
+    if "#" not in body:
+        return []
+    lines = body.split("\n")
+    fenced = fenced_lines(lines) if has_fence(body) else [False] * len(lines)
+    found = []
+    for i, line in enumerate(lines):
+        if fenced[i] or "#" not in line:
+            continue
+        h = _HEADING_RE.match(line)
+        if h:
+            found.append(Heading(len(h.group(1)), (h.group(2) or "").strip(), body_line + i))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Links in the body
+
+
+def split_kb_prefix(target: str) -> tuple[str | None, str]:
+    """`kb:target` → (kb, target) when the prefix is a KB name (lower-case letters, digits, `-`, `_`)."""
+    if ":" not in target:
+        return None, target
+    m = _KB_PREFIX_RE.fullmatch(target)
+    if m:
+        return m.group(1), m.group(2).strip()
+    return None, target
+
+
+class _Positions:
+    """Line and column of offsets in a text, counted from the last offset asked (offsets asked in
+    increasing order cost one pass over the text in all)."""
+
+    def __init__(self, text: str, first_line: int):
+        self.text = text
+        self.offset = 0
+        self.line = first_line
+        self.line_start = 0
+
+    def at(self, offset: int) -> tuple[int, int]:
+        text = self.text
+        if offset >= self.offset:
+            crossed = text.count("\n", self.offset, offset)
+            if crossed:
+                self.line += crossed
+                self.line_start = text.rfind("\n", self.offset, offset) + 1
+        else:
+            crossed = text.count("\n", offset, self.offset)
+            if crossed:
+                self.line -= crossed
+                self.line_start = text.rfind("\n", 0, offset) + 1
+        self.offset = offset
+        return self.line, offset - self.line_start + 1
+
+
+class _OpeningBrackets:
+    """The `[` that each `]` of a text closes, on the same line; lines are matched when first asked."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.opening: dict[int, int] = {}
+        self.done_until = 0
+
+    def of(self, close: int) -> int | None:
+        if close >= self.done_until:
+            self._match_lines_through(close)
+        return self.opening.get(close)
+
+    def _match_lines_through(self, close: int) -> None:
+        end = self.text.find("\n", close)
+        end = len(self.text) if end < 0 else end
+        stack: list[int] = []
+        for m in _BRACKETS_RE.finditer(self.text, self.done_until, end):
+            char = m.group()
+            if char == "[":
+                stack.append(m.start())
+            elif char == "]" and stack:
+                self.opening[m.start()] = stack.pop()
+            elif char == "\n":
+                stack.clear()
+        self.done_until = end
+
+
+def wikilinks(text: str, body_line: int) -> Iterator[Link]:
+    """`[[target]]`, `[[target|label]]`, `[[target#heading]]`, `[[kb:target]]` and `![[embed]]`
+    in TEXT, a body with its code removed."""
+    positions = _Positions(text, body_line)
+    for m in _WIKILINK_RE.finditer(text):
+        inner = m.group(1)
+        if "\n" in inner:
+            continue
+        embed = m.start() > 0 and text[m.start() - 1] == "!"
+        kb, target = split_kb_prefix(inner.strip())
+        target = _wikilink_target(target)
+        if not target:
+            continue
+        line, column = positions.at(m.start() - 1 if embed else m.start())
+        path = _path_link(target)
+        if path is not None and target.endswith(".md"):
+            target = target[:-3]
+        yield Link(target, "transclusion" if embed else "wikilink", kb, line, column, path)
+
+
+def markdown_links(text: str, body_line: int, entry_dir: str) -> Iterator[Link]:
+    """Local markdown links `[text](path.md)` in TEXT (a body with its code removed); ENTRY_DIR is
+    the KB-relative directory of the entry, against which relative paths resolve."""
+    positions = _Positions(text, body_line)
+    brackets = _OpeningBrackets(text)
+    for m in _MDLINK_RE.finditer(text):
+        href = m.group(1)
+        if _SCHEME_RE.match(href) or href.startswith("#"):
+            continue
+        opening = brackets.of(m.start())
+        if opening is None or (opening > 0 and text[opening - 1] == "!"):
+            continue  # no link text, or an image
+        href = unquote(href.split("#", 1)[0])
+        if not href.endswith(".md"):
+            continue
+        if href.startswith("/"):
+            path = posixpath.normpath(href.lstrip("/"))
+        else:
+            path = posixpath.normpath(posixpath.join(entry_dir, href))
+        line, column = positions.at(opening)
+        yield Link(path[:-3], "mdlink", None, line, column, path)
+
+
+def _wikilink_target(raw: str) -> str:
+    target = raw.split("|", 1)[0]
+    for sep in ("#", "^"):
+        idx = target.find(sep)
+        if idx >= 0:
+            target = target[:idx]
+    return target.strip()
+
+
+def _path_link(target: str) -> str | None:
+    """A wikilink target naming a path (`dir/note`, `note.md`): its KB-relative .md path."""
+    if target.endswith(".md"):
+        return posixpath.normpath(target.lstrip("/"))
+    if "/" in target:
+        return posixpath.normpath(target.lstrip("/")) + ".md"
+    return None

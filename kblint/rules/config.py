@@ -1,0 +1,25 @@
+"""config_error: problems in kb.yaml (and the files beside it) that kblint can point at, and rubric
+items that are not enforced because they are broken (SPEC §5)."""
+
+from __future__ import annotations
+
+from ..model.issue import Issue
+from ..model.kbschema import KBSchema
+from ..model.plan import Plan
+from . import RULES, Site
+
+
+def config_errors(schema: KBSchema, plan: Plan) -> list[Issue]:
+    rule = RULES["config_error"]
+    here = schema.kb_yaml or schema.root
+    issues = [
+        rule.issue(Site(schema.name, here), f"rubric item {b.text!r} is not enforced: {b.reason}", line=max(b.line, 1),
+                   discriminator=b.id, rubric_item=b.text)  # fmt: skip
+        for b in plan.broken()
+    ]
+    issues.extend(
+        rule.issue(Site(schema.name, problem.path or here), problem.message, line=problem.line, field=problem.field,
+                   discriminator=problem.message)  # fmt: skip
+        for problem in schema.problems
+    )
+    return issues

@@ -1,0 +1,68 @@
+"""Structure rules of the link graph: broken_link, unresolved_external, duplicate_id, orphan_entry
+(SPEC §3, §8). The graph pass (`kblint.engine.pass_graph`) finds the cases; these make the issues."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..model.facts import EntryFacts
+from ..model.issue import Issue
+from ..model.link import Link
+from ..paths import display_path
+from . import RULES, Site
+
+
+def _link_site(facts: EntryFacts, link: Link, kb_name: str) -> Site:
+    """Where a link's issue goes: the file the link is written in (the entry, or cross-kb-links.yaml)."""
+    return Site(kb_name, link.origin if link.origin is not None else facts.path, facts.id, facts.type)
+
+
+def unresolved_external(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str,
+                        strict: bool) -> Issue:  # fmt: skip
+    """A link into a KB that is not in the run (a broken_link with --strict-links)."""
+    rule = RULES["broken_link" if strict else "unresolved_external"]
+    message = f"Link to '{target_kb}:{link.target}': KB '{target_kb}' is not in this run"
+    return rule.issue(_link_site(facts, link, kb_name), message, line=link.line, column=link.column,
+                      field=link.field, discriminator=f"{target_kb}:{named}")  # fmt: skip
+
+
+def broken_link(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str,
+                hint: str | None) -> Issue:  # fmt: skip
+    """A link that resolves to no entry or file of the workspace, with a close id when there is one."""
+    where_kb = "" if target_kb == kb_name else f" in KB '{target_kb}'"
+    message = f"Link target '{link.target}' not found{where_kb}" + (f"; did you mean '{hint}'?" if hint else "")
+    return RULES["broken_link"].issue(_link_site(facts, link, kb_name), message, line=link.line,
+                                      column=link.column, field=link.field, discriminator=f"{target_kb}:{named}")  # fmt: skip
+
+
+def unmatched_cross_source(kb_name: str, cross_links_path: str, source: str, line: int) -> Issue:
+    """A cross-kb-links.yaml link whose source is no entry of its KB."""
+    message = f"cross-kb-links.yaml: source '{source}' is not an entry of KB '{kb_name}'"
+    return RULES["broken_link"].issue(Site(kb_name, cross_links_path), message, line=line,
+                                      discriminator=f"source:{source}")  # fmt: skip
+
+
+def duplicate_ids(kb_name: str, facts: list[EntryFacts], involve: bool = False) -> list[Issue]:
+    """duplicate_id on each reported entry that shares its id with another of the KB. INVOLVE
+    (--changed-since): also on unreported entries that share an id with a reported one."""
+    groups: dict[str, list[EntryFacts]] = defaultdict(list)
+    for f in facts:
+        if f.parsed:
+            groups[f.id].append(f)
+    issues = []
+    for entry_id, members in groups.items():
+        if len(members) < 2:  # noqa: PLR2004 - a pair at least
+            continue
+        involved = involve and any(m.reported for m in members)
+        for f in members:
+            if f.reported or involved:
+                others = ", ".join(display_path(o.path) for o in members if o is not f)
+                issues.append(RULES["duplicate_id"].issue(
+                    Site(kb_name, f.path, f.id, f.type), f"Duplicate id '{entry_id}' (also in {others})",
+                    line=f.id_line, field="id", discriminator=entry_id))  # fmt: skip
+    return issues
+
+
+def orphan_entry(facts: EntryFacts, kb_name: str) -> Issue:
+    return RULES["orphan_entry"].issue(Site(kb_name, facts.path, facts.id, facts.type),
+                                       f"Entry '{facts.id}' has no links in or out")  # fmt: skip

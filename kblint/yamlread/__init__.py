@@ -1,0 +1,180 @@
+"""Every YAML document kblint reads goes through here: entry frontmatter, kb.yaml and
+cross-kb-links.yaml.
+
+Frontmatter is read by the plain-YAML reader (`plain`) when it can, else by PyYAML's libyaml
+loader. Before PyYAML builds anything, the document's events are checked against the limits
+(`Limits`): nesting deeper than `max_depth` would overflow the C stack of libyaml's composer, and
+aliases that expand to more than `max_alias_nodes` nodes ("billion laughs") would make every later
+walk of the data take forever. Either is a `YamlError` with its line, as invalid YAML is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from . import plain
+
+_Loader: type[yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What kblint accepts of one input before calling it a parse error (README: "Limits")."""
+
+    max_file_bytes: int = 5 * 1024 * 1024  # an entry file
+    max_depth: int = 100  # nesting of YAML collections
+    max_alias_nodes: int = 100_000  # nodes that aliases add when expanded
+    max_path_depth: int = 100  # directories between a KB's root and an entry file
+    regex_timeout: float = 1.0  # seconds one match of a kb.yaml pattern may take
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class YamlError(Exception):
+    """YAML that cannot be read, with the 1-based line and column of the problem in its text."""
+
+    def __init__(self, reason: str, line: int = 1, column: int = 1):
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.column = column
+
+
+def _mark_error(exc: yaml.YAMLError) -> YamlError:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        reason = exc.problem or exc.context or "invalid YAML"
+        if mark is not None:
+            return YamlError(reason, mark.line + 1, mark.column + 1)
+        return YamlError(reason)
+    return YamlError(str(exc) or "invalid YAML")
+
+
+_OPENS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def check_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Raise YamlError when TEXT nests deeper than the limit or its aliases expand too far (or
+    when it is not valid YAML). Reads libyaml's events, which come without recursion."""
+    loader = _Loader(text)
+    sizes: list[int] = [0]  # expanded node count of each open collection, the document at the bottom
+    anchors: list[str | None] = [None]
+    closed: dict[str, int] = {}  # anchor → expanded size of what it names
+    added = 0
+    try:
+        while not isinstance(event := loader.get_event(), yaml.StreamEndEvent):
+            if isinstance(event, _OPENS):
+                if len(sizes) > limits.max_depth:
+                    raise YamlError(f"nesting deeper than {limits.max_depth} levels (the limit)", *_at(event))
+                sizes.append(1)
+                anchors.append(event.anchor)
+            elif isinstance(event, _CLOSES):
+                size = sizes.pop()
+                anchor = anchors.pop()
+                if anchor is not None:
+                    closed[anchor] = size
+                sizes[-1] += size
+            elif isinstance(event, yaml.ScalarEvent):
+                sizes[-1] += 1
+                if event.anchor is not None:
+                    closed[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                if event.anchor not in closed:
+                    raise YamlError(f"alias *{event.anchor} refers to a collection that contains it", *_at(event))
+                added += closed[event.anchor]
+                if added > limits.max_alias_nodes:
+                    raise YamlError(
+                        f"aliases expand to more than {limits.max_alias_nodes} nodes (the limit)", *_at(event)
+                    )
+                sizes[-1] += closed[event.anchor]
+    except yaml.YAMLError as exc:
+        raise _mark_error(exc) from None
+    finally:
+        loader.dispose()
+
+
+def _at(event: yaml.Event) -> tuple[int, int]:
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+class _EntryLoader(_Loader):
+    """The safe loader, keeping impossible timestamps (`2025-13-45`) as text and noting them."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.bad_dates: list[tuple[int, str]] = []  # (0-based line, text)
+
+
+def _timestamp_or_text(loader: _EntryLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+    except (ValueError, OverflowError):
+        loader.bad_dates.append((node.start_mark.line, node.value))
+        return node.value
+
+
+_EntryLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)
+
+
+@dataclass(slots=True)
+class Frontmatter:
+    """What a frontmatter's YAML holds, and the values that look like dates but are none."""
+
+    data: Any
+    bad_dates: list[tuple[int, str]]  # (1-based line in the YAML text, the value as written)
+
+
+def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS) -> Frontmatter:
+    """The data of a frontmatter's YAML text; raises YamlError (lines counted in TEXT)."""
+    data = plain.load(text)
+    if data is not None:
+        return Frontmatter(data, [])
+    check_limits(text, limits)
+    loader = _EntryLoader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        raise _mark_error(exc) from None
+    except RecursionError:
+        raise YamlError("nesting too deep") from None
+    except Exception as exc:  # noqa: BLE001 - whatever a constructor raises is a parse error, never a crash
+        raise YamlError(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        loader.dispose()
+    return Frontmatter(data, [(line + 1, value) for line, value in loader.bad_dates])
+
+
+# For editing YAML in place (`kblint migrate`): nodes with exact character offsets, and a plain load.
+MappingNode = yaml.MappingNode
+ScalarNode = yaml.ScalarNode
+SequenceNode = yaml.SequenceNode
+Node = yaml.Node
+MERGE_TAG = "tag:yaml.org,2002:merge"
+STR_TAG = "tag:yaml.org,2002:str"
+
+
+def compose_with_offsets(text: str, limits: Limits = DEFAULT_LIMITS) -> yaml.Node | None:
+    """TEXT's node tree, whose marks give character offsets into TEXT; raises YamlError."""
+    check_limits(text, limits)
+    loader = yaml.SafeLoader(text)  # the Python reader: its marks count characters
+    try:
+        return loader.get_single_node()
+    except yaml.YAMLError as exc:
+        raise _mark_error(exc) from None
+    finally:
+        loader.dispose()
+
+
+def safe_load(text: str) -> Any:
+    """TEXT's data as the safe loader reads it; raises YamlError."""
+    check_limits(text)
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - the C safe loader
+    except yaml.YAMLError as exc:
+        raise _mark_error(exc) from None

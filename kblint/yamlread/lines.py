@@ -1,0 +1,152 @@
+"""YAML files with the line of every mapping key and list item (kb.yaml, cross-kb-links.yaml).
+
+PyYAML's composer over libyaml gives nodes with marks at C speed; they become plain dicts and lists
+that also remember where each key and item stood, so config errors point at the line to fix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from ..paths import display_path
+from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits
+
+
+class YamlFileError(Exception):
+    """A YAML file kblint cannot use: its path, the line, and why."""
+
+    def __init__(self, path: str, line: int, reason: str):
+        super().__init__(f"{display_path(path) if path else path}:{line}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+class LineDict(dict[Any, Any]):
+    """A mapping that knows its own line and the line of each key (1-based)."""
+
+    __slots__ = ("key_lines", "line")
+
+    def __init__(self, line: int = 1):
+        super().__init__()
+        self.line = line
+        self.key_lines: dict[Any, int] = {}
+
+    def line_of(self, key: Any) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class LineList(list[Any]):
+    """A list that knows its own line and the line of each item (1-based)."""
+
+    __slots__ = ("item_lines", "line")
+
+    def __init__(self, line: int = 1):
+        super().__init__()
+        self.line = line
+        self.item_lines: list[int] = []
+
+    def line_of(self, index: int) -> int:
+        return self.item_lines[index] if 0 <= index < len(self.item_lines) else self.line
+
+
+def line_of(container: object, key: Any, default: int) -> int:
+    """The line of KEY in a LineDict or LineList; DEFAULT for any other container."""
+    if isinstance(container, (LineDict, LineList)):
+        return container.line_of(key)
+    return default
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Converter:
+    """Nodes → LineDict, LineList and scalars, with one loader to construct the scalars."""
+
+    def __init__(self, loader: yaml.CSafeLoader):
+        self.loader = loader
+
+    def value(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node)
+        if isinstance(node, yaml.SequenceNode):
+            out = LineList(node.start_mark.line + 1)
+            for item in node.value:
+                out.append(self.value(item))
+                out.item_lines.append(item.start_mark.line + 1)
+            return out
+        if node.tag == _STR_TAG:
+            return node.value
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except (ValueError, OverflowError, yaml.YAMLError):
+            return node.value
+
+    def mapping(self, node: yaml.MappingNode) -> LineDict:
+        out = LineDict(node.start_mark.line + 1)
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                self.merge(out, self.value(value_node))
+                continue
+            key = self.value(key_node)
+            if isinstance(key, (dict, list)):
+                key = str(key)
+            out[key] = self.value(value_node)
+            out.key_lines[key] = key_node.start_mark.line + 1
+        return out
+
+    @staticmethod
+    def merge(out: LineDict, merged: Any) -> None:
+        for source in merged if isinstance(merged, list) else [merged]:
+            if isinstance(source, LineDict):
+                for k, v in source.items():
+                    if k not in out:
+                        out[k] = v
+                        out.key_lines[k] = source.line_of(k)
+
+
+def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """Parse YAML text into LineDict/LineList/scalars; raises YamlFileError with a line."""
+    try:
+        check_limits(text, limits)
+    except YamlError as exc:
+        raise YamlFileError(path, exc.line, f"invalid YAML: {exc.reason}") from None
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else _Converter(loader).value(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise YamlFileError(path, line, f"invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise YamlFileError(path, 1, f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def decode_yaml_bytes(data: bytes, path: str) -> str:
+    """A YAML file's text (a UTF-8 BOM dropped); raises YamlFileError for invalid UTF-8."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise YamlFileError(path, line, f"invalid UTF-8 at byte offset {exc.start}") from None
+
+
+def json_ready(value: Any) -> Any:
+    """A YAML value as plain JSON data: mappings with text keys, lists, dates as ISO text."""
+    import datetime as _dt
+
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

@@ -1,0 +1,197 @@
+"""A reader for the plain YAML that frontmatter is nearly always written in.
+
+Block mappings and sequences indented with spaces, one-line flow lists and mappings, plain, single-
+and double-quoted scalars without escapes or line breaks. `load` gives exactly what PyYAML's safe
+loader gives, or None when the text uses anything else (comments, anchors, tags, block scalars,
+multi-line scalars, escapes, tabs, an impossible date...), and the caller then hands it to PyYAML.
+It is several times faster than PyYAML's libyaml loader, which builds an event and a node object
+for every scalar (figures in bench/README.md). A property test holds the two to the same result.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_IMPLICIT = yaml.resolver.Resolver.yaml_implicit_resolvers
+_CONSTRUCT = {
+    tag: yaml.constructor.SafeConstructor.yaml_constructors[tag]
+    for tag in (
+        "tag:yaml.org,2002:bool",
+        "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float",
+        "tag:yaml.org,2002:timestamp",
+    )
+}
+_NULL = "tag:yaml.org,2002:null"
+
+# Characters that make the text anything but plain: comments, anchors, aliases, tags, directives,
+# block scalar indicators, escapes, tabs, and the characters YAML reads as line breaks or refuses.
+_NOT_PLAIN = re.compile(
+    "[#&*!%|>@`\\\\\t\r\x85\u2028\u2029\ufeff]"
+    "|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+_FLOW_INDICATOR = re.compile(r"[,?\[\]{}]")
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ ]*:(?: +|$)")
+_FLOW_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*: +(.*)$", re.S)
+
+# Deeper documents are left to PyYAML, whose reader enforces kblint's nesting limit.
+MAX_DEPTH = 32
+
+Lines = list[tuple[int, str]]  # (indentation, the rest of the line) of each non-blank line
+
+
+class _Unsure(Exception):
+    """The text is not plain in the sense of this module."""
+
+
+def load(text: str) -> Any:
+    """The data PyYAML's safe loader reads from TEXT, or None when TEXT is not plain."""
+    if _NOT_PLAIN.search(text):
+        return None
+    lines = [(len(line) - len(body), body.rstrip(" ")) for line in text.split("\n") if (body := line.lstrip(" "))]
+    if not lines:
+        return None  # an empty document: PyYAML gives None
+    try:
+        value, end = _block(lines, 0, lines[0][0], 0)
+    except (_Unsure, ValueError, OverflowError):
+        return None
+    return value if end == len(lines) else None
+
+
+def _block(lines: Lines, i: int, indent: int, depth: int) -> tuple[Any, int]:
+    """The block collection starting at line I, whose lines are indented by INDENT."""
+    if depth > MAX_DEPTH:
+        raise _Unsure
+    body = lines[i][1]
+    if _is_item(body):
+        return _sequence(lines, i, indent, depth)
+    return _mapping(lines, i, indent, body, depth)
+
+
+def _is_item(body: str) -> bool:
+    return body == "-" or body.startswith("- ")
+
+
+def _sequence(lines: Lines, i: int, indent: int, depth: int) -> tuple[list[Any], int]:
+    items = []
+    n = len(lines)
+    while i < n and lines[i][0] == indent and _is_item(lines[i][1]):
+        body = lines[i][1]
+        rest = body[1:].lstrip(" ")
+        value: Any
+        if not rest:
+            value, i = _nested(lines, i + 1, indent, False, depth)
+        elif ":" in rest and _KEY.match(rest):
+            # `- key: value`: a mapping whose keys stand where `key` stands
+            value, i = _mapping(lines, i, indent + len(body) - len(rest), rest, depth + 1)
+        else:
+            value = _scalar_or_flow(rest)
+            i += 1
+        items.append(value)
+    if i < n and lines[i][0] > indent:
+        raise _Unsure
+    return items, i
+
+
+def _mapping(lines: Lines, i: int, indent: int, body: str, depth: int) -> tuple[dict[Any, Any], int]:
+    data: dict[Any, Any] = {}
+    n = len(lines)
+    while True:
+        m = _KEY.match(body)
+        if m is None:
+            raise _Unsure
+        key = _key(m.group(1))
+        rest = body[m.end() :]
+        if rest:
+            data[key] = _scalar_or_flow(rest)
+            i += 1
+            if i < n and lines[i][0] > indent:
+                raise _Unsure  # a scalar continued on the next line
+        else:
+            data[key], i = _nested(lines, i + 1, indent, True, depth)
+        if i >= n or lines[i][0] != indent:
+            break
+        body = lines[i][1]
+    if i < n and lines[i][0] > indent:
+        raise _Unsure
+    return data, i
+
+
+def _nested(lines: Lines, i: int, indent: int, allow_same: bool, depth: int) -> tuple[Any, int]:
+    """The value of an empty `key:` or `-` ending the line before I: a block indented more, a
+    sequence at the key's own indentation (ALLOW_SAME), or null."""
+    if i < len(lines):
+        next_indent, body = lines[i]
+        if next_indent > indent:
+            return _block(lines, i, next_indent, depth + 1)
+        if allow_same and next_indent == indent and _is_item(body):
+            return _sequence(lines, i, indent, depth + 1)
+    return None, i
+
+
+def _scalar_or_flow(text: str) -> Any:
+    first = text[0]
+    if first == "[":
+        return [_scalar(part, flow=True) for part in _flow_items(text, "]")]
+    if first == "{":
+        return _flow_mapping(text)
+    return _scalar(text, flow=False)
+
+
+def _scalar(text: str, flow: bool) -> Any:
+    first = text[0]
+    if first in "\"'":
+        if len(text) < 2 or text[-1] != first or first in text[1:-1]:  # noqa: PLR2004 - two quotes
+            raise _Unsure
+        return text[1:-1]
+    if first in "-?:,[]{}'\"" and not (first == "-" and len(text) > 1 and (text[1].isdigit() or text[1] == ".")):
+        raise _Unsure
+    if ": " in text or text.endswith(":") or (flow and _FLOW_INDICATOR.search(text)):
+        raise _Unsure
+    return _plain(text)
+
+
+def _key(key: str) -> str:
+    """KEY, known to be read as a string (`true:`, `null:`, `on:` are keys of other types)."""
+    if not isinstance(_plain(key), str):
+        raise _Unsure
+    return key
+
+
+def _plain(text: str) -> Any:
+    """A plain scalar as PyYAML resolves and constructs it."""
+    for tag, regexp in _IMPLICIT.get(text[:1], ()):
+        if regexp.match(text):
+            if tag == _NULL:
+                return None
+            construct = _CONSTRUCT.get(tag)
+            if construct is None:
+                raise _Unsure  # `<<` and `=` are merge and value keys
+            return construct(_CONSTRUCTOR, yaml.ScalarNode(tag, text))  # an impossible date raises ValueError
+    return text
+
+
+def _flow_items(text: str, close: str) -> list[str]:
+    if text[-1] != close:
+        raise _Unsure
+    inner = text[1:-1].strip(" ")
+    if not inner:
+        return []
+    parts = [part.strip(" ") for part in inner.split(",")]
+    if not all(parts):
+        raise _Unsure  # `[a, , b]`, a trailing comma
+    return parts
+
+
+def _flow_mapping(text: str) -> dict[str, Any]:
+    data = {}
+    for part in _flow_items(text, "}"):
+        m = _FLOW_KEY.match(part)
+        if m is None:
+            raise _Unsure
+        data[_key(m.group(1))] = _scalar(m.group(2), flow=True)
+    return data
