@@ -18,6 +18,10 @@ def main() -> None:
         sys.stderr.write(f"kblint: cannot start: {exc.name!r} is not installed for {sys.executable}; install "
                          "kblint there (pip install kblint, or pip install -e . in a checkout)\n")  # fmt: skip
         sys.exit(2)
+    from .infra.pool import own_children, tune_collector
+
+    tune_collector()
+    own_children()
     run_app()
 
 

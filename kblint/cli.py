@@ -5,13 +5,16 @@ and strings would have to be evaluated again each time (about 4 ms of start-up).
 
 import os
 import sys
-from typing import TYPE_CHECKING, List, NoReturn, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, List, NoReturn, Optional
 
 import typer
 
 from . import __version__
 
 if TYPE_CHECKING:
+    from .config import Settings
+    from .model.issue import Report
     from .model.kbschema import PluginType
 
 app = typer.Typer(
@@ -112,9 +115,7 @@ def validate(
     """Lint knowledge bases (default: the current directory)."""
     global _VERBOSE
     _VERBOSE = verbose
-    from .config import ConfigError, resolve, split_names
-    from .model.issue import FAIL_ON_CHOICES
-    from .report import FORMATS
+    from .config import split_names
 
     flags = dict(
         paths=list(paths or []), format=format, output=output, fail_on=fail_on, select=split_names(select),
@@ -126,32 +127,14 @@ def validate(
         llm_min_confidence=llm_min_confidence, max_llm_calls=max_llm_calls, llm_required=llm_required or None,
         dry_run=dry_run or None, no_cache=no_cache or None, cache_dir=cache_dir, jobs=jobs, shard=shard,
     )
-    try:
-        settings = resolve(flags, config)
-    except ConfigError as exc:
-        _fail(str(exc))
-    if settings.fail_on not in FAIL_ON_CHOICES:
-        _fail(f"--fail-on: expected one of {', '.join(FAIL_ON_CHOICES)}, got '{settings.fail_on}'")
-    if settings.format is None:
-        settings.format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" and "github" in FORMATS else "text"
-    fmt = settings.format
-    if fmt not in FORMATS:
-        _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{fmt}'")
-    if settings.stdin and settings.paths:
-        _fail("--stdin reads the entry from standard input: give no PATH with it")
-    if settings.stdin_path and not settings.stdin:
-        _fail("--stdin-path names where the --stdin entry would live: use it with --stdin")
+    settings = _validate_settings(flags, config)
     stdin_data = sys.stdin.buffer.read() if settings.stdin else None
     _warn_plugin_problems()
 
     from .engine.pass_judgment import JudgmentSetupError
     from .engine.run import run
     from .errors import UsageError
-    from .infra.pool import own_children, tune_collector
-    from .report import render
 
-    tune_collector()
-    own_children()
     try:
         report, warnings = run(settings, stdin_data=stdin_data)
     except (UsageError, JudgmentSetupError) as exc:
@@ -162,35 +145,83 @@ def validate(
         typer.echo(f"kblint: cannot lint this KB: {message}", err=True)
     if report.fatal:
         typer.echo(f"kblint: {report.fatal}", err=True)
-    if report.dry_run is not None:
-        from .report.text import dry_run_lines
+    _emit(lambda: _write_report(report, settings))
+    raise typer.Exit(0 if report.dry_run is not None else report.exit_code)
 
+
+def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Settings":
+    """The settings of a validate run: the configuration file under the flags, checked."""
+    from .config import ConfigError, resolve
+    from .model.issue import FAIL_ON_CHOICES
+    from .report import FORMATS
+
+    try:
+        settings = resolve(flags, config)
+    except ConfigError as exc:
+        _fail(str(exc))
+    if settings.fail_on not in FAIL_ON_CHOICES:
+        _fail(f"--fail-on: expected one of {', '.join(FAIL_ON_CHOICES)}, got '{settings.fail_on}'")
+    if settings.format is None:
+        settings.format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    if settings.format not in FORMATS:
+        _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{settings.format}'")
+    if settings.stdin and settings.paths:
+        _fail("--stdin reads the entry from standard input: give no PATH with it")
+    if settings.stdin_path and not settings.stdin:
+        _fail("--stdin-path names where the --stdin entry would live: use it with --stdin")
+    return settings
+
+
+def _emit(write: Callable[[], None]) -> None:
+    """Run WRITE, which prints to standard output, and flush it: a reader that went away (`| head`)
+    ends the run quietly, a full disk is one line on standard error and exit 2."""
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+    except OSError as exc:
+        _discard_stdout()
+        _fail(f"cannot write the report: {exc.strerror or exc}")
+
+
+def _discard_stdout() -> None:
+    """Send what is left of standard output nowhere, so that the exit's own flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file behind standard output
+        pass
+
+
+def _write_report(report: "Report", settings: "Settings") -> None:
+    from .report import render
+    from .report.text import dry_run_lines, issue_line, summary_lines
+
+    fmt = settings.format or "text"
+    if report.dry_run is not None:
         sys.stdout.write("\n".join(dry_run_lines(report)) + "\n")
-        raise typer.Exit(0)
+        return
     if fmt == "json" and not settings.output:
         from .report.json import write as write_json
 
         write_json(report, sys.stdout)  # streamed: a 100,000-entry report is never held as one string
-        raise typer.Exit(report.exit_code)
+        return
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and settings.output is None
     text = render(report, fmt, color=color, statistics=settings.statistics)
     if settings.quiet and fmt == "text":
-        from .report.text import issue_line
-
         text = "".join(issue_line(issue, color) + "\n" for issue in report.issues)
-    if settings.output:
-        try:
-            with open(settings.output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            _fail(f"--output {settings.output}: {exc.strerror}")
-        if not settings.quiet:
-            from .report.text import summary_lines
-
-            sys.stdout.write("\n".join(summary_lines(report)) + "\n")
-    else:
+    if not settings.output:
         sys.stdout.write(text)
-    raise typer.Exit(report.exit_code)
+        return
+    try:
+        with open(settings.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        _fail(f"--output {settings.output}: {exc.strerror}")
+    if not settings.quiet:
+        sys.stdout.write("\n".join(summary_lines(report)) + "\n")
 
 
 @app.command()

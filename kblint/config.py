@@ -125,6 +125,8 @@ def _read_toml(path: str, *, pyproject: bool) -> dict[str, Any] | None:
         raw = read_regular_file(path)
     except FileProblem as exc:
         raise ConfigError(f"{path}: cannot read: {exc.reason}") from None
+    if pyproject and b"kblint" not in raw and b"\\" not in raw:
+        return None  # it cannot spell [tool.kblint]: another tool's file, not ours to parse (or to fail on)
     import tomllib
 
     try:

@@ -160,7 +160,7 @@ class _Walk:
                         self.bad_gitignore = item.path
                     continue
                 if item.is_dir(follow_symlinks=False):
-                    if self._descends(item, directory):
+                    if self._descends(item):
                         if depth + 1 > self.limits.max_path_depth:
                             message = f"more than {self.limits.max_path_depth} directories deep (the limit): not read"
                             self._unreadable(item.path, message)
@@ -170,11 +170,10 @@ class _Walk:
                     self.files.append(item.path)
         self.files.sort()
 
-    def _descends(self, item: os.DirEntry[str], directory: str) -> bool:
+    @staticmethod
+    def _descends(item: os.DirEntry[str]) -> bool:
         """Whether the walk goes into a directory: not _templates, and not another KB."""
-        if item.name == "_templates":
-            return False
-        return directory == self.root or not os.path.isfile(os.path.join(item.path, "kb.yaml"))
+        return item.name != "_templates" and not os.path.isfile(os.path.join(item.path, "kb.yaml"))
 
     def _excluded(self, path: str) -> bool:
         return bool(self.exclude.regexes) and self.exclude(relative_to(path, self.root))

@@ -1,18 +1,29 @@
-"""Shared helpers: run kblint as a user does, in a subprocess, and read its JSON report."""
+"""Shared helpers: run kblint as a user does — in this process by default, in a subprocess for the
+few end-to-end tests that need a real process — and read its JSON report."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+
+# Property tests: a small profile in every run, a thorough one on request (HYPOTHESIS_PROFILE=thorough).
+settings.register_profile("ci", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=10_000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @dataclass
@@ -26,11 +37,84 @@ class Result:
         return json.loads(self.stdout)
 
 
+_DROPPED_ENV = ("GITHUB_ACTIONS", "NO_COLOR", "KBLINT_LLM")
+
+
+class _Stdin:
+    """Standard input with the bytes a test gives."""
+
+    def __init__(self, data: bytes):
+        self.buffer = io.BytesIO(data)
+
+    def isatty(self) -> bool:
+        return False
+
+    def close(self) -> None:  # what a forked worker does with its standard input
+        self.buffer.close()
+
+
+@contextlib.contextmanager
+def _environment(env: dict | None) -> Iterator[None]:
+    saved = dict(os.environ)
+    for key in _DROPPED_ENV:
+        os.environ.pop(key, None)
+    os.environ.update(env or {})
+    extra_path = [p for p in (env or {}).get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:0] = extra_path
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        del sys.path[: len(extra_path)]
+
+
+@contextlib.contextmanager
+def _directory(cwd: Path | str) -> Iterator[None]:
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 def run_kblint(*args: str, cwd: Path | str = ROOT, input: bytes | None = None, env: dict | None = None) -> Result:
-    full_env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR")}
+    """kblint ARGS in this process, as `kblint` would run them in CWD with ENV and standard INPUT."""
+    from kblint.checkers.registry import reset_registry
+    from kblint.cli import run_app
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    code = 0
+    with _environment(env), _directory(cwd):
+        reset_registry()  # plugins are found on sys.path, which ENV may change
+        argv, stdin, stdout, stderr = sys.argv, sys.stdin, sys.stdout, sys.stderr
+        sys.argv, sys.stdin, sys.stdout, sys.stderr = ["kblint", *args], _Stdin(input or b""), out, err
+        try:
+            run_app()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            sys.argv, sys.stdin, sys.stdout, sys.stderr = argv, stdin, stdout, stderr
+            reset_registry()
+    return Result(code, _text(out), _text(err))
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode("utf-8")
+
+
+def run_kblint_process(*args: str, cwd: Path | str = ROOT, input: bytes | None = None, env: dict | None = None,
+                       timeout: float = 120) -> Result:  # fmt: skip
+    """kblint ARGS in a process of its own (for what only a real process shows: exit, signals, imports)."""
+    full_env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-m", "kblint", *args], cwd=str(cwd), input=input,
-                          capture_output=True, env=full_env, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "kblint", *args], cwd=str(cwd), input=input, capture_output=True,
+                          env=full_env, timeout=timeout, check=False)  # fmt: skip
     return Result(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
 
 

@@ -329,7 +329,11 @@ def test_ctrl_c_is_exit_2_with_a_message(kb: Path):
             if caught & (1 << (signal.SIGINT - 1)):
                 break
             time.sleep(0.01)
-        time.sleep(1.0)  # into the command, which waits for the entry on standard input
+        while time.monotonic() < deadline:  # into the command, which waits for the entry on standard input
+            with open(f"/proc/{proc.pid}/wchan") as wchan:
+                if "pipe" in wchan.read():
+                    break
+            time.sleep(0.01)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -339,11 +343,20 @@ def test_ctrl_c_is_exit_2_with_a_message(kb: Path):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_output_that_cannot_be_written_is_reported_at_exit():
-    """kblint leaves without the interpreter's teardown (__main__._leave), but a report it could
-    not finish writing still ends as a normal exit does: the error on stderr and exit code 120."""
+def test_output_that_cannot_be_written_is_one_line_and_exit_2():
+    """A report that cannot be written (a full disk) is said in one line, never a traceback."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-m", "kblint", "validate", str(FIXTURES / "example"), "--quiet",
-                               "--no-cache"], stdout=full, stderr=subprocess.PIPE, env=env, timeout=60)
-    assert proc.returncode == 120 and b"No space left on device" in proc.stderr
+    for fmt in ("text", "json"):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "kblint", "validate", str(FIXTURES / "example"), "--format",
+                                   fmt, "--no-cache"], stdout=full, stderr=subprocess.PIPE, env=env, timeout=60)
+        assert proc.returncode == 2
+        assert proc.stderr.decode() == "kblint: cannot write the report: No space left on device\n"
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly():
+    proc = subprocess.Popen([sys.executable, "-m", "kblint", "validate", str(FIXTURES / "example"), "--no-cache"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # as `| head -0` does
+    assert proc.wait(timeout=60) == 1 and proc.stderr.read() == b""

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kblint.issue import Issue, KBReport, Report
+from kblint.model.issue import Issue, KBReport, Report
 from kblint.report import FORMATS, github, junit, render, sarif
 
 from conftest import run_kblint, write_kb
@@ -318,42 +318,8 @@ def test_junit_crafted_report_is_well_formed(tmp_path: Path, monkeypatch):
     assert ET.fromstring(junit.render(report)).get("failures") == "0"
 
 
-def test_json_issue_lines_are_exactly_what_the_encoder_writes():
-    from kblint.issue import Issue, KBReport, Report
-    from kblint.report import json_line
-    from kblint.report.json import IssueLines, issue_dict
-
-    issues = [
-        Issue(rule="broken_link", severity="warning", tier="structure", message='Link "x" \\ é ☃ \n\t\x01',
-              kb_name="k", entry_id="e", path="/kb/a.md", line=3, column=7, field="links", discriminator="k:x"),
-        Issue(rule="llm_rubric_violation", severity="error", tier="judgment", message="m", kb_name="k",
-              entry_id=None, path="/kb/b c.md", rubric_item="Item \"q\"", checker="judge", confidence=0.85,
-              evaluator="openai:m", cached=True),
-        Issue(rule="rubric_violation", severity="info", tier="policy", message="", kb_name="k", entry_id="e2",
-              path="/elsewhere/x.md", policy="tags count >= 2", confidence=1.0, cached=False),
-    ]
-    report = Report(kbs=[KBReport(name="k", root="/kb")], issues=issues)
-    issues.append(Issue(rule="rubric_violation", severity="info", tier="checker", message="n", kb_name="k",
-                        entry_id="e2", path="/elsewhere/x.md", line=2, rubric_item="r", checker="has_tags"))
-    issues.append(Issue(rule="broken_link", severity="warning", tier="structure", message="o", kb_name="k",
-                        entry_id="e2", path="/elsewhere/x.md", line=4, column=2, field="links"))
-    lines = IssueLines(report)
-    for issue in issues * 2:  # the second time from the memos
-        assert lines(issue) == json_line(issue_dict(issue, report))
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-                    max_leaves=12))
-def test_json_line_writes_what_json_dumps_writes(value):
-    from kblint.report import json_line
-
-    assert json_line(value) == json.dumps(value, ensure_ascii=False)
-
-
 def test_display_path_follows_the_current_directory(tmp_path: Path, monkeypatch):
-    from kblint.report import display_path
+    from kblint.paths import display_path
 
     (tmp_path / "a" / "b").mkdir(parents=True)
     path = str(tmp_path / "a" / "b" / "x.md")
@@ -361,17 +327,3 @@ def test_display_path_follows_the_current_directory(tmp_path: Path, monkeypatch)
     assert display_path(path) == "a/b/x.md"
     monkeypatch.chdir(tmp_path / "a" / "b")
     assert display_path(path) == "x.md"  # not the answer cached for the directory before
-
-
-def test_path_display_shows_what_display_path_shows(tmp_path: Path, monkeypatch):
-    from kblint.report import PathDisplay, display_path
-
-    (tmp_path / "here" / "sub").mkdir(parents=True)
-    monkeypatch.chdir(tmp_path / "here")
-    paths = [str(tmp_path / "here" / "x.md"), str(tmp_path / "here" / "sub" / "y.md"),
-             str(tmp_path / "here" / "sub" / "z.md"), str(tmp_path / "elsewhere" / "a.md"),
-             str(tmp_path / "elsewhere" / "b.md"), str(tmp_path / "here2" / "c.md"), "/top.md", "/",
-             str(tmp_path) + "//double//d.md", str(tmp_path) + "//double//e.md", "relative/f.md", "g.md"]
-    shown = PathDisplay()
-    for path in paths * 2:  # the second time from what it kept of each directory
-        assert shown(path) == display_path(path), path

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from kblint.entry import body_links, frontmatter_links, split_and_load
+from kblint.model.entry import frontmatter_links, split_and_load
+from kblint.model.markdown import markdown_links, strip_code, wikilinks
+
+
+def body_links(body: str, body_line: int, entry_dir: str) -> list:
+    """The links of a body as an entry has them: wikilinks, then markdown links, code removed."""
+    text = strip_code(body)
+    return [*wikilinks(text, body_line), *markdown_links(text, body_line, entry_dir)]
 
 from conftest import issues_of, run_kblint, write_kb
 
@@ -190,13 +197,13 @@ def test_a_links_item_without_a_target_is_reported(tmp_path: Path):
 
 
 def test_broken_links_suggest_a_near_id_in_a_large_kb():
-    from kblint.graph import KBIndex
+    from kblint.model.graph import KBIndex
 
-    index = KBIndex("k", "/kb")
+    index = KBIndex("k", "/kb", {})
     ids = [f"{word}-{other}-{n}" for n in range(30) for word in ("harbor", "council", "ledger", "zoning")
            for other in ("report", "minutes", "vote", "budget", "audit")]
     ids += ["inspection-of-the-north-pier", "quayside-warehouse-fire"]
-    from kblint.graph import EntryFacts
+    from kblint.model.facts import EntryFacts
 
     for name in ids:
         index.add(EntryFacts(kb_name="k", path=f"/kb/{name}.md", relpath=f"{name}.md", parsed=True, reported=True,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kblint.kbschema import RubricItem, load_kb_schema
+from kblint.model.kbschema import RubricItem, load_kb_schema
 from kblint.migrate import MigrationError, match_item, propose, summary, unified_diff, write
-from kblint.rubric import build_plan
+from kblint.model.plan import build_plan
 
 from conftest import FIXTURES, run_kblint
 

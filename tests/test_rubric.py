@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from kblint.checkers.registry import Checker, registry
+from kblint.checkers.base import Checker
+from kblint.checkers.registry import registry
 from kblint.config import Settings
-from kblint.engine import run
-from kblint.kbschema import load_kb_schema
-from kblint.rubric import build_plan, is_policy_shaped
+from kblint.engine.run import run
+from kblint.model.kbschema import load_kb_schema
+from kblint.model.plan import build_plan, is_policy_shaped
 
 from conftest import issues_of, run_kblint, write_kb
 
@@ -228,7 +229,7 @@ def test_a_checker_that_raises_is_a_checker_error_and_the_run_goes_on(tmp_path: 
             "a.md": "---\ntitle: A\ntype: note\ntags: [t]\n---\n[[a2]]\n",
             "a2.md": "---\ntitle: A2\ntype: note\ntags: [t]\nstatus: s\n---\n[[a]]\n",
         })
-        report = run(Settings(paths=[str(kb)]))
+        report, _ = run(Settings(paths=[str(kb)]))
     finally:
         reg.checkers.pop("test.explode")
     errors = [i for i in report.issues if i.rule == "checker_error"]

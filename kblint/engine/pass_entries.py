@@ -167,7 +167,7 @@ class PassOne:
     fingerprints: bool
     records: bool
     spill: IssueSpill
-    room: int = HELD_ISSUES
+    room: int  # issues that may still be held in memory
 
     def run(self, tasks: list[Task], forced: bool) -> Iterator[tuple[Task, FileResult]]:
         """Each task with its result; a result's issues are held while there is room, else spilled.
@@ -273,7 +273,7 @@ def run_all(ws: Workspace, settings: Settings, caches: Caches | None, spill: Iss
     kb_caches = _kb_caches(ws, caches)
     # a report in these formats, a baseline and the caches keep every issue's fingerprint
     fingerprints = any(kb_caches) or settings.format in ("json", "sarif") or bool(settings.baseline or settings.write_baseline)
-    driver = PassOne(contexts, settings.jobs or cpu_count(), fingerprints, any(kb_caches), spill)
+    driver = PassOne(contexts, settings.jobs or cpu_count(), fingerprints, any(kb_caches), spill, HELD_ISSUES)
     by_path: dict[str, FileResult] = {}
     tasks = []
     for k, kb in enumerate(ws.kbs):

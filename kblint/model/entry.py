@@ -32,7 +32,7 @@ class ParseFailure:
 
 
 # A top-level key at the start of a frontmatter line: quoted, or plain up to the first `: `.
-_TOP_KEY_RE = re.compile(r"""^(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#][^\n]*?))[ \t]*:(?=[ \t]|$)""", re.M)
+_TOP_KEY_RE = re.compile(r"""^(?:"([^"\n]*)"|'([^'\n]*)'|((?:[^\s#][^\n]*?)?))[ \t]*:(?=[ \t]|$)""", re.M)
 # A mapping key written on a line, at any depth (for the line of an impossible date).
 _ANY_KEY_RE = re.compile(r"""^[ \t]*(?:-[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)""")  # fmt: skip
 
@@ -53,15 +53,20 @@ class RawEntry:
 
     @cached_property
     def _key_lines(self) -> dict[str, int]:
-        """File line of each top-level key, as written (quoted keys also without their quotes)."""
+        """File line of each top-level key (the first line where a line starts with it)."""
         found: dict[str, int] = {}
         line, counted = 2, 0
         text = self.fm_text
         for m in _TOP_KEY_RE.finditer(text):
             line += text.count("\n", counted, m.start())
             counted = m.start()
-            key = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
-            found.setdefault(key, line)
+            double, single, plain = m.groups()
+            if plain is not None:
+                found.setdefault(plain, line)
+            else:  # a quoted key: named with or without its quotes
+                quote = '"' if double is not None else "'"
+                found.setdefault(double if double is not None else single, line)
+                found.setdefault(quote + (double if double is not None else single) + quote, line)
         return found
 
     def key_line(self, key: str) -> int:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import datetime
-import re
 
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
-from kblint import plainyaml
+from kblint.yamlread import plain as plainyaml
 
 from conftest import same_data
 
@@ -86,7 +85,6 @@ _line = st.one_of(
 )
 
 
-@settings(max_examples=3000, deadline=None)
 @given(st.lists(_line, min_size=1, max_size=10))
 def test_plain_reader_agrees_with_pyyaml(lines):
     assert_read_as_pyyaml_reads("\n".join(lines))
@@ -136,27 +134,10 @@ _tree = st.recursive(
 )
 
 
-@settings(max_examples=3000, deadline=None)
 @given(st.lists(st.tuples(st.one_of(_keys, st.sampled_from(["id", "links", "meta"])), _tree), min_size=1, max_size=6),
        st.sampled_from([2, 4]), st.booleans())
 def test_plain_reader_agrees_with_pyyaml_on_nested_documents(pairs, step, compact):
     assert_read_as_pyyaml_reads("\n".join(_render(("map", pairs), 0, step, compact)))
-
-
-# What plain_characters stands for (plainyaml's comment on _NOT_PLAIN_ASCII).
-NOT_PLAIN = re.compile(r"[#&*!%|>@`\\\t\r\x85\u2028\u2029\ufeff]|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def test_plain_characters_agrees_with_the_regex_on_every_character():
-    for code in range(0x110000):
-        char = chr(code)
-        assert plainyaml.plain_characters(char) == (NOT_PLAIN.search(char) is None), hex(code)
-
-
-@settings(max_examples=3000, deadline=None)
-@given(st.text(alphabet=st.characters(max_codepoint=0x2100) | st.sampled_from("\ufeff\ufffe\ufffd\U00010000\u2029")))
-def test_plain_characters_agrees_with_the_regex_on_texts(text):
-    assert plainyaml.plain_characters(text) == (NOT_PLAIN.search(text) is None)
 
 
 def test_values_read_again_are_not_shared_with_earlier_results():
