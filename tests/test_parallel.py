@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from concurrent.futures.process import BrokenProcessPool
 
 import pytest
@@ -15,15 +16,22 @@ def square(i: int) -> tuple[int, int]:
     return i * i, os.getpid()
 
 
-def test_every_item_is_done_once_in_order_in_workers():
-    got = list(in_processes(square, list(range(40)), jobs=2))
-    assert [r for r, _ in got] == [i * i for i in range(40)]
-    assert all(pid != os.getpid() for _, pid in got)
+def slow_square(i: int) -> tuple[int, int]:
+    time.sleep(0.002)
+    return i * i, os.getpid()
+
+
+def test_every_item_is_done_once_by_a_worker_or_here():
+    got = dict(in_processes(slow_square, list(range(60)), jobs=2))
+    assert sorted(got) == list(range(60))
+    assert all(r == i * i for i, (r, _) in got.items())
+    pids = {pid for _, pid in got.values()}
+    assert os.getpid() in pids and len(pids) == 2  # this process took its share, one worker the rest
 
 
 def test_one_job_or_one_item_runs_here():
-    assert [pid for _, pid in in_processes(square, [1, 2, 3], jobs=1)] == [os.getpid()] * 3
-    assert [pid for _, pid in in_processes(square, [7], jobs=4)] == [os.getpid()]
+    assert [pid for _, (_, pid) in in_processes(square, [1, 2, 3], jobs=1)] == [os.getpid()] * 3
+    assert [pid for _, (_, pid) in in_processes(square, [7], jobs=4)] == [os.getpid()]
 
 
 def test_workers_inherit_what_the_work_needs():
@@ -32,7 +40,7 @@ def test_workers_inherit_what_the_work_needs():
     def look_up(n: int) -> str:
         return table[n]
 
-    assert list(in_processes(look_up, list(range(10)), jobs=2)) == [table[n] for n in range(10)]
+    assert dict(in_processes(look_up, list(range(10)), jobs=3)) == table
 
 
 def test_a_failing_item_stops_the_run_with_its_error():
@@ -46,11 +54,16 @@ def test_a_failing_item_stops_the_run_with_its_error():
 
 
 def test_a_worker_that_dies_stops_the_run():
-    def dies(i: int) -> int:
-        os._exit(3)  # as if killed: no result, no word
+    here = os.getpid()
+
+    def dies_in_a_worker(i: int) -> int:
+        if os.getpid() != here:
+            os._exit(3)  # as if killed: no result, no word
+        time.sleep(0.01)
+        return i
 
     with pytest.raises(BrokenProcessPool):
-        list(in_processes(dies, list(range(20)), jobs=2))
+        list(in_processes(dies_in_a_worker, list(range(20)), jobs=2))
 
 
 def test_workers_are_waited_for_under_a_parent_that_ignores_its_children():
@@ -58,6 +71,7 @@ def test_workers_are_waited_for_under_a_parent_that_ignores_its_children():
     try:
         own_children()
         assert signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL
-        assert [r for r, _ in in_processes(square, list(range(30)), jobs=2)] == [i * i for i in range(30)]
+        got = dict(in_processes(square, list(range(30)), jobs=3))
+        assert sorted((i, r) for i, (r, _) in got.items()) == [(i, i * i) for i in range(30)]
     finally:
         signal.signal(signal.SIGCHLD, before)

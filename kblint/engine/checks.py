@@ -9,7 +9,6 @@ from typing import Any
 
 from .. import policy
 from ..checkers.base import CheckContext, messages
-from ..checkers.registry import registry
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.plan import Binding
@@ -45,15 +44,17 @@ def run_bindings(bindings: list[Binding], subject: Subject) -> list[Issue]:
 
 
 def _run_checker(b: Binding, subject: Subject) -> list[Issue]:
-    checker = registry().get(b.checker or "")
-    if checker is None:  # a bound checker is always registered
-        raise LookupError(f"checker {b.checker!r} is not registered")
+    checker = b.impl
+    if checker is None:  # a bound checker is always resolved
+        raise LookupError(f"checker {b.checker!r} is not bound")
     try:
         found = messages(checker.func(subject.checked, b.params, subject.context))
     except Exception as exc:  # noqa: BLE001 - a failing checker is reported, the run goes on
         message = f"checker '{b.checker}' ({checker.source}) raised {type(exc).__name__}: {exc}"
         return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
     scoring.record(subject.facts, b.weight, passed=not found)
+    if not found:
+        return []
     name = checker.field_for(b.params)
     line = subject.field_line(name) if name else 1
     return [

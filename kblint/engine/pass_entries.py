@@ -175,9 +175,9 @@ class PassOne:
         chunks = [tasks[i : i + _CHUNK] for i in range(0, len(tasks), _CHUNK)]
         jobs = self.jobs if forced or len(tasks) >= _PARALLEL_MIN else 1
         work: Callable[[list[Task]], list[FileResult]] = self._lint_chunk
-        for chunk, results in zip(chunks, in_processes(work, chunks, jobs), strict=True):
+        for index, results in in_processes(work, chunks, jobs):
             self.hold_or_spill(results)
-            yield from zip(chunk, results, strict=True)
+            yield from zip(chunks[index], results, strict=True)
 
     def _lint_chunk(self, chunk: list[Task]) -> list[FileResult]:
         results = []

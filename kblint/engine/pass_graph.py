@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..checkers.base import CheckContext
-from ..checkers.registry import registry
 from ..measures import FactsMeasures
 from ..model.entry import Entry
 from ..model.facts import EntryFacts
@@ -105,11 +104,7 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
 def needs_whole_entry(bindings: list[Binding]) -> bool:
     """Whether a plugin checker among BINDINGS needs the graph: it gets the whole entry, re-read
     (SPEC §11); core checkers of the graph read the facts."""
-    for b in bindings:
-        checker = registry().get(b.checker or "") if b.kind == "checker" else None
-        if checker is not None and checker.needs_graph and checker.source != "core":
-            return True
-    return False
+    return any(b.impl is not None and b.impl.needs_graph and b.impl.source != "core" for b in bindings)
 
 
 def graph_checks(facts: EntryFacts, bindings: list[Binding], context: CheckContext, graph: LinkGraph,

@@ -38,7 +38,6 @@ FORMAT = 6
 _RESULTS = "results"
 _RUNS = "runs"
 _RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
-_ROWS_PER_LINE = 1000  # issues of a run per line of its file: read back without holding all the text
 
 Stamp = tuple[int, int]  # (mtime_ns, size)
 
@@ -241,6 +240,32 @@ class StoredRun:
     issues: list[Issue]
 
 
+# A run's issues are stored field by field: a column of numbers for each field of texts (indexes
+# into one table of the distinct texts: every text is read once and shared by the issues that have
+# it), and a column of values for the others (messages, lines, numbers).
+_UNSHARED = {"message", "line", "column", "confidence", "cached", "fingerprint"}
+
+
+def _columns(issues: list[Issue]) -> tuple[list[str], list[list[Any]]]:
+    table: dict[str | None, int] = {None: -1}
+    columns = []
+    for name in ISSUE_FIELDS:
+        values = [getattr(issue, name) for issue in issues]
+        if name in _UNSHARED:
+            columns.append(values)
+        else:
+            columns.append([table.setdefault(v, len(table) - 1) for v in values])
+    return [t for t in table if t is not None], columns  # type: ignore[misc]
+
+
+def _issues_of_columns(texts: list[Any], columns: list[list[Any]], count: int) -> list[Issue]:
+    if len(columns) != len(ISSUE_FIELDS) or any(len(c) != count for c in columns):
+        raise ValueError("columns of another shape")
+    texts.append(None)  # index -1
+    decoded = [c if name in _UNSHARED else list(map(texts.__getitem__, c)) for name, c in zip(ISSUE_FIELDS, columns, strict=True)]
+    return list(map(Issue, *decoded))
+
+
 def load_run(cache_dir: str, key: str) -> StoredRun | None:
     """The stored outcome of run KEY, or None (not cached, or the file is damaged)."""
     path = os.path.join(cache_dir, _RUNS, key + ".jsonl")
@@ -249,11 +274,11 @@ def load_run(cache_dir: str, key: str) -> StoredRun | None:
             header = json.loads(fh.readline())
             if not isinstance(header, dict) or header.get("format") != FORMAT:
                 return None
-            issues = [issue_of_row(row) for line in fh for row in json.loads(line)]
-        if len(issues) != header["issues"]:
-            return None  # cut short
+            texts = json.loads(fh.readline())
+            columns = [json.loads(line) for line in fh]
+        issues = _issues_of_columns(texts, columns, header["issues"])
         os.utime(path)  # most recently used: kept longest
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, IndexError):
         return None
     return StoredRun(header, issues)
 
@@ -261,12 +286,14 @@ def load_run(cache_dir: str, key: str) -> StoredRun | None:
 def save_run(cache_dir: str, key: str, run: StoredRun) -> None:
     """Store a run's outcome; raises CacheUnusable when it cannot."""
     directory = ensure_dir(cache_dir, _RUNS)
+    texts, columns = _columns(run.issues)
     try:
         out, tmp = _writer(directory)
         with out:
             out.write(_json({**run.header, "format": FORMAT, "issues": len(run.issues)}) + "\n")
-            for start in range(0, len(run.issues), _ROWS_PER_LINE):
-                out.write(_json([issue_row(i) for i in run.issues[start : start + _ROWS_PER_LINE]]) + "\n")
+            out.write(_json(texts) + "\n")
+            for column in columns:
+                out.write(_json(column) + "\n")
         os.replace(tmp, os.path.join(directory, key + ".jsonl"))
         _prune(directory)
     except OSError as exc:

@@ -9,8 +9,8 @@ import datetime as _dt
 import posixpath
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..paths import stem
 from ..rules import Site
@@ -20,6 +20,8 @@ from .markdown import Heading, headings, markdown_links, split_kb_prefix, strip_
 
 if TYPE_CHECKING:
     from .kbschema import KBSchema
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -31,8 +33,6 @@ class ParseFailure:
     column: int = 1
 
 
-# A top-level key at the start of a frontmatter line: quoted, or plain up to the first `: `.
-_TOP_KEY_RE = re.compile(r"""^(?:"([^"\n]*)"|'([^'\n]*)'|((?:[^\s#][^\n]*?)?))[ \t]*:(?=[ \t]|$)""", re.M)
 # A mapping key written on a line, at any depth (for the line of an impossible date).
 _ANY_KEY_RE = re.compile(r"""^[ \t]*(?:-[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)""")  # fmt: skip
 
@@ -45,33 +45,19 @@ class RawEntry:
     body: str
     body_line: int  # 1-based line of the body's first line
     fm_text: str  # the frontmatter's YAML text; its first line is line 2 of the file
+    key_lines: dict[str, int]  # file line of each top-level key
     bad_dates: list[tuple[int, str]]  # (file line, text) of values that look like dates but are none
+    _fm_lines: list[str] | None = field(default=None, repr=False)
 
-    @cached_property
+    @property
     def fm_lines(self) -> list[str]:
-        return self.fm_text.split("\n")
-
-    @cached_property
-    def _key_lines(self) -> dict[str, int]:
-        """File line of each top-level key (the first line where a line starts with it)."""
-        found: dict[str, int] = {}
-        line, counted = 2, 0
-        text = self.fm_text
-        for m in _TOP_KEY_RE.finditer(text):
-            line += text.count("\n", counted, m.start())
-            counted = m.start()
-            double, single, plain = m.groups()
-            if plain is not None:
-                found.setdefault(plain, line)
-            else:  # a quoted key: named with or without its quotes
-                quote = '"' if double is not None else "'"
-                found.setdefault(double if double is not None else single, line)
-                found.setdefault(quote + (double if double is not None else single) + quote, line)
-        return found
+        if self._fm_lines is None:
+            self._fm_lines = self.fm_text.split("\n")
+        return self._fm_lines
 
     def key_line(self, key: str) -> int:
         """The file line of the top-level KEY, else 1."""
-        return self._key_lines.get(key, 1)
+        return self.key_lines.get(key, 1)
 
     def key_on_line(self, line: int) -> str | None:
         """The mapping key written on a file line of the frontmatter (at any depth), if any."""
@@ -103,7 +89,8 @@ class RawEntry:
         return found if len(found) == count else []
 
 
-_FENCE_RE = re.compile(r"^---[ \t]*$", re.M)
+# The closing fence: a line `---` (found from the newline that ends the line before it).
+_FENCE_RE = re.compile(r"\n---[ \t]*(?=\n|$)")
 _GLUED_RE = re.compile(r"^[^#\n:]*:.*\S---[ \t]*$", re.M)
 
 
@@ -137,14 +124,14 @@ def split_and_load(text: str, limits: Limits = DEFAULT_LIMITS) -> RawEntry | Par
     first, newline, rest = text.partition("\n")
     if first.rstrip() != "---":
         return ParseFailure("no frontmatter: the first line must be '---'")
-    closing = _FENCE_RE.search(rest) if newline else None
+    closing = _FENCE_RE.search(text, len(first)) if newline else None
     if closing is None:
         return ParseFailure("unterminated frontmatter: no closing '---' line" + _glued_fence_hint(rest))
-    fm_text = rest[: closing.start()]
-    body = rest[closing.end() + 1 :]
-    body_line = rest.count("\n", 0, closing.start()) + 3
+    fm_text = text[len(first) + 1 : closing.start() + 1]
+    body = text[closing.end() + 1 :]
+    body_line = text.count("\n", 0, closing.start()) + 3
     try:
-        loaded = load_frontmatter(fm_text, limits)
+        loaded = load_frontmatter(fm_text, limits, first_line=2)
     except YamlError as exc:
         message = f"invalid YAML in frontmatter: {exc.reason}" + _glued_fence_hint(fm_text)
         return ParseFailure(message, line=exc.line + 1, column=exc.column)
@@ -152,8 +139,8 @@ def split_and_load(text: str, limits: Limits = DEFAULT_LIMITS) -> RawEntry | Par
     if not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else "a scalar value"
         return ParseFailure(f"frontmatter must be a mapping of keys to values, not {kind}", line=2)
-    bad_dates = [(line + 1, value) for line, value in loaded.bad_dates]
-    return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, bad_dates=bad_dates)
+    return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, key_lines=loaded.key_lines,
+                    bad_dates=loaded.bad_dates)  # fmt: skip
 
 
 def parse(data: bytes, limits: Limits = DEFAULT_LIMITS) -> RawEntry | ParseFailure:
@@ -221,6 +208,8 @@ class Entry:
     body: str
     links: list[Link] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
+    # What several checks read, made when first asked (properties below).
+    _measured: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def stem(self) -> str:
@@ -230,24 +219,30 @@ class Entry:
     def site(self) -> Site:
         return Site(self.kb_name, self.path, self.id, self.type)
 
-    @cached_property
-    def headings(self) -> list[Heading]:
-        return headings(self.body, self.raw.body_line)
+    def _memo(self, name: str, make: Callable[[], T]) -> T:
+        found: T | None = self._measured.get(name)
+        if found is None:
+            found = self._measured[name] = make()
+        return found
 
-    @cached_property
+    @property
+    def headings(self) -> list[Heading]:
+        return self._memo("headings", lambda: headings(self.body, self.raw.body_line))
+
+    @property
     def code_free_body(self) -> str:
         """The body with its code blocks and inline code blanked (positions kept)."""
-        return strip_code(self.body)
+        return self._memo("code_free", lambda: strip_code(self.body))
 
-    @cached_property
+    @property
     def word_count(self) -> int:
         """Words of the body, whitespace-separated, code not counted."""
-        return len(self.code_free_body.split())
+        return self._memo("words", lambda: len(self.code_free_body.split()))
 
-    @cached_property
+    @property
     def outlink_count(self) -> int:
         """Distinct link targets, not counting links to the entry itself (SPEC §3)."""
-        return outlink_count(self, self.links)
+        return self._memo("outlinks", lambda: outlink_count(self, self.links))
 
     def key_line(self, key: str) -> int:
         return self.raw.key_line(key)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import policy
+from ..checkers.base import Checker
 from ..checkers.registry import Registry, registry, validate_params
 from .issue import BINDINGS
 from .kbschema import KBSchema, RubricItem, system_rubric
@@ -67,6 +68,7 @@ class Binding:
     parsed: policy.Policy | None = None  # the parsed policy expression
     evaluate: policy.Evaluator | None = field(default=None, compare=False, repr=False)
     needs_graph: bool = False  # a checker or policy that runs after the graph pass
+    impl: Checker | None = field(default=None, compare=False, repr=False)  # the checker named by `checker`
 
     @property
     def runs(self) -> bool:
@@ -221,6 +223,7 @@ def _bind_checker(b: Binding, raw: dict[Any, Any], reg: Registry) -> Binding:
         return _broken(b, "; ".join(problems))
     b.params = params
     b.needs_graph = checker.needs_graph
+    b.impl = checker
     return b
 
 

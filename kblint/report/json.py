@@ -36,8 +36,49 @@ def issue_dict(issue: Issue, report: Report) -> dict[str, Any]:
     return out
 
 
-def _line(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
+# One encoder for the whole report (json.dumps makes one per call); it writes a string directly.
+_line = json.JSONEncoder(ensure_ascii=False).encode
+
+
+class IssueLines:
+    """Each issue as json.dumps(issue_dict(issue)) writes it. A report's issues repeat their KB
+    names, rules, fields, rubric items and paths: each distinct text is encoded once."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        self.encoded: dict[str | None, str] = {None: "null"}
+        self.paths: dict[str, str] = {}  # an issue's path → its text as shown
+
+    def _path(self, path: str) -> str:
+        found = self.paths.get(path)
+        if found is None:
+            found = self.paths[path] = _line(display_path(path))
+        return found
+
+    def _text(self, value: str | None) -> str:
+        found = self.encoded.get(value)
+        if found is None:
+            found = self.encoded[value] = _line(value)
+        return found
+
+    def __call__(self, issue: Issue) -> str:
+        text = self._text
+        parts = [
+            f'{{"kb_name": {text(issue.kb_name)}, "entry_id": {text(issue.entry_id)}, '
+            f'"path": {self._path(issue.path)}, "line": {issue.line}, "column": {issue.column}, '
+            f'"tier": {text(issue.tier)}, "rule": {text(issue.rule)}, "severity": {text(issue.severity)}, '
+            f'"field": {text(issue.field)}, "message": {_line(issue.message)}, "rubric_item": {text(issue.rubric_item)}'
+        ]
+        if issue.checker is not None:
+            parts.append(f', "checker": {text(issue.checker)}')
+        if issue.policy is not None:
+            parts.append(f', "policy": {text(issue.policy)}')
+        for key in ("confidence", "evaluator", "cached"):
+            value = getattr(issue, key)
+            if value is not None:
+                parts.append(f", {_line(key)}: {_line(value)}")
+        parts.append(f', "fingerprint": "{self.report.fingerprint(issue)}"}}')
+        return "".join(parts)
 
 
 def _kb_dicts(report: Report) -> list[dict[str, Any]]:
@@ -79,7 +120,8 @@ def write(report: Report, out: IO[str]) -> None:
     kbs = _kb_dicts(report)
     _write_list(out, "kbs", (_line(kb) for kb in kbs), len(kbs))
     out.write(",\n")
-    _write_list(out, "issues", (_line(issue_dict(i, report)) for i in report.issues), len(report.issues))
+    lines = IssueLines(report)
+    _write_list(out, "issues", map(lines, report.issues), len(report.issues))
     out.write(f',\n  "judgment": {_line(report.judgment.as_dict())},\n  "summary": {_line(_summary(report))}\n}}\n')
 
 

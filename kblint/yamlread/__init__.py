@@ -54,6 +54,7 @@ def _mark_error(exc: yaml.YAMLError) -> YamlError:
     return YamlError(str(exc) or "invalid YAML")
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
 _OPENS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
@@ -124,21 +125,36 @@ _EntryLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)
 
 @dataclass(slots=True)
 class Frontmatter:
-    """What a frontmatter's YAML holds, and the values that look like dates but are none."""
+    """What a frontmatter's YAML holds, where its top-level keys are, and the values that look like
+    dates but are none. Lines are counted from the first line of the YAML (load_frontmatter)."""
 
     data: Any
-    bad_dates: list[tuple[int, str]]  # (1-based line in the YAML text, the value as written)
+    key_lines: dict[str, int]  # the first line of each top-level key
+    bad_dates: list[tuple[int, str]]  # (line, the value as written)
 
 
-def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS) -> Frontmatter:
-    """The data of a frontmatter's YAML text; raises YamlError (lines counted in TEXT)."""
-    data = plain.load(text)
+def _top_key_lines(node: yaml.Node | None, first_line: int) -> dict[str, int]:
+    lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != MERGE_TAG:
+                lines.setdefault(key_node.value, key_node.start_mark.line + first_line)
+    return lines
+
+
+def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int = 1) -> Frontmatter:
+    """The data of a frontmatter's YAML TEXT, whose first line is FIRST_LINE of its file; raises
+    YamlError (with the line in TEXT)."""
+    key_lines: dict[str, int] = {}
+    data = plain.load(text, key_lines, first_line)
     if data is not None:
-        return Frontmatter(data, [])
+        return Frontmatter(data, key_lines, [])
     check_limits(text, limits)
     loader = _EntryLoader(text)
     try:
-        data = loader.get_single_data()
+        node = loader.get_single_node()
+        key_lines = _top_key_lines(node, first_line)
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise _mark_error(exc) from None
     except RecursionError:
@@ -147,7 +163,7 @@ def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS) -> Frontmatter:
         raise YamlError(f"{type(exc).__name__}: {exc}") from None
     finally:
         loader.dispose()
-    return Frontmatter(data, [(line + 1, value) for line, value in loader.bad_dates])
+    return Frontmatter(data, key_lines, [(line + first_line, value) for line, value in loader.bad_dates])
 
 
 # For editing YAML in place (`kblint migrate`): nodes with exact character offsets, and a plain load.
@@ -155,7 +171,6 @@ MappingNode = yaml.MappingNode
 ScalarNode = yaml.ScalarNode
 SequenceNode = yaml.SequenceNode
 Node = yaml.Node
-MERGE_TAG = "tag:yaml.org,2002:merge"
 STR_TAG = "tag:yaml.org,2002:str"
 
 

@@ -11,6 +11,7 @@ for every scalar (figures in bench/README.md). A property test holds the two to 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -30,6 +31,9 @@ _NULL = "tag:yaml.org,2002:null"
 
 # Characters that make the text anything but plain: comments, anchors, aliases, tags, directives,
 # block scalar indicators, escapes, tabs, and the characters YAML reads as line breaks or refuses.
+# Most frontmatter is ASCII, searched for the ASCII ones alone (one character class: several times
+# faster than the whole pattern).
+_NOT_PLAIN_ASCII = re.compile("[#&*!%|>@`\\\\\x00-\x09\x0b-\x1f\x7f]")
 _NOT_PLAIN = re.compile(
     "[#&*!%|>@`\\\\\t\r\x85\u2028\u2029\ufeff]"
     "|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
@@ -41,22 +45,32 @@ _FLOW_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*: +(.*)$", re.S)
 # Deeper documents are left to PyYAML, whose reader enforces kblint's nesting limit.
 MAX_DEPTH = 32
 
-Lines = list[tuple[int, str]]  # (indentation, the rest of the line) of each non-blank line
+Lines = list[tuple[int, str, int]]  # (indentation, the rest of the line, line number) of each non-blank line
 
 
 class _Unsure(Exception):
     """The text is not plain in the sense of this module."""
 
 
-def load(text: str) -> Any:
-    """The data PyYAML's safe loader reads from TEXT, or None when TEXT is not plain."""
-    if _NOT_PLAIN.search(text):
+def plain_characters(text: str) -> bool:
+    """Whether TEXT has none of the characters that make it anything but plain."""
+    return (_NOT_PLAIN_ASCII if text.isascii() else _NOT_PLAIN).search(text) is None
+
+
+def load(text: str, key_lines: dict[str, int] | None = None, first_line: int = 1) -> Any:
+    """The data PyYAML's safe loader reads from TEXT, or None when TEXT is not plain. KEY_LINES,
+    when given, gets the line of each key of a top-level mapping (TEXT's first line is FIRST_LINE)."""
+    if not plain_characters(text):
         return None
-    lines = [(len(line) - len(body), body.rstrip(" ")) for line in text.split("\n") if (body := line.lstrip(" "))]
+    lines = [(len(line) - len(body), body.rstrip(" "), n)
+             for n, line in enumerate(text.split("\n"), first_line) if (body := line.lstrip(" "))]  # fmt: skip
     if not lines:
         return None  # an empty document: PyYAML gives None
     try:
-        value, end = _block(lines, 0, lines[0][0], 0)
+        if _is_item(lines[0][1]):
+            value, end = _sequence(lines, 0, lines[0][0], 0)
+        else:
+            value, end = _mapping(lines, 0, lines[0][0], lines[0][1], 0, key_lines)
     except (_Unsure, ValueError, OverflowError):
         return None
     return value if end == len(lines) else None
@@ -89,7 +103,7 @@ def _sequence(lines: Lines, i: int, indent: int, depth: int) -> tuple[list[Any],
             # `- key: value`: a mapping whose keys stand where `key` stands
             value, i = _mapping(lines, i, indent + len(body) - len(rest), rest, depth + 1)
         else:
-            value = _scalar_or_flow(rest)
+            value = _value(rest)
             i += 1
         items.append(value)
     if i < n and lines[i][0] > indent:
@@ -97,17 +111,16 @@ def _sequence(lines: Lines, i: int, indent: int, depth: int) -> tuple[list[Any],
     return items, i
 
 
-def _mapping(lines: Lines, i: int, indent: int, body: str, depth: int) -> tuple[dict[Any, Any], int]:
+def _mapping(lines: Lines, i: int, indent: int, body: str, depth: int,
+             key_lines: dict[str, int] | None = None) -> tuple[dict[Any, Any], int]:  # fmt: skip
     data: dict[Any, Any] = {}
     n = len(lines)
     while True:
-        m = _KEY.match(body)
-        if m is None:
-            raise _Unsure
-        key = _key(m.group(1))
-        rest = body[m.end() :]
-        if rest:
-            data[key] = _scalar_or_flow(rest)
+        key, frozen = _key_and_value(body)
+        if key_lines is not None:
+            key_lines.setdefault(key, lines[i][2])
+        if frozen is not _NESTED:
+            data[key] = _thawed(frozen)
             i += 1
             if i < n and lines[i][0] > indent:
                 raise _Unsure  # a scalar continued on the next line
@@ -125,7 +138,7 @@ def _nested(lines: Lines, i: int, indent: int, allow_same: bool, depth: int) -> 
     """The value of an empty `key:` or `-` ending the line before I: a block indented more, a
     sequence at the key's own indentation (ALLOW_SAME), or null."""
     if i < len(lines):
-        next_indent, body = lines[i]
+        next_indent, body, _ = lines[i]
         if next_indent > indent:
             return _block(lines, i, next_indent, depth + 1)
         if allow_same and next_indent == indent and _is_item(body):
@@ -133,12 +146,45 @@ def _nested(lines: Lines, i: int, indent: int, allow_same: bool, depth: int) -> 
     return None, i
 
 
-def _scalar_or_flow(text: str) -> Any:
+class _Pairs(tuple[tuple[str, Any], ...]):
+    """A flow mapping as _frozen_value keeps it."""
+
+
+_NESTED = object()  # what `key:` alone has: its value is on the lines below
+
+
+# Frontmatter lines repeat from entry to entry (`type: place`, `status: draft`, `tags: [a, b]`):
+# each is read once, into values that cannot change (_thawed makes the lists and mappings anew).
+@lru_cache(maxsize=50_000)
+def _key_and_value(body: str) -> tuple[str, Any]:
+    """A `key: value` line: the key and the value frozen, or _NESTED for `key:` alone."""
+    m = _KEY.match(body)
+    if m is None:
+        raise _Unsure
+    rest = body[m.end() :]
+    return _key(m.group(1)), _frozen_value(rest) if rest else _NESTED
+
+
+def _thawed(value: Any) -> Any:
+    if value.__class__ is tuple:
+        return list(value)
+    if value.__class__ is _Pairs:
+        return dict(value)
+    return value
+
+
+def _value(text: str) -> Any:
+    """The value written after `- `, made anew."""
+    return _thawed(_frozen_value(text))
+
+
+@lru_cache(maxsize=50_000)
+def _frozen_value(text: str) -> Any:
     first = text[0]
     if first == "[":
-        return [_scalar(part, flow=True) for part in _flow_items(text, "]")]
+        return tuple(_scalar(part, flow=True) for part in _flow_items(text, "]"))
     if first == "{":
-        return _flow_mapping(text)
+        return _Pairs(_flow_pairs(text))
     return _scalar(text, flow=False)
 
 
@@ -155,6 +201,7 @@ def _scalar(text: str, flow: bool) -> Any:
     return _plain(text)
 
 
+@lru_cache(maxsize=10_000)
 def _key(key: str) -> str:
     """KEY, known to be read as a string (`true:`, `null:`, `on:` are keys of other types)."""
     if not isinstance(_plain(key), str):
@@ -187,11 +234,11 @@ def _flow_items(text: str, close: str) -> list[str]:
     return parts
 
 
-def _flow_mapping(text: str) -> dict[str, Any]:
-    data = {}
+def _flow_pairs(text: str) -> list[tuple[str, Any]]:
+    pairs = []
     for part in _flow_items(text, "}"):
         m = _FLOW_KEY.match(part)
         if m is None:
             raise _Unsure
-        data[_key(m.group(1))] = _scalar(m.group(2), flow=True)
-    return data
+        pairs.append((_key(m.group(1)), _scalar(m.group(2), flow=True)))
+    return pairs
