@@ -874,15 +874,18 @@ class FileWriter:
 class Writer:
     """Writes the entries one at a time, in plan order, drawing every decision from the one RNG."""
 
-    def __init__(self, rng: random.Random, plan: Plan, designs: list[dict], defects: dict[int, str], out: str):
+    def __init__(self, rng: random.Random, plan: Plan, designs: list[dict], defects: dict[int, str], out: str,
+                 long_bodies: bool = False):
         self.r = rng
+        self.long_bodies = long_bodies
         self.plan = plan
         self.designs = designs
         self.defects = defects
         self.out = out
         self.names = [d["name"] for d in designs]
+        self.bases = [d.get("base", d["name"]) for d in designs]  # the design a copied KB was made from
         self.specs = [{t: s for t, _, s in d["types"]} for d in designs]
-        self.vocab = [(_FUNCTION * 2) + _COMMON + _DOMAIN[d["name"]] * 2 for d in designs]
+        self.vocab = [(_FUNCTION * 2) + _COMMON + _DOMAIN[d.get("base", d["name"])] * 2 for d in designs]
         self.manifest: list[dict] = []
         # Link targets: entries that parse and keep their planned id; never the planted orphans.
         bad_targets = ("no_links", "unterminated_frontmatter", "duplicate_id")
@@ -1037,7 +1040,7 @@ class Writer:
         # else: the type comes from the subdirectory (SPEC §3)
 
         ntags = r.choice([0, 1, 1, 2, 2, 3, 3, 3, 4, 5])
-        tags = r.sample(_TAGS[kb], ntags)
+        tags = r.sample(_TAGS[self.bases[k]], ntags)
         if ntags and r.random() < 0.15:
             fm.append("tags:")
             fm.extend(f"  - {t}" for t in tags)
@@ -1096,7 +1099,7 @@ class Writer:
                 fm.append(line)
         if date_field == "date" and "date" not in spec["fields"]:
             fm.append("date: 2025-13-45")
-        if kb in ("atlas", "chronicle") and "importance" not in spec["fields"] and r.random() < 0.3:
+        if self.bases[k] in ("atlas", "chronicle") and "importance" not in spec["fields"] and r.random() < 0.3:
             fm.append(f"importance: {r.randint(1, 10)}")
         if nested:
             fm.append("metadata:")
@@ -1208,9 +1211,9 @@ class Writer:
         if r.random() < 0.15:
             tokens.append(f"[{r.choice(_PUBLISHERS)}](https://www.example.com/{r.randint(1, 9999)})")
 
-        target_words = r.randint(100, 400)
+        target_words = r.randint(800, 3000) if self.long_bodies else r.randint(100, 400)
         out: list[str] = [""]
-        nsec = 1 + target_words // 120
+        nsec = min(len(_HEADINGS), 1 + target_words // (300 if self.long_bodies else 120))
         heads = r.sample(_HEADINGS, nsec)
         if r.random() < 0.4:
             heads[0] = None  # an untitled opening paragraph
@@ -1232,6 +1235,8 @@ class Writer:
                         cut = text.find(" ", int(rand() * (len(text) - 1)))
                         if cut > 0:
                             text = f"{text[:cut]} {pending.pop()}{text[cut:]}"
+                    if self.long_bodies and rand() < 0.3:
+                        text = self.inline_code(text)
                     para.append(text)
                     sec_words += n
                 out.append(" ".join(para))
@@ -1254,9 +1259,21 @@ class Writer:
             out.append("")
         return "\n".join(out)
 
+    def inline_code(self, text: str) -> str:
+        """TEXT with one word (or a `[[...]]` that is no link) written as inline code, as technical
+        notes are."""
+        r = self.r
+        words = text.split(" ")
+        at = int(r.random() * len(words))
+        if r.random() < 0.1:
+            words.insert(at, "`[[not-a-link]]`")
+        else:
+            words[at] = f"`{words[at].strip('.?')}`"
+        return " ".join(words)
+
     def code_block(self, kb: str) -> list[str]:
         r = self.r
-        if kb == "meridian" or r.random() < 0.5:
+        if kb.startswith("meridian") or r.random() < 0.5:
             lines = ["```yaml", f"service: {r.choice(_SYL1).lower()}{r.choice(_SYL2)}",
                      f"replicas: {r.randint(1, 12)}", f"timeout_ms: {r.randint(100, 5000)}",
                      "# [[not-a-link]] inside a code block is not a link", "```"]
@@ -1308,15 +1325,36 @@ class Writer:
 
 # ----------------------------------------------------------------------------------------------
 
-def generate(out: str, entries: int, seed: int = 1, kbs: int = 5) -> dict:
-    """Write the workspace into `out` (which must be empty or absent); return the manifest."""
+def designs_for(kbs: int) -> list[dict]:
+    """The designs of KBS knowledge bases: KB_DESIGNS, then copies of them under other names."""
+    designs = []
+    for n in range(kbs):
+        base = KB_DESIGNS[n % len(KB_DESIGNS)]
+        design = dict(base, base=base["name"])
+        if n >= len(KB_DESIGNS):
+            design["name"] = f"{base['name']}-{n // len(KB_DESIGNS) + 1}"
+        designs.append(design)
+    return designs
+
+
+def generate(out: str, entries: int, seed: int = 1, kbs: int = 5, long_bodies: bool = False,
+             git: bool = False) -> dict:
+    """Write the workspace into `out` (which must be empty or absent); return the manifest.
+    LONG_BODIES: bodies of 800-3000 words with inline code, as in technical notes; GIT: the
+    workspace is a git repository (kblint then asks git which files it ignores)."""
     rng = random.Random(seed)
-    kbs = max(1, min(kbs, len(KB_DESIGNS), max(1, entries // 10)))
-    designs = KB_DESIGNS[:kbs]
+    kbs = max(1, min(kbs, max(1, entries // 10)))
+    designs = designs_for(kbs)
     plan = make_plan(rng, entries, designs)
     defects = choose_defects(rng, plan, designs)
     os.makedirs(out, exist_ok=True)
-    w = Writer(rng, plan, designs, defects, out)
+    if git:
+        import subprocess
+
+        subprocess.run(["git", "init", "-q", out], check=True)
+        with open(os.path.join(out, ".gitignore"), "w", encoding="utf-8", newline="\n") as fh:
+            fh.write("# scratch files are not entries\n*.scratch.md\n")
+    w = Writer(rng, plan, designs, defects, out, long_bodies=long_bodies)
     for k, design in enumerate(designs):
         root = os.path.join(out, design["name"])
         os.makedirs(root, exist_ok=True)
@@ -1325,6 +1363,9 @@ def generate(out: str, entries: int, seed: int = 1, kbs: int = 5) -> dict:
         with open(os.path.join(root, "README.md"), "w", encoding="utf-8", newline="\n") as fh:
             fh.write(f"# {design['name']}\n\n{design['description']}\n\nGenerated by bench/generate.py; "
                      f"README files are not entries.\n")
+        if git:  # a file git ignores: kblint must not read it
+            with open(os.path.join(root, "todo.scratch.md"), "w", encoding="utf-8", newline="\n") as fh:
+                fh.write("scratch notes, no frontmatter\n")
     try:
         for i in range(len(plan.id)):
             w.entry(i)
@@ -1359,7 +1400,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", help="directory to write (created; must be empty)")
     ap.add_argument("--entries", "-n", type=int, required=True, help="number of entries")
     ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    ap.add_argument("--kbs", type=int, default=5, help=f"number of KBs, 1-{len(KB_DESIGNS)} (default 5)")
+    ap.add_argument("--kbs", type=int, default=5,
+                    help=f"number of KBs (default 5; beyond {len(KB_DESIGNS)}, copies of the designs)")
+    ap.add_argument("--long-bodies", action="store_true", help="bodies of 800-3000 words with inline code")
+    ap.add_argument("--git", action="store_true", help="make the workspace one git repository")
     ap.add_argument("--force", action="store_true",
                     help="replace OUT if it holds a workspace this script generated before")
     args = ap.parse_args(argv)
@@ -1370,7 +1414,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{args.out} is not empty (--force replaces a workspace generated by this script)")
         shutil.rmtree(args.out)
     start = time.perf_counter()
-    manifest = generate(args.out, args.entries, args.seed, args.kbs)
+    manifest = generate(args.out, args.entries, args.seed, args.kbs, args.long_bodies, args.git)
     elapsed = time.perf_counter() - start
     sizes = ", ".join(f"{k} {v}" for k, v in manifest["kbs"].items())
     print(f"generated {len(manifest['kbs'])} KBs, {args.entries} entries ({sizes}), "

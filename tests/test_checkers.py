@@ -429,3 +429,15 @@ def test_source_lines_are_found_at_the_start_of_any_line(body):
 
     found = bool(_SOURCE_FIRST_LINE_RE.match(body) or _SOURCE_LATER_LINE_RE.search(body))
     assert found == bool(re.search("^" + _SOURCE_LINE, body, re.MULTILINE | re.IGNORECASE))
+
+
+@given(st.text(alphabet="ab \t\n\x1c\u3000`", max_size=60), st.integers(min_value=-2, max_value=70))
+def test_words_up_to_a_threshold_are_the_count_capped_there(body, n):
+    from kblint.model.entry import build_entry, split_and_load
+    from kblint.model.kbschema import default_schema
+
+    raw = split_and_load("---\ntitle: t\n---\n" + body)
+    entry, _ = build_entry(raw, default_schema("/kb"), "/kb/x.md", "x.md")
+    capped = entry.words_up_to(n)
+    assert capped == min(entry.word_count, max(n, 0))
+    assert entry.words_up_to(10**20) == entry.word_count

@@ -10,7 +10,6 @@ import re
 from functools import lru_cache
 
 from ..model.entry import is_empty
-from ..model.markdown import fenced_lines, has_fence
 from .base import Checker, CheckContext, EntrySubject, GraphSubject, Param, Params
 
 
@@ -194,7 +193,7 @@ def body_has_code_block(entry: EntrySubject, params: Params, context: CheckConte
     Passes:  a body with a ```python block
     Fails:   only inline `code`
     """
-    if has_fence(entry.body) and any(fenced_lines(entry.body.split("\n"))):
+    if entry.fences:
         return None
     return f"Entry '{entry.id}' has no fenced code block"
 
@@ -206,7 +205,7 @@ def body_min_words(entry: EntrySubject, params: Params, context: CheckContext) -
     Fails:   a 50-word body    (min: 200)
     """
     need = params["min"]
-    count = entry.word_count
+    count = entry.words_up_to(need)
     if count < need:
         return f"Entry '{entry.id}' body has {count} word{'s' if count != 1 else ''}, needs {need}"
     return None

@@ -63,8 +63,8 @@ class Assembly:
             self.suppressed[facts.path] = Suppressed(facts, plan.for_type(facts.type))
         bindings = plan.graph_bindings(facts.type)
         if bindings:
-            self.issues.extend(graph_checks(facts, bindings, context, graph, lambda: read_entry(r.ctx, facts, data),
-                                            r.ctx.previous_status(facts.path)))  # fmt: skip
+            whole = (lambda: read_entry(r.ctx, facts, data)) if plan.graph_needs_whole_entry(facts.type) else None
+            self.issues.extend(graph_checks(facts, bindings, context, graph, whole, r.ctx.previous_status(facts.path)))
         if facts.judgment_items:
             self.pending.append(Pending(r.ctx, facts, plan.judgment_bindings(facts.type), data))
 

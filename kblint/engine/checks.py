@@ -48,11 +48,12 @@ def _run_checker(b: Binding, subject: Subject) -> list[Issue]:
     if checker is None:  # a bound checker is always resolved
         raise LookupError(f"checker {b.checker!r} is not bound")
     try:
-        found = messages(checker.func(subject.checked, b.params, subject.context))
+        result = checker.func(subject.checked, b.params, subject.context)
+        found = messages(result) if result is not None else []
     except Exception as exc:  # noqa: BLE001 - a failing checker is reported, the run goes on
         message = f"checker '{b.checker}' ({checker.source}) raised {type(exc).__name__}: {exc}"
         return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
-    scoring.record(subject.facts, b.weight, passed=not found)
+    scoring.record(subject.facts, b.weight, not found)
     if not found:
         return []
     name = checker.field_for(b.params)
@@ -71,7 +72,7 @@ def _run_policy(b: Binding, subject: Subject) -> Issue | None:
     message = b.evaluate(subject.measures, subject.previous_status, subject.has_base)
     if message is None:
         return None  # a gate that does not apply is no outcome
-    scoring.record(subject.facts, b.weight, passed=not message)
+    scoring.record(subject.facts, b.weight, not message)
     if not message:
         return None
     name = _policy_field(policy.constraint_of(b.parsed))

@@ -46,16 +46,24 @@ class _LinkWalk:
 
     def entry(self, kb: GraphKB, facts: EntryFacts) -> None:
         seen: set[tuple[str, str]] = set()
-        for key in facts.links.keys():
-            target_kb = key.kb or kb.name
-            named = key.path if key.path is not None else key.target
-            if (target_kb, named) not in seen:
-                seen.add((target_kb, named))
-                self.link(kb, facts, key, target_kb, named)
+        indexes = self.graph.indexes
+        for fields in facts.links.keys():
+            _, target, _, link_kb, path, origin = fields
+            target_kb = link_kb or kb.name
+            named = path if path is not None else target
+            if (target_kb, named) in seen:
+                continue
+            seen.add((target_kb, named))
+            index = indexes.get(target_kb)
+            # Most links name an entry's id: found at once, without the whole resolution.
+            found = index.by_id.get(target) if index is not None and path is None and origin is None else None
+            if found is not None:
+                self.linked(facts, found)
+            else:
+                self.link(kb, facts, LinkKey._make(fields), target_kb, named, index)
 
-    def link(self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str, named: str) -> None:
-        index = self.graph.indexes.get(target_kb)
-        resolved = self.graph.resolve(facts, key) if index is not None else None
+    def linked(self, facts: EntryFacts, resolved: EntryFacts | str) -> None:
+        """FACTS links to RESOLVED (an entry, or FILE)."""
         if resolved is FILE or resolved is facts:
             return  # a file that is no entry, or the entry itself
         self.has_outlinks.add(facts.path)
@@ -63,7 +71,15 @@ class _LinkWalk:
             sources = self.graph.inlinks.setdefault(resolved.path, [])
             if not sources or sources[-1] is not facts.path:  # one entry's links come together: counted once
                 sources.append(facts.path)
-        elif self._reported(kb, facts, key, target_kb):
+
+    def link(self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str, named: str,
+             index: KBIndex | None) -> None:  # fmt: skip
+        resolved = self.graph.resolve(facts, key) if index is not None else None
+        if resolved is not None:
+            self.linked(facts, resolved)
+            return
+        self.has_outlinks.add(facts.path)
+        if self._reported(kb, facts, key, target_kb):
             self.issues.append(self._issue(kb, facts, key, target_kb, named, index))
 
     def _reported(self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str) -> bool:
@@ -101,18 +117,12 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
     return graph, issues
 
 
-def needs_whole_entry(bindings: list[Binding]) -> bool:
-    """Whether a plugin checker among BINDINGS needs the graph: it gets the whole entry, re-read
-    (SPEC §11); core checkers of the graph read the facts."""
-    return any(b.impl is not None and b.impl.needs_graph and b.impl.source != "core" for b in bindings)
-
-
 def graph_checks(facts: EntryFacts, bindings: list[Binding], context: CheckContext, graph: LinkGraph,
-                 whole_entry: Callable[[], Entry | None], previous: tuple[object, bool]) -> list[Issue]:  # fmt: skip
+                 whole_entry: Callable[[], Entry | None] | None, previous: tuple[object, bool]) -> list[Issue]:  # fmt: skip
     """The checker and policy items of BINDINGS that need the graph, on one entry. WHOLE_ENTRY reads
-    the entry again when a plugin checker needs it; PREVIOUS: (status at --base, there is a --base)."""
+    the entry again, for plugin checkers that need it; PREVIOUS: (status at --base, there is a --base)."""
     checked: Entry | EntryFacts = facts
-    if needs_whole_entry(bindings):
+    if whole_entry is not None:
         checked = whole_entry() or facts
     measures = FactsMeasures(facts, graph.inlinks, graph.type_of_target)
     subject = Subject(checked, facts, facts.site, context, measures, lambda name: 1, *previous)

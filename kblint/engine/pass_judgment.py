@@ -166,7 +166,7 @@ def _outcome_issues(outcome: JudgeOutcome, p: Pending, config: JudgeConfig) -> l
             continue
         rule = verdict_rule(verdict, config.min_confidence)
         if verdict.verdict == "pass" or rule == "llm_rubric_violation":
-            scoring.record(facts, b.weight, passed=verdict.verdict == "pass")
+            scoring.record(facts, b.weight, verdict.verdict == "pass")
         if rule is not None:
             issues.append(RULES[rule].issue(
                 facts.site, verdict.reason or f"judged {verdict.verdict}", discriminator=b.id,

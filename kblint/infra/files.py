@@ -56,23 +56,24 @@ def read_regular_file(path: str, max_bytes: int | None = None) -> bytes:
     except OSError as exc:
         raise _open_problem(path, exc) from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise FileProblem(f"not a regular file ({kind_of(mode)})")
-        return _read_all(fd, max_bytes)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileProblem(f"not a regular file ({kind_of(st.st_mode)})")
+        return _read_all(fd, st.st_size, max_bytes)
     except OSError as exc:
         raise FileProblem(exc.strerror or str(exc)) from None
     finally:
         os.close(fd)
 
 
-def _read_all(fd: int, max_bytes: int | None) -> bytes:
+def _read_all(fd: int, expected: int, max_bytes: int | None) -> bytes:
+    """The rest of FD, whose size was EXPECTED (it may have changed since)."""
     parts = []
     size = 0
     while True:
-        chunk = os.read(fd, 1 << 20)
+        chunk = os.read(fd, max(expected - size + 1, 1 << 16))
         if not chunk:
-            return b"".join(parts)
+            return parts[0] if len(parts) == 1 else b"".join(parts)
         size += len(chunk)
         if max_bytes is not None and size > max_bytes:
             raise FileProblem(f"larger than {_megabytes(max_bytes)} (the limit)")

@@ -16,7 +16,7 @@ from ..paths import stem
 from ..rules import Site
 from ..yamlread import DEFAULT_LIMITS, Limits, YamlError, load_frontmatter
 from .link import Link, outlink_count
-from .markdown import Heading, headings, markdown_links, split_kb_prefix, strip_code, wikilinks
+from .markdown import Heading, Span, fences, headings, markdown_links, split_kb_prefix, strip_code, wikilinks
 
 if TYPE_CHECKING:
     from .kbschema import KBSchema
@@ -226,18 +226,30 @@ class Entry:
         return found
 
     @property
+    def fences(self) -> list[Span]:
+        """The fenced code blocks of the body."""
+        return self._memo("fences", lambda: fences(self.body))
+
+    @property
     def headings(self) -> list[Heading]:
-        return self._memo("headings", lambda: headings(self.body, self.raw.body_line))
+        return self._memo("headings", lambda: headings(self.body, self.raw.body_line, self.fences))
 
     @property
     def code_free_body(self) -> str:
         """The body with its code blocks and inline code blanked (positions kept)."""
-        return self._memo("code_free", lambda: strip_code(self.body))
+        return self._memo("code_free", lambda: strip_code(self.body, self.fences))
 
     @property
     def word_count(self) -> int:
         """Words of the body, whitespace-separated, code not counted."""
         return self._memo("words", lambda: len(self.code_free_body.split()))
+
+    def words_up_to(self, n: int) -> int:
+        """min(word_count, N), counting no further than N words: a threshold needs no more."""
+        text = self.code_free_body
+        if n <= 0 or n > len(text) or "words" in self._measured:  # (no text has more words than characters)
+            return min(self.word_count, max(n, 0))
+        return len(text.split(None, n - 1))
 
     @property
     def outlink_count(self) -> int:

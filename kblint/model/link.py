@@ -24,7 +24,8 @@ _TARGET, _RELATION, _KB, _PATH, _ORIGIN = (Link._fields.index(n) for n in ("targ
 
 
 class LinkKey(NamedTuple):
-    """What the graph pass looks up for a link, without making the Link."""
+    """What the graph pass looks up for a link, without making the Link (PackedLinks.keys gives
+    them as plain tuples of these fields)."""
 
     at: int  # where the link is in its PackedLinks (for PackedLinks.link)
     target: str
@@ -47,7 +48,7 @@ class PackedLinks:
 
     @classmethod
     def of(cls, links: Iterable[Link]) -> PackedLinks:
-        return cls(tuple(value for link in links for value in link))
+        return cls(tuple([value for link in links for value in link]))
 
     def __len__(self) -> int:
         return len(self.values) // _WIDTH
@@ -56,11 +57,12 @@ class PackedLinks:
         values = self.values
         return (Link._make(values[i : i + _WIDTH]) for i in range(0, len(values), _WIDTH))
 
-    def keys(self) -> Iterator[LinkKey]:
+    def keys(self) -> Iterator[tuple[int, str, str, str | None, str | None, str | None]]:
+        """The fields of LinkKey for each link, as plain tuples (the graph pass reads every link of
+        the workspace: most of them need nothing more)."""
         values = self.values
         for i in range(0, len(values), _WIDTH):
-            yield LinkKey(i, values[i + _TARGET], values[i + _RELATION], values[i + _KB], values[i + _PATH],
-                          values[i + _ORIGIN])  # fmt: skip
+            yield i, values[i + _TARGET], values[i + _RELATION], values[i + _KB], values[i + _PATH], values[i + _ORIGIN]
 
     def link(self, at: int) -> Link:
         return Link._make(self.values[at : at + _WIDTH])

@@ -1,11 +1,14 @@
 """What kblint reads in a markdown body: code fences, code-free text, headings and links (SPEC §3).
 
-One fence scanner (`fenced_lines`) serves code stripping, headings and the code-block checker.
-Every scan here is linear in the size of the body.
+One fence scanner (`fences`) serves code stripping, headings and the code-block checker. Every scan
+here is linear in the size of the body, and looks at the lines that may matter (found by str.find
+and by regexes that start with a literal, which the regex engine skips ahead to) rather than at
+every line of a long body.
 """
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Iterator
@@ -15,50 +18,85 @@ from urllib.parse import unquote
 from .link import Link
 
 # A backtick fence's info string cannot contain backticks (CommonMark): "```x``` y" is inline code.
-_FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
-_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-# A code span and the backticks that open it (split() returns both).
-_INLINE_CODE_RE = re.compile(r"((`+)(?!`).+?(?<!`)\2(?!`))", re.S)
+_FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+_HEADING_START_RE = re.compile(r"\n {0,3}#")  # a line that may be a heading
+_FIRST_LINE_HEADING_RE = re.compile(r" {0,3}#")
+_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# A code span, and the backticks that open it after the first one (split() returns both). It starts
+# with the backtick itself, so that the regex engine skips ahead from one backtick to the next.
+_INLINE_CODE_RE = re.compile(r"(`(`*)(?!`).+?(?<!`)`\2(?!`))", re.S)
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]]*)\]\](?!\()")
 _MDLINK_RE = re.compile(r"\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:\"[^\"\n()]*\"|'[^'\n()]*'))?\s*\)")
 _KB_PREFIX_RE = re.compile(r"([a-z0-9_-]+):(.+)", re.S)
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _BRACKETS_RE = re.compile(r"[\[\]\n]")
 
+Span = tuple[int, int]  # [start, end) offsets in a body
 
-def fenced_lines(lines: list[str]) -> list[bool]:
-    """For each line, whether it belongs to a fenced code block (its fences included)."""
-    marks = [False] * len(lines)
-    fence: str | None = None
-    for i, line in enumerate(lines):
+
+def _fence_runs(body: str) -> list[int]:
+    """Offsets of the runs of three or more backticks or tildes, in order (maybe fence lines)."""
+    found = []
+    for marks in ("```", "~~~"):
+        at = body.find(marks)
+        while at >= 0:
+            found.append(at)
+            at = body.find(marks, at + 3)
+    return sorted(found)
+
+
+def fences(body: str) -> list[Span]:
+    """The fenced code blocks of BODY: from the start of an opening fence line to the end of its
+    closing fence line (or of the body, for a fence never closed)."""
+    if "```" not in body and "~~~" not in body:
+        return []
+    blocks: list[Span] = []
+    fence: str | None = None  # the open fence
+    opened = 0
+    done = 0  # lines before this offset are settled
+    for at in _fence_runs(body):
+        if at < done:
+            continue
+        start = body.rfind("\n", 0, at) + 1
+        end = body.find("\n", at)
+        end = len(body) if end < 0 else end
+        done = end + 1
+        line = body[start:end]
         if fence is None:
             m = _FENCE_OPEN_RE.match(line)
             if m:
-                fence = m.group(1)
-                marks[i] = True
+                fence, opened = m.group(1), start
             continue
-        marks[i] = True
         stripped = line.strip()
-        if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+        if set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+            blocks.append((opened, end))
             fence = None
-    return marks
+    if fence is not None:
+        blocks.append((opened, len(body)))
+    return blocks
 
 
-def has_fence(body: str) -> bool:
-    return "```" in body or "~~~" in body
+def in_spans(offset: int, spans: list[Span]) -> bool:
+    """Whether OFFSET lies in one of SPANS (sorted, not overlapping)."""
+    i = bisect.bisect_right(spans, offset, key=lambda span: span[0]) - 1
+    return i >= 0 and offset < spans[i][1]
 
 
-def strip_code(body: str) -> str:
+def strip_code(body: str, blocks: list[Span] | None = None) -> str:
     """BODY with fenced code blocks and inline code replaced by spaces (newlines kept), so that
-    positions in it are positions in the body."""
+    positions in it are positions in the body. BLOCKS: fences(BODY), when known."""
     if "`" not in body and "~~~" not in body:
         return body
-    if has_fence(body):
-        lines = body.split("\n")
-        for i, fenced in enumerate(fenced_lines(lines)):
-            if fenced:
-                lines[i] = " " * len(lines[i])
-        body = "\n".join(lines)
+    blocks = fences(body) if blocks is None else blocks
+    if blocks:
+        pieces = []
+        last = 0
+        for start, end in blocks:
+            pieces.append(body[last:start])
+            pieces.append(_blank(body[start:end]))
+            last = end
+        pieces.append(body[last:])
+        body = "".join(pieces)
     if "`" not in body:
         return body
     parts = _INLINE_CODE_RE.split(body)  # text, span, its opening backticks, text, span, ...
@@ -83,19 +121,25 @@ class Heading(NamedTuple):
     line: int  # line in the file
 
 
-def headings(body: str, body_line: int) -> list[Heading]:
-    """Each ATX heading outside code fences. BODY_LINE: the file line of the body's first line."""
+def headings(body: str, body_line: int, blocks: list[Span] | None = None) -> list[Heading]:
+    """Each ATX heading outside code fences. BODY_LINE: the file line of the body's first line;
+    BLOCKS: fences(BODY), when known."""
     if "#" not in body:
         return []
-    lines = body.split("\n")
-    fenced = fenced_lines(lines) if has_fence(body) else [False] * len(lines)
+    blocks = fences(body) if blocks is None else blocks
+    starts = [0] if _FIRST_LINE_HEADING_RE.match(body) else []
+    starts.extend(m.start() + 1 for m in _HEADING_START_RE.finditer(body))
     found = []
-    for i, line in enumerate(lines):
-        if fenced[i] or "#" not in line:
+    line, counted = body_line, 0
+    for start in starts:
+        if blocks and in_spans(start, blocks):
             continue
-        h = _HEADING_RE.match(line)
+        end = body.find("\n", start)
+        h = _HEADING_RE.match(body, start, len(body) if end < 0 else end)
         if h:
-            found.append(Heading(len(h.group(1)), (h.group(2) or "").strip(), body_line + i))
+            line += body.count("\n", counted, start)
+            counted = start
+            found.append(Heading(len(h.group(1)), (h.group(2) or "").strip(), line))
     return found
 
 

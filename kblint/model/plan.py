@@ -115,6 +115,16 @@ class Plan:
         """The checker and policy items of a type that run after the graph pass."""
         return self._part("graph", type_name, lambda items: [b for b in items if b.runs and b.needs_graph])
 
+    def graph_needs_whole_entry(self, type_name: str) -> bool:
+        """Whether a plugin checker among a type's graph items needs the graph: it gets the whole
+        entry, re-read (SPEC §11); core checkers of the graph read the entry's facts."""
+        found: bool | None = self._parts.get(("whole", type_name))
+        if found is None:
+            found = self._parts[("whole", type_name)] = any(
+                b.impl is not None and b.impl.needs_graph and b.impl.source != "core"
+                for b in self.graph_bindings(type_name))  # fmt: skip
+        return found
+
     def judgment_bindings(self, type_name: str) -> list[Binding]:
         """The judgment items of a type."""
         return self._part("judgment", type_name, lambda items: [b for b in items if b.kind == "judgment"])

@@ -14,7 +14,7 @@ from typing import TypedDict, Unpack
 from ..model.issue import Issue
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Site:
     """Where an issue is: the file, and the KB and entry it belongs to (None for kb.yaml)."""
 

@@ -116,11 +116,15 @@ def _mapping(lines: Lines, i: int, indent: int, body: str, depth: int,
     data: dict[Any, Any] = {}
     n = len(lines)
     while True:
-        key, frozen = _key_and_value(body)
+        m = _KEY.match(body)
+        if m is None:
+            raise _Unsure
+        key = _key(m.group(1))
         if key_lines is not None:
             key_lines.setdefault(key, lines[i][2])
-        if frozen is not _NESTED:
-            data[key] = _thawed(frozen)
+        rest = body[m.end() :]
+        if rest:
+            data[key] = _value(rest)
             i += 1
             if i < n and lines[i][0] > indent:
                 raise _Unsure  # a scalar continued on the next line
@@ -150,22 +154,9 @@ class _Pairs(tuple[tuple[str, Any], ...]):
     """A flow mapping as _frozen_value keeps it."""
 
 
-_NESTED = object()  # what `key:` alone has: its value is on the lines below
-
-
-# Frontmatter lines repeat from entry to entry (`type: place`, `status: draft`, `tags: [a, b]`):
-# each is read once, into values that cannot change (_thawed makes the lists and mappings anew).
-@lru_cache(maxsize=50_000)
-def _key_and_value(body: str) -> tuple[str, Any]:
-    """A `key: value` line: the key and the value frozen, or _NESTED for `key:` alone."""
-    m = _KEY.match(body)
-    if m is None:
-        raise _Unsure
-    rest = body[m.end() :]
-    return _key(m.group(1)), _frozen_value(rest) if rest else _NESTED
-
-
-def _thawed(value: Any) -> Any:
+def _value(text: str) -> Any:
+    """The value written after `key: ` or `- `, made anew (_frozen_value keeps it as it cannot change)."""
+    value = _frozen_value(text)
     if value.__class__ is tuple:
         return list(value)
     if value.__class__ is _Pairs:
@@ -173,11 +164,7 @@ def _thawed(value: Any) -> Any:
     return value
 
 
-def _value(text: str) -> Any:
-    """The value written after `- `, made anew."""
-    return _thawed(_frozen_value(text))
-
-
+# Frontmatter values repeat from entry to entry (statuses, types, tags, dates): each is read once.
 @lru_cache(maxsize=50_000)
 def _frozen_value(text: str) -> Any:
     first = text[0]

@@ -1,0 +1,70 @@
+"""The markdown scanner (kblint.model.markdown) against a line-by-line reading of the same rules:
+fenced blocks, code-free text and headings come out the same on any body."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, strategies as st
+
+from kblint.model.markdown import fences, headings, strip_code
+
+# The rules as a line-by-line reading states them.
+FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+
+
+def fenced_by_lines(lines: list[str]) -> list[bool]:
+    marks = [False] * len(lines)
+    fence = None
+    for i, line in enumerate(lines):
+        if fence is None:
+            m = FENCE_OPEN.match(line)
+            if m:
+                fence = m.group(1)
+                marks[i] = True
+            continue
+        marks[i] = True
+        stripped = line.strip()
+        if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+            fence = None
+    return marks
+
+
+def strip_by_lines(body: str) -> str:
+    lines = body.split("\n")
+    text = "\n".join(" " * len(line) if fenced else line for line, fenced in zip(lines, fenced_by_lines(lines)))
+    return INLINE_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def headings_by_lines(body: str, first_line: int) -> list[tuple[int, str, int]]:
+    lines = body.split("\n")
+    found = []
+    for i, (line, fenced) in enumerate(zip(lines, fenced_by_lines(lines))):
+        h = None if fenced else HEADING.match(line)
+        if h:
+            found.append((len(h.group(1)), (h.group(2) or "").strip(), first_line + i))
+    return found
+
+
+_pieces = st.sampled_from([
+    "```", "````", "```python", "~~~", "~~~~", "  ```", "    ```", "\t```", "``` x ```", "```a`b",
+    "# H", "## Heading ##", "   ### deep", "    # code", "#nospace", "####### seven", "text", "a `code` b",
+    "``two ` ticks``", "`unclosed", "[[link]]", "", " ", "~~~ yaml", "``", "`", "x ``` y", "#",
+])  # fmt: skip
+
+
+@given(st.lists(_pieces, max_size=14), st.integers(min_value=1, max_value=9))
+def test_the_scanner_reads_bodies_as_the_line_by_line_rules_do(pieces, first_line):
+    body = "\n".join(pieces)
+    assert strip_code(body) == strip_by_lines(body)
+    assert [tuple(h) for h in headings(body, first_line)] == headings_by_lines(body, first_line)
+    lines = body.split("\n")
+    assert bool(fences(body)) == any(fenced_by_lines(lines))
+
+
+@given(st.text(alphabet="`~ \n#ab", max_size=60))
+def test_the_scanner_agrees_on_any_text_of_fence_characters(body):
+    assert strip_code(body) == strip_by_lines(body)
+    assert [tuple(h) for h in headings(body, 1)] == headings_by_lines(body, 1)
