@@ -1211,7 +1211,7 @@ class Writer:
         if r.random() < 0.15:
             tokens.append(f"[{r.choice(_PUBLISHERS)}](https://www.example.com/{r.randint(1, 9999)})")
 
-        target_words = r.randint(800, 3000) if self.long_bodies else r.randint(100, 400)
+        target_words = r.randint(300, 1000) if self.long_bodies else r.randint(100, 400)
         out: list[str] = [""]
         nsec = min(len(_HEADINGS), 1 + target_words // (300 if self.long_bodies else 120))
         heads = r.sample(_HEADINGS, nsec)
@@ -1340,7 +1340,7 @@ def designs_for(kbs: int) -> list[dict]:
 def generate(out: str, entries: int, seed: int = 1, kbs: int = 5, long_bodies: bool = False,
              git: bool = False) -> dict:
     """Write the workspace into `out` (which must be empty or absent); return the manifest.
-    LONG_BODIES: bodies of 800-3000 words with inline code, as in technical notes; GIT: the
+    LONG_BODIES: bodies of 300-1000 words with inline code, as in technical notes; GIT: the
     workspace is a git repository (kblint then asks git which files it ignores)."""
     rng = random.Random(seed)
     kbs = max(1, min(kbs, max(1, entries // 10)))
@@ -1402,7 +1402,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     ap.add_argument("--kbs", type=int, default=5,
                     help=f"number of KBs (default 5; beyond {len(KB_DESIGNS)}, copies of the designs)")
-    ap.add_argument("--long-bodies", action="store_true", help="bodies of 800-3000 words with inline code")
+    ap.add_argument("--long-bodies", action="store_true", help="bodies of 300-1000 words with inline code")
     ap.add_argument("--git", action="store_true", help="make the workspace one git repository")
     ap.add_argument("--force", action="store_true",
                     help="replace OUT if it holds a workspace this script generated before")

@@ -119,15 +119,16 @@ def _glued_fence_hint(fm_region: str) -> str:
 
 def split_and_load(text: str, limits: Limits = DEFAULT_LIMITS) -> RawEntry | ParseFailure:
     """Split the frontmatter fences and load the YAML mapping (SPEC §3)."""
-    if not text.strip():
+    if not text or text.isspace():
         return ParseFailure("empty file: expected frontmatter starting with '---'")
-    first, newline, rest = text.partition("\n")
-    if first.rstrip() != "---":
+    first_end = text.find("\n")
+    if text[: first_end if first_end >= 0 else len(text)].rstrip() != "---":
         return ParseFailure("no frontmatter: the first line must be '---'")
-    closing = _FENCE_RE.search(text, len(first)) if newline else None
+    closing = _FENCE_RE.search(text, first_end) if first_end >= 0 else None
     if closing is None:
+        rest = text[first_end + 1 :] if first_end >= 0 else ""
         return ParseFailure("unterminated frontmatter: no closing '---' line" + _glued_fence_hint(rest))
-    fm_text = text[len(first) + 1 : closing.start() + 1]
+    fm_text = text[first_end + 1 : closing.start() + 1]
     body = text[closing.end() + 1 :]
     body_line = text.count("\n", 0, closing.start()) + 3
     try:

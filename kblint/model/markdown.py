@@ -102,7 +102,7 @@ def strip_code(body: str, blocks: list[Span] | None = None) -> str:
     parts = _INLINE_CODE_RE.split(body)  # text, span, its opening backticks, text, span, ...
     pieces = [""] * (2 * len(parts) // 3 + 1)
     pieces[0::2] = parts[0::3]
-    pieces[1::2] = [_blank(span) for span in parts[1::3]]
+    pieces[1::2] = [" " * len(span) if "\n" not in span else _blank(span) for span in parts[1::3]]
     return "".join(pieces)
 
 

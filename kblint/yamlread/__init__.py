@@ -59,9 +59,22 @@ _OPENS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 
+def nesting_bound(text: str) -> int:
+    """A depth TEXT cannot nest beyond: each level takes a line, a `- ` or `? ` on a line, or a bracket."""
+    return (text.count("\n") + text.count("[") + text.count("{") + text.count("- ") + text.count("-\t")
+            + text.count("? ") + text.count("?\t") + 1)  # fmt: skip
+
+
+def within_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> bool:
+    """Whether TEXT is within the limits without reading it: it has no alias and cannot nest too deep."""
+    return "*" not in text and nesting_bound(text) <= limits.max_depth
+
+
 def check_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """Raise YamlError when TEXT nests deeper than the limit or its aliases expand too far (or
     when it is not valid YAML). Reads libyaml's events, which come without recursion."""
+    if within_limits(text, limits):
+        return
     loader = _Loader(text)
     sizes: list[int] = [0]  # expanded node count of each open collection, the document at the bottom
     anchors: list[str | None] = [None]

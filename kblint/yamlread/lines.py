@@ -11,7 +11,11 @@ from typing import Any
 import yaml
 
 from ..paths import display_path
-from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits
+from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits, nesting_bound
+
+# libyaml's composer recurses in C for every level of nesting: far below this depth, the C stack
+# holds; above it the text is read event by event first (check_limits).
+_COMPOSER_SAFE_DEPTH = 5_000
 
 
 class YamlFileError(Exception):
@@ -64,20 +68,36 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class _Converter:
-    """Nodes → LineDict, LineList and scalars, with one loader to construct the scalars."""
+    """Nodes → LineDict, LineList and scalars, with one loader to construct the scalars. A node
+    that aliases make appear again is converted once; nesting beyond the limit is an error."""
 
-    def __init__(self, loader: yaml.CSafeLoader):
+    def __init__(self, loader: yaml.CSafeLoader, limits: Limits):
         self.loader = loader
+        self.limits = limits
+        self.converted: dict[int, Any] = {}  # id of a collection node → its value
+        self.depth = 0
 
     def value(self, node: yaml.Node) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            return self.mapping(node)
-        if isinstance(node, yaml.SequenceNode):
-            out = LineList(node.start_mark.line + 1)
-            for item in node.value:
-                out.append(self.value(item))
-                out.item_lines.append(item.start_mark.line + 1)
-            return out
+        if not isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            return self.scalar(node)
+        found = self.converted.get(id(node))
+        if found is not None:
+            return found
+        self.depth += 1
+        if self.depth > self.limits.max_depth:
+            raise YamlError(f"nesting deeper than {self.limits.max_depth} levels (the limit)", node.start_mark.line + 1)
+        found = self.converted[id(node)] = self.mapping(node) if isinstance(node, yaml.MappingNode) else self.sequence(node)
+        self.depth -= 1
+        return found
+
+    def sequence(self, node: yaml.SequenceNode) -> LineList:
+        out = LineList(node.start_mark.line + 1)
+        for item in node.value:
+            out.append(self.value(item))
+            out.item_lines.append(item.start_mark.line + 1)
+        return out
+
+    def scalar(self, node: yaml.Node) -> Any:
         if node.tag == _STR_TAG:
             return node.value
         try:
@@ -110,14 +130,14 @@ class _Converter:
 
 def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> Any:
     """Parse YAML text into LineDict/LineList/scalars; raises YamlFileError with a line."""
-    try:
-        check_limits(text, limits)
-    except YamlError as exc:
-        raise YamlFileError(path, exc.line, f"invalid YAML: {exc.reason}") from None
     loader = _Loader(text)
     try:
+        if "*" in text or nesting_bound(text) > _COMPOSER_SAFE_DEPTH:  # aliases to count, or deep enough to read first
+            check_limits(text, limits)
         node = loader.get_single_node()
-        return None if node is None else _Converter(loader).value(node)
+        return None if node is None else _Converter(loader, limits).value(node)
+    except YamlError as exc:
+        raise YamlFileError(path, exc.line, f"invalid YAML: {exc.reason}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
