@@ -75,3 +75,15 @@ def test_workers_are_waited_for_under_a_parent_that_ignores_its_children():
         assert sorted((i, r) for i, (r, _) in got.items()) == [(i, i * i) for i in range(30)]
     finally:
         signal.signal(signal.SIGCHLD, before)
+
+
+def test_chunks_cover_the_items_in_order_and_are_small_where_the_processes_meet():
+    from kblint.infra.pool import chunks
+
+    items = list(range(1000))
+    for processes in (1, 2, 4):
+        parts = chunks(items, processes, size=64, small=8)
+        assert [i for part in parts for i in part] == items
+    parts = chunks(items, 2, size=64, small=8)
+    middle = [len(p) for p in parts if 450 <= p[0] <= 550]
+    assert middle and set(middle) == {8} and len(parts[0]) == 64 and len(parts[-1]) <= 64

@@ -8,14 +8,15 @@ linted in worker processes and their results cached per file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..checkers.base import CheckContext
 from ..config import Settings
 from ..infra.files import FileProblem, read_regular_file
-from ..infra.pool import cpu_count, in_processes
+from ..infra import pool
+from ..infra.pool import cpu_count
 from ..infra.resultcache import CacheUnusable, KBResultCache, record_text, result_of
 from ..infra.spill import IssueSpill
 from ..measures import EntryMeasures
@@ -172,14 +173,14 @@ class PassOne:
     def run(self, tasks: list[Task], forced: bool) -> Iterator[tuple[Task, FileResult]]:
         """Each task with its result; a result's issues are held while there is room, else spilled.
         FORCED: the user asked for JOBS processes, however few the files."""
-        chunks = [tasks[i : i + _CHUNK] for i in range(0, len(tasks), _CHUNK)]
         jobs = self.jobs if forced or len(tasks) >= _PARALLEL_MIN else 1
-        work: Callable[[list[Task]], list[FileResult]] = self._lint_chunk
-        for index, results in in_processes(work, chunks, jobs):
+        chunks = pool.chunks(tasks, jobs, _CHUNK, _CHUNK // 8)
+        work: Callable[[Sequence[Task]], list[FileResult]] = self._lint_chunk
+        for index, results in pool.in_processes(work, chunks, jobs):
             self.hold_or_spill(results)
             yield from zip(chunks[index], results, strict=True)
 
-    def _lint_chunk(self, chunk: list[Task]) -> list[FileResult]:
+    def _lint_chunk(self, chunk: Sequence[Task]) -> list[FileResult]:
         results = []
         for task in chunk:
             ctx = self.contexts[task.kb]

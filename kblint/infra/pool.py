@@ -80,6 +80,22 @@ class _Sharing(Generic[T, R]):
             yield index, future.result()
 
 
+def chunks(items: Sequence[T], processes: int, size: int, small: int) -> list[Sequence[T]]:
+    """ITEMS in chunks of SIZE, but of SMALL about where the workers (from the front) and this
+    process (from the back) are expected to meet: neither then waits long for the other's last."""
+    if processes <= 1:
+        return [items[i : i + size] for i in range(0, len(items), size)]
+    meet = len(items) * (processes - 1) // processes
+    slack = len(items) // 6
+    out = []
+    at = 0
+    while at < len(items):
+        step = small if abs(at - meet) <= slack else size
+        out.append(items[at : at + step])
+        at += step
+    return out
+
+
 def _start(work: Callable[[T], R]) -> None:
     _WORK["work"] = work
 

@@ -65,9 +65,14 @@ def nesting_bound(text: str) -> int:
             + text.count("? ") + text.count("?\t") + 1)  # fmt: skip
 
 
+def may_alias(text: str) -> bool:
+    """Whether TEXT can hold an alias: an alias names an anchor, and there is none without an `&`."""
+    return "&" in text
+
+
 def within_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> bool:
     """Whether TEXT is within the limits without reading it: it has no alias and cannot nest too deep."""
-    return "*" not in text and nesting_bound(text) <= limits.max_depth
+    return not may_alias(text) and nesting_bound(text) <= limits.max_depth
 
 
 def check_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> None:

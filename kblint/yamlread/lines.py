@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from ..paths import display_path
-from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits, nesting_bound
+from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits, may_alias, nesting_bound
 
 # libyaml's composer recurses in C for every level of nesting: far below this depth, the C stack
 # holds; above it the text is read event by event first (check_limits).
@@ -132,7 +132,7 @@ def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> Any:
     """Parse YAML text into LineDict/LineList/scalars; raises YamlFileError with a line."""
     loader = _Loader(text)
     try:
-        if "*" in text or nesting_bound(text) > _COMPOSER_SAFE_DEPTH:  # aliases to count, or deep enough to read first
+        if may_alias(text) or nesting_bound(text) > _COMPOSER_SAFE_DEPTH:  # aliases to count, or deep enough to read first
             check_limits(text, limits)
         node = loader.get_single_node()
         return None if node is None else _Converter(loader, limits).value(node)
