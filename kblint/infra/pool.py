@@ -90,7 +90,7 @@ def chunks(items: Sequence[T], processes: int, size: int, small: int) -> list[Se
     out = []
     at = 0
     while at < len(items):
-        step = small if abs(at - meet) <= slack else size
+        step = max(1, small if abs(at - meet) <= slack else size)
         out.append(items[at : at + step])
         at += step
     return out
