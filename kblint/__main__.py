@@ -15,8 +15,10 @@ def main() -> None:
     try:
         from .cli import run_app
     except ModuleNotFoundError as exc:  # run from a checkout with a Python that lacks kblint's dependencies
-        sys.stderr.write(f"kblint: cannot start: {exc.name!r} is not installed for {sys.executable}; install "
-                         "kblint there (pip install kblint, or pip install -e . in a checkout)\n")  # fmt: skip
+        sys.stderr.write(
+            f"kblint: cannot start: {exc.name!r} is not installed for {sys.executable}; install "
+            "kblint there (pip install kblint, or pip install -e . in a checkout)\n"
+        )
         sys.exit(2)
     from .infra.pool import own_children, tune_collector
 

@@ -13,8 +13,10 @@ def write(path: str, rows: list[dict[str, Any]]) -> None:
     """A sorted JSON file, one issue per line, stable for version control."""
     rows = sorted(rows, key=lambda r: (r["path"], r["rule"], r["fingerprint"]))
     lines = ["{", '  "kblint_baseline": 1,', '  "issues": [']
-    lines.extend("    " + json.dumps(r, ensure_ascii=False, sort_keys=True) + ("," if i < len(rows) - 1 else "")
-                 for i, r in enumerate(rows))
+    lines.extend(
+        "    " + json.dumps(r, ensure_ascii=False, sort_keys=True) + ("," if i < len(rows) - 1 else "")
+        for i, r in enumerate(rows)
+    )
     lines.extend(["  ]", "}"])
     try:
         with open(path, "w", encoding="utf-8") as fh:

@@ -37,8 +37,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """kblint checks every entry of a KB in five tiers and exits 0 (clean), 1 (issues) or 2 (could not run)."""
 
@@ -79,29 +80,44 @@ def _fail(message: str) -> NoReturn:
 @app.command()
 def validate(
     paths: Optional[List[str]] = typer.Argument(None, help="KB directories, directories of KBs, or .md files."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Report format: text, json, sarif, github, junit."),
+    format: Optional[str] = typer.Option(
+        None, "--format", "-f", help="Report format: text, json, sarif, github, junit."
+    ),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
     fail_on: Optional[str] = typer.Option(None, "--fail-on", help="error (default), warning, info or never."),
-    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules, tiers or checkers (comma-separated)."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Hide these rules, tiers or checkers (comma-separated)."),
+    select: Optional[List[str]] = typer.Option(
+        None, "--select", help="Only these rules, tiers or checkers (comma-separated)."
+    ),
+    ignore: Optional[List[str]] = typer.Option(
+        None, "--ignore", help="Hide these rules, tiers or checkers (comma-separated)."
+    ),
     kb: Optional[str] = typer.Option(None, "--kb", help="A KB name (restrict the run) or a KB directory (context)."),
     type_: Optional[str] = typer.Option(None, "--type", help="Only report entries of this type."),
     strict_links: bool = typer.Option(False, "--strict-links", help="Links into absent KBs are broken links."),
     stdin: bool = typer.Option(False, "--stdin", help="Read one candidate entry from standard input."),
     stdin_path: Optional[str] = typer.Option(None, "--stdin-path", help="Where the stdin entry would live (REL.md)."),
     no_respect_gitignore: bool = typer.Option(False, "--no-respect-gitignore", help="Lint files git ignores too."),
-    base: Optional[str] = typer.Option(None, "--base", help="Git revision: status gates apply to transitions since it."),
-    changed_since: Optional[str] = typer.Option(None, "--changed-since", help="Only entries changed since this git revision."),
+    base: Optional[str] = typer.Option(
+        None, "--base", help="Git revision: status gates apply to transitions since it."
+    ),
+    changed_since: Optional[str] = typer.Option(
+        None, "--changed-since", help="Only entries changed since this git revision."
+    ),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Report only issues not recorded in FILE."),
     write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record the current issues in FILE."),
     statistics: bool = typer.Option(False, "--statistics", help="Print counts per rule and checker, and the scores."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the issues."),
     no_judgment: bool = typer.Option(False, "--no-judgment", help="Do not run the judgment tier."),
-    llm: Optional[str] = typer.Option(None, "--llm", help="PROVIDER:MODEL (openai, ollama, anthropic) for judgment items."),
+    llm: Optional[str] = typer.Option(
+        None, "--llm", help="PROVIDER:MODEL (openai, ollama, anthropic) for judgment items."
+    ),
     llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="Base URL of an OpenAI-compatible server."),
-    llm_concurrency: Optional[int] = typer.Option(None, "--llm-concurrency", min=1, help="LLM requests in flight (default 4)."),
-    llm_min_confidence: Optional[float] = typer.Option(None, "--llm-min-confidence", min=0.0, max=1.0,
-                                                       help="Confidence a fail needs to be a violation (default 0.7)."),
+    llm_concurrency: Optional[int] = typer.Option(
+        None, "--llm-concurrency", min=1, help="LLM requests in flight (default 4)."
+    ),
+    llm_min_confidence: Optional[float] = typer.Option(
+        None, "--llm-min-confidence", min=0.0, max=1.0, help="Confidence a fail needs to be a violation (default 0.7)."
+    ),
     max_llm_calls: Optional[int] = typer.Option(None, "--max-llm-calls", min=0, help="At most N LLM requests."),
     llm_required: bool = typer.Option(False, "--llm-required", help="Exit 2 when the LLM cannot be reached."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be sent to the LLM; send nothing."),
@@ -109,7 +125,9 @@ def validate(
     cache_dir: Optional[str] = typer.Option(None, "--cache-dir", help="Cache directory (default .kblint_cache/)."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Parse in N processes (default: CPU count)."),
     shard: Optional[str] = typer.Option(None, "--shard", help="K/N: report shard K of N (for parallel CI jobs)."),
-    config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE (kblint.toml or pyproject.toml)."),
+    config: Optional[str] = typer.Option(
+        None, "--config", help="Read settings from FILE (kblint.toml or pyproject.toml)."
+    ),
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
     """Lint knowledge bases (default: the current directory)."""
@@ -118,14 +136,37 @@ def validate(
     from .config import split_names
 
     flags = dict(
-        paths=list(paths or []), format=format, output=output, fail_on=fail_on, select=split_names(select),
-        ignore=split_names(ignore), kb=kb, type=type_, strict_links=strict_links or None, stdin=stdin or None,
-        stdin_path=stdin_path, respect_gitignore=False if no_respect_gitignore else None,
-        statistics=statistics or None, quiet=quiet or None, verbose=verbose or None, base=base,
-        changed_since=changed_since, baseline=baseline, write_baseline=write_baseline,
-        no_judgment=no_judgment or None, llm=llm, llm_base_url=llm_base_url, llm_concurrency=llm_concurrency,
-        llm_min_confidence=llm_min_confidence, max_llm_calls=max_llm_calls, llm_required=llm_required or None,
-        dry_run=dry_run or None, no_cache=no_cache or None, cache_dir=cache_dir, jobs=jobs, shard=shard,
+        paths=list(paths or []),
+        format=format,
+        output=output,
+        fail_on=fail_on,
+        select=split_names(select),
+        ignore=split_names(ignore),
+        kb=kb,
+        type=type_,
+        strict_links=strict_links or None,
+        stdin=stdin or None,
+        stdin_path=stdin_path,
+        respect_gitignore=False if no_respect_gitignore else None,
+        statistics=statistics or None,
+        quiet=quiet or None,
+        verbose=verbose or None,
+        base=base,
+        changed_since=changed_since,
+        baseline=baseline,
+        write_baseline=write_baseline,
+        no_judgment=no_judgment or None,
+        llm=llm,
+        llm_base_url=llm_base_url,
+        llm_concurrency=llm_concurrency,
+        llm_min_confidence=llm_min_confidence,
+        max_llm_calls=max_llm_calls,
+        llm_required=llm_required or None,
+        dry_run=dry_run or None,
+        no_cache=no_cache or None,
+        cache_dir=cache_dir,
+        jobs=jobs,
+        shard=shard,
     )
     settings = _validate_settings(flags, config)
     stdin_data = sys.stdin.buffer.read() if settings.stdin else None
@@ -289,7 +330,8 @@ def migrate(
     """Suggest bindings for string rubric items; --write edits kb.yaml in place, keeping everything else."""
     global _VERBOSE
     _VERBOSE = verbose
-    from .migrate import MigrationError, propose, summary, unified_diff, write as write_kb
+    from .migrate import MigrationError, propose, summary, unified_diff
+    from .migrate import write as write_kb
 
     try:
         result = propose(path)
@@ -306,7 +348,8 @@ def migrate(
 @app.command()
 def explain(name: str = typer.Argument(..., help="A rule, a checker, or 'policy'.")) -> None:
     """Print the documentation of a rule, a checker, or the policy grammar."""
-    from .explain import UnknownName, explain as explain_name
+    from .explain import UnknownName
+    from .explain import explain as explain_name
 
     try:
         sys.stdout.write(explain_name(name))
@@ -314,8 +357,12 @@ def explain(name: str = typer.Argument(..., help="A rule, a checker, or 'policy'
         _fail(str(exc))
 
 
-cache_app = typer.Typer(help="The cache of lint results and judge verdicts: `kblint cache info`, `kblint cache clear`.",
-                        no_args_is_help=True, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
+cache_app = typer.Typer(
+    help="The cache of lint results and judge verdicts: `kblint cache info`, `kblint cache clear`.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 app.add_typer(cache_app, name="cache")
 
 
@@ -340,9 +387,11 @@ def cache_info(
     directory = _cache_dir(cache_dir, config)
     data = info(directory)
     results = results_info(directory)
-    typer.echo(f"{directory}: {data['entries']} cached verdicts ({data['bytes']} bytes), "
-               f"lint results of {results['kbs']} KB{'s' if results['kbs'] != 1 else ''} and "
-               f"{results['runs']} run{'s' if results['runs'] != 1 else ''} ({results['bytes']} bytes)")
+    typer.echo(
+        f"{directory}: {data['entries']} cached verdicts ({data['bytes']} bytes), "
+        f"lint results of {results['kbs']} KB{'s' if results['kbs'] != 1 else ''} and "
+        f"{results['runs']} run{'s' if results['runs'] != 1 else ''} ({results['bytes']} bytes)"
+    )
 
 
 @cache_app.command("clear")

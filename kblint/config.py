@@ -68,18 +68,33 @@ def split_names(values: list[str] | str | None) -> list[str]:
 
 # Keys of the configuration file: key → (Settings field, kind). Kinds check the value's type.
 _FILE_KEYS = {
-    "format": ("format", "str"), "output": ("output", "str"), "fail_on": ("fail_on", "fail_on"),
-    "select": ("select", "names"), "ignore": ("ignore", "names"), "exclude": ("exclude", "names"),
-    "kb": ("kb", "str"), "type": ("type", "str"), "strict_links": ("strict_links", "bool"),
-    "respect_gitignore": ("respect_gitignore", "bool"), "statistics": ("statistics", "bool"),
-    "quiet": ("quiet", "bool"), "no_judgment": ("no_judgment", "bool"), "base": ("base", "str"),
-    "baseline": ("baseline", "str"), "cache_dir": ("cache_dir", "str"), "no_cache": ("no_cache", "bool"),
+    "format": ("format", "str"),
+    "output": ("output", "str"),
+    "fail_on": ("fail_on", "fail_on"),
+    "select": ("select", "names"),
+    "ignore": ("ignore", "names"),
+    "exclude": ("exclude", "names"),
+    "kb": ("kb", "str"),
+    "type": ("type", "str"),
+    "strict_links": ("strict_links", "bool"),
+    "respect_gitignore": ("respect_gitignore", "bool"),
+    "statistics": ("statistics", "bool"),
+    "quiet": ("quiet", "bool"),
+    "no_judgment": ("no_judgment", "bool"),
+    "base": ("base", "str"),
+    "baseline": ("baseline", "str"),
+    "cache_dir": ("cache_dir", "str"),
+    "no_cache": ("no_cache", "bool"),
     "jobs": ("jobs", "int"),
 }
 _LLM_KEYS = {
-    "provider": ("llm_provider", "str"), "model": ("llm_model", "str"), "base_url": ("llm_base_url", "str"),
-    "concurrency": ("llm_concurrency", "int"), "min_confidence": ("llm_min_confidence", "float"),
-    "max_calls": ("max_llm_calls", "int"), "required": ("llm_required", "bool"),
+    "provider": ("llm_provider", "str"),
+    "model": ("llm_model", "str"),
+    "base_url": ("llm_base_url", "str"),
+    "concurrency": ("llm_concurrency", "int"),
+    "min_confidence": ("llm_min_confidence", "float"),
+    "max_calls": ("max_llm_calls", "int"),
+    "required": ("llm_required", "bool"),
 }
 _PATH_KEYS = ("output", "baseline", "cache_dir")
 
@@ -93,12 +108,20 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
         return value
     if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    if kind == "names" and (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+    if kind == "names" and (
+        isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+    ):
         return split_names(value)
     if kind == "fail_on" and value in ("error", "warning", "info", "never"):
         return value
-    expected = {"str": "a string", "bool": "true or false", "int": "a whole number", "float": "a number",
-                "names": "a list of names", "fail_on": "one of error, warning, info, never"}[kind]
+    expected = {
+        "str": "a string",
+        "bool": "true or false",
+        "int": "a whole number",
+        "float": "a number",
+        "names": "a list of names",
+        "fail_on": "one of error, warning, info, never",
+    }[kind]
     raise ConfigError(f"{where}: '{key}' must be {expected}, got {value!r}")
 
 

@@ -35,8 +35,7 @@ def explain(name: str) -> str:
         return policy_doc() + "\n"
     if name in RULES:
         rule = RULES[name]
-        return (f"{rule.name} — rule, tier {rule.tier}, default severity {rule.severity}\n\n"
-                f"{rule.summary}\n")
+        return f"{rule.name} — rule, tier {rule.tier}, default severity {rule.severity}\n\n{rule.summary}\n"
     reg = registry()
     checker = reg.get(name)
     if checker is not None:

@@ -55,9 +55,12 @@ def _type(ts: TypeSchema, plan: Plan) -> dict[str, Any]:
         "ai_instructions": ts.ai_instructions,
         "guidelines": json_ready(ts.guidelines),
         "goals": json_ready(ts.goals),
-        "workflow": {"states": ts.workflow.states,
-                     "transitions": [{"from": a, "to": b, "why": why} for a, b, why in ts.workflow.transitions]}
-        if ts.workflow else None,
+        "workflow": {
+            "states": ts.workflow.states,
+            "transitions": [{"from": a, "to": b, "why": why} for a, b, why in ts.workflow.transitions],
+        }
+        if ts.workflow
+        else None,
         "other_keys_allowed": not ts.knows_keys,
         "rubric": [_item(b) for b in plan.for_type(ts.name)],
     }
@@ -66,18 +69,32 @@ def _type(ts: TypeSchema, plan: Plan) -> dict[str, Any]:
 
 def intent(schema: KBSchema, plan: Plan) -> dict[str, Any]:
     return {
-        "kb": {"name": schema.name, "description": schema.description, "kb_type": schema.kb_type,
-               "path": display_path(schema.root)},
+        "kb": {
+            "name": schema.name,
+            "description": schema.description,
+            "kb_type": schema.kb_type,
+            "path": display_path(schema.root),
+        },
         "guidelines": json_ready(schema.guidelines),
         "goals": json_ready(schema.goals),
         "common_keys": sorted(COMMON_KEYS),
         "entry_format": "markdown with YAML frontmatter between '---' lines; `type` names one of `types`; "
-                        "links as [[entry-id]] in the body or `links:` in the frontmatter",
+        "links as [[entry-id]] in the body or `links:` in the frontmatter",
         "types": {name: _type(ts, plan) for name, ts in sorted(schema.types.items())},
-        "validation_rules": [{k: v for k, v in {"field": r.field, "range": list(r.range) if r.range else None,
-                                                "enum": json_ready(r.enum), "pattern": r.pattern,
-                                                "format": r.format}.items() if v is not None}
-                             for r in schema.rules],
+        "validation_rules": [
+            {
+                k: v
+                for k, v in {
+                    "field": r.field,
+                    "range": list(r.range) if r.range else None,
+                    "enum": json_ready(r.enum),
+                    "pattern": r.pattern,
+                    "format": r.format,
+                }.items()
+                if v is not None
+            }
+            for r in schema.rules
+        ],
         "validation_enforce": schema.enforce,
         "pass_threshold": schema.pass_threshold,
     }

@@ -77,7 +77,7 @@ class FactsMeasures:
         facts = self.facts
         names = own_names(facts) if facts.links else frozenset()
         keys = set()
-        for fields in facts.links.keys():
+        for fields in facts.links.link_keys():
             _, target, relation, link_kb, path, _ = fields
             kb = link_kb or facts.kb_name
             if names_itself(kb, path, target, facts, names):

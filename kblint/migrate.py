@@ -25,7 +25,6 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass
-from typing import Any
 
 from . import yamlread
 from .checkers.registry import registry
@@ -84,14 +83,28 @@ class MigrationResult:
 # ---------------------------------------------------------------------------------------------
 # Matching an item's text.
 
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10}
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 _DETERMINERS = {"each", "every", "any", "all", "a", "an", "the", "this", "its", "their"}
 _GENERIC = {"entry", "entries"}
 _ARTICLES = r"(?:an?|the|its|their)\s+"
 _HAVE = r"(?:has|have|includes?|contains?|records?|specif(?:y|ies)|lists?|provides?)"
-_PARTICIPLES = (r"(?:described|documented|recorded|specified|set|given|filled(?:\s+(?:in|out))?|present|provided|"
-                r"populated|included|listed|noted|stated)")
+_PARTICIPLES = (
+    r"(?:described|documented|recorded|specified|set|given|filled(?:\s+(?:in|out))?|present|provided|"
+    r"populated|included|listed|noted|stated)"
+)
 _MODAL = re.compile(r"^(?:must|should|shall)\s+(?:always\s+)?", re.I)
 _STUB = re.compile(r"^unless\s+(?:it\s+is\s+|the\s+entry\s+is\s+)?an?\s+stub$", re.I)
 _PREFERENCE = re.compile(r"^(?:[\w][\w\s-]*\s+preferred|preferably\s+[\w][\w\s-]*)$", re.I)
@@ -128,12 +141,13 @@ _SECTIONS = [
 ]
 _CITES = re.compile(r"^cites?\s+(?:at\s+least\s+one|one|an?|its|their)?\s*sources?$", re.I)
 _ACTIVE_FIELDS = re.compile(rf"^{_HAVE}\s+(?P<list>.+?)(?:\s+fields?)?(?:\s+{_PARTICIPLES})?$", re.I)
-_PASSIVE_FIELDS = re.compile(rf"^(?P<list>.+?)(?:\s+fields?)?\s+(?:is|are|be)\s+(?:always\s+)?{_PARTICIPLES}$",
-                             re.I)
+_PASSIVE_FIELDS = re.compile(rf"^(?P<list>.+?)(?:\s+fields?)?\s+(?:is|are|be)\s+(?:always\s+)?{_PARTICIPLES}$", re.I)
 # Words that make an item a judgment whatever the rest says.
 _SUBJECTIVE = re.compile(
     r"\b(?:accurate(?:ly)?|specific|clear(?:ly)?|meaningful|explain\w*|significan\w*|relevant|appropriate\w*|"
-    r"good|quality|well|thorough\w*|consistent\w*|primary|where|when|if|unless|why|how)\b", re.I)
+    r"good|quality|well|thorough\w*|consistent\w*|primary|where|when|if|unless|why|how)\b",
+    re.I,
+)
 
 
 @dataclass(slots=True)
@@ -175,7 +189,7 @@ def _subjects(text: str, schema: KBSchema) -> list[_Subject]:
         found = ("generic", None, i + 1)
     else:
         for n in (3, 2, 1):
-            phrase = " ".join(tokens[i:i + n]).lower()
+            phrase = " ".join(tokens[i : i + n]).lower()
             if len(tokens) > i + n and phrase in forms and forms[phrase] is not None:
                 j = i + n
                 if j < len(tokens) and tokens[j].lower() in _GENERIC | {"type"}:
@@ -188,7 +202,7 @@ def _subjects(text: str, schema: KBSchema) -> list[_Subject]:
     elif found is not None and found[2] < len(tokens) and tokens[found[2]].lower() == "body":
         found, body = (found[0], found[1], found[2] + 1), True
     if found is not None and found[2] < len(tokens):
-        out.append(_Subject(found[0], found[1], body, " ".join(tokens[found[2]:])))
+        out.append(_Subject(found[0], found[1], body, " ".join(tokens[found[2] :])))
     out.append(_Subject("none", None, False, text))
     return out
 
@@ -291,25 +305,34 @@ def _fields_match(list_text: str, targets: list, type_label: str) -> _Match | No
     if conj == "or" and len(names) > 1:
         if required:
             name = required[0]
-            return _Match({"covered_by": "schema", "field": name},
-                          f"{quoted([name])} is required for {type_label}, so one of {quoted(names)} is always "
-                          "there: the schema already checks it")
-        return _Match({"checker": "has_any_field", "params": {"fields": names}},
-                      f"{quoted(names)} are declared, optional fields of {type_label}")
+            return _Match(
+                {"covered_by": "schema", "field": name},
+                f"{quoted([name])} is required for {type_label}, so one of {quoted(names)} is always "
+                "there: the schema already checks it",
+            )
+        return _Match(
+            {"checker": "has_any_field", "params": {"fields": names}},
+            f"{quoted(names)} are declared, optional fields of {type_label}",
+        )
     if not optional:
         spec = {"field": names[0]} if len(names) == 1 else {"fields": names}
-        return _Match({"covered_by": "schema", **spec},
-                      f"{quoted(names)} {'is' if len(names) == 1 else 'are'} required for {type_label}: the "
-                      "schema already checks it")
+        return _Match(
+            {"covered_by": "schema", **spec},
+            f"{quoted(names)} {'is' if len(names) == 1 else 'are'} required for {type_label}: the "
+            "schema already checks it",
+        )
     if len(optional) == 1:
         extra = f"; {quoted(required)} required, checked by the schema" if required else ""
-        return _Match({"checker": "has_field", "params": {"field": optional[0]}},
-                      f"{quoted(optional)} is a declared, optional field of {type_label}{extra}")
+        return _Match(
+            {"checker": "has_field", "params": {"field": optional[0]}},
+            f"{quoted(optional)} is a declared, optional field of {type_label}{extra}",
+        )
     return None  # "has A and B" with two optional fields: no single checker says it
 
 
-def _match_predicate(rest: str, subject: _Subject, paren: str | None, paren_text: str | None,
-                     targets: list, type_label: str) -> _Match | None:
+def _match_predicate(
+    rest: str, subject: _Subject, paren: str | None, paren_text: str | None, targets: list, type_label: str
+) -> _Match | None:
     rest = _MODAL.sub("", rest)
     note = ""
     if paren == "preference":
@@ -325,8 +348,9 @@ def _match_predicate(rest: str, subject: _Subject, paren: str | None, paren_text
                         return None
                     if n == 1:
                         return _Match({"checker": "has_tags"}, "at least one tag is what has_tags checks" + note)
-                    return _Match({"policy": f"tags count >= {n}"}, f"at least {n} tags is the policy "
-                                  f"'tags count >= {n}'" + note)
+                    return _Match(
+                        {"policy": f"tags count >= {n}"}, f"at least {n} tags is the policy 'tags count >= {n}'" + note
+                    )
         for pattern in _OUTLINKS:
             m = pattern.match(rest)
             if m:
@@ -335,13 +359,19 @@ def _match_predicate(rest: str, subject: _Subject, paren: str | None, paren_text
                     return None
                 stub = paren == "stub"
                 if n == 1:
-                    return _Match({"checker": "has_outlinks"},
-                                  "at least one outgoing link is what has_outlinks checks (stubs are exempt)" + note)
+                    return _Match(
+                        {"checker": "has_outlinks"},
+                        "at least one outgoing link is what has_outlinks checks (stubs are exempt)" + note,
+                    )
                 if stub:
-                    return _Match({"checker": "has_outlinks", "params": {"min": n}},
-                                  f"at least {n} outgoing links, stubs exempt, is has_outlinks with min {n}")
-                return _Match({"policy": f"outlinks count >= {n}"},
-                              f"at least {n} outgoing links is the policy 'outlinks count >= {n}'" + note)
+                    return _Match(
+                        {"checker": "has_outlinks", "params": {"min": n}},
+                        f"at least {n} outgoing links, stubs exempt, is has_outlinks with min {n}",
+                    )
+                return _Match(
+                    {"policy": f"outlinks count >= {n}"},
+                    f"at least {n} outgoing links is the policy 'outlinks count >= {n}'" + note,
+                )
         if paren in (None, "preference"):
             for pattern in _INLINKS:
                 m = pattern.match(rest)
@@ -350,15 +380,20 @@ def _match_predicate(rest: str, subject: _Subject, paren: str | None, paren_text
                     if n is None or n < 1:
                         return None
                     if n == 1:
-                        return _Match({"checker": "has_inlinks"},
-                                      "at least one incoming link is what has_inlinks checks" + note)
-                    return _Match({"policy": f"inlinks count >= {n}"},
-                                  f"at least {n} incoming links is the policy 'inlinks count >= {n}'" + note)
+                        return _Match(
+                            {"checker": "has_inlinks"}, "at least one incoming link is what has_inlinks checks" + note
+                        )
+                    return _Match(
+                        {"policy": f"inlinks count >= {n}"},
+                        f"at least {n} incoming links is the policy 'inlinks count >= {n}'" + note,
+                    )
             if _CITES.match(rest):
-                return _Match({"checker": "cites_source"},
-                              "citing a source is what cites_source checks (a sources/source/source_url/url/"
-                              "references field, a Sources/References/Source/Bibliography section with content, "
-                              "or a 'Source:' line)" + note)
+                return _Match(
+                    {"checker": "cites_source"},
+                    "citing a source is what cites_source checks (a sources/source/source_url/url/"
+                    "references field, a Sources/References/Source/Bibliography section with content, "
+                    "or a 'Source:' line)" + note,
+                )
     if paren not in (None, "preference"):
         return None
     for pattern in _SECTIONS:
@@ -374,8 +409,10 @@ def _match_predicate(rest: str, subject: _Subject, paren: str | None, paren_text
             heading = heading.rstrip(":").strip()
             if not heading or heading.lower() in ("a", "an", "the", "body"):
                 return None
-            return _Match({"checker": "body_has_section", "params": {"heading": heading}},
-                          f"a level-2 '## {heading}' heading is what body_has_section checks" + note)
+            return _Match(
+                {"checker": "body_has_section", "params": {"heading": heading}},
+                f"a level-2 '## {heading}' heading is what body_has_section checks" + note,
+            )
     if subject.body or _SUBJECTIVE.search(rest):
         return None
     m = _ACTIVE_FIELDS.match(rest) or _PASSIVE_FIELDS.match(rest)
@@ -628,8 +665,9 @@ def _verify(path: str, original: str, migrated: str, proposals: list[Proposal]) 
             raise MigrationError(f"{path}:{p.line}: internal error: cannot find item {p.text!r}", path, p.line)
         target[index[0]] = p.replacement
     if _plain(new.raw) != expected:
-        raise MigrationError(f"{path}: the migrated kb.yaml would change more than the bound items; nothing "
-                             "written", path)
+        raise MigrationError(
+            f"{path}: the migrated kb.yaml would change more than the bound items; nothing written", path
+        )
     # each new item binds as proposed
     new_items = {(i.scope, i.type_name, i.text): i for i in _items(new) if isinstance(i.raw, dict)}
     reg = registry()
@@ -638,8 +676,7 @@ def _verify(path: str, original: str, migrated: str, proposals: list[Proposal]) 
         b = bind(item, new, reg) if item is not None else None
         if b is None or b.kind != p.binding:
             why = f"binds as {b.kind}" + (f": {b.reason}" if b and b.reason else "") if b else "is missing"
-            raise MigrationError(f"{path}:{p.line}: the migrated item {p.text!r} {why}; nothing written",
-                                 path, p.line)
+            raise MigrationError(f"{path}:{p.line}: the migrated item {p.text!r} {why}; nothing written", path, p.line)
     # the plan breaks nothing that was not broken
     _, old_broken = _plan_index(old)
     index, new_broken = _plan_index(new)
@@ -648,11 +685,15 @@ def _verify(path: str, original: str, migrated: str, proposals: list[Proposal]) 
         scope, type_name, text, reason = sorted(added, key=str)[0]
         raise MigrationError(f"{path}: the migrated item {text!r} would be broken: {reason}; nothing written", path)
     for p in proposals:
-        hits = [b for (scope, type_name, _line, text), b in index.items()
-                if (scope, type_name, text) == (p.scope, p.type_name, p.text) and b.mapping]
+        hits = [
+            b
+            for (scope, type_name, _line, text), b in index.items()
+            if (scope, type_name, text) == (p.scope, p.type_name, p.text) and b.mapping
+        ]
         if hits and any(b.kind != p.binding for b in hits):
-            raise MigrationError(f"{path}:{p.line}: the plan does not bind {p.text!r} as {p.binding}; nothing "
-                                 "written", path, p.line)
+            raise MigrationError(
+                f"{path}:{p.line}: the plan does not bind {p.text!r} as {p.binding}; nothing written", path, p.line
+            )
 
 
 def _plain(value):
@@ -697,13 +738,21 @@ def propose(kb_dir: str) -> MigrationResult:
                 left.append(item.text)
                 continue
             replacement, reason = found
-            proposals.append(Proposal(scope=scope, type_name=type_name, line=item.line, text=item.text,
-                                      replacement=replacement, reason=reason))
+            proposals.append(
+                Proposal(
+                    scope=scope,
+                    type_name=type_name,
+                    line=item.line,
+                    text=item.text,
+                    replacement=replacement,
+                    reason=reason,
+                )
+            )
             edits.append((span, _render(replacement, span)))
     proposals.sort(key=lambda p: p.line)
     migrated = body
     for span, new in sorted(edits, key=lambda e: e[0].start, reverse=True):
-        migrated = migrated[:span.start] + new + migrated[span.end:]
+        migrated = migrated[: span.start] + new + migrated[span.end :]
     migrated = original[:bom] + migrated
     _verify(path, original, migrated, proposals)
     return MigrationResult(path=path, proposals=proposals, left=left, original=original, migrated=migrated)
@@ -738,8 +787,9 @@ def write(result: MigrationResult) -> bool:
         return False
     current, _ = _read(result.path)
     if current != result.original:
-        raise MigrationError(f"{result.path}: kb.yaml changed since the migration was proposed; run it again",
-                             result.path)
+        raise MigrationError(
+            f"{result.path}: kb.yaml changed since the migration was proposed; run it again", result.path
+        )
     _verify(result.path, result.original, result.migrated, result.proposals)
     directory = os.path.dirname(os.path.abspath(result.path))
     fd, tmp = tempfile.mkstemp(prefix=".kb.yaml.", dir=directory)

@@ -67,8 +67,15 @@ def _param_specs(func: Any) -> tuple[Param, ...]:
         if isinstance(spec, Param):
             specs.append(spec)
         elif isinstance(spec, dict):
-            specs.append(Param(str(name), str(spec.get("type", "str")), bool(spec.get("required", False)),
-                               spec.get("default"), str(spec.get("help", ""))))  # fmt: skip
+            specs.append(
+                Param(
+                    str(name),
+                    str(spec.get("type", "str")),
+                    bool(spec.get("required", False)),
+                    spec.get("default"),
+                    str(spec.get("help", "")),
+                )
+            )
         else:
             specs.append(Param(str(name), str(spec)))
     return tuple(specs)
@@ -115,8 +122,14 @@ def _may_declare_plugins() -> bool:
     return False
 
 
-def _add_checkers(registry: Registry, checkers: dict[Any, Any], package: str, owners: dict[str, str],
-                  result: Plugins, record: LoadedPlugin) -> None:  # fmt: skip
+def _add_checkers(
+    registry: Registry,
+    checkers: dict[Any, Any],
+    package: str,
+    owners: dict[str, str],
+    result: Plugins,
+    record: LoadedPlugin,
+) -> None:
     def problem(message: str) -> None:
         result.problems.append(PluginProblem(package, message))
 
@@ -138,8 +151,14 @@ def _add_checkers(registry: Registry, checkers: dict[Any, Any], package: str, ow
 
 
 def _checker(name: str, func: CheckerFunc, package: str) -> Checker:
-    return Checker(name=name, func=func, params=_param_specs(func), source=package,
-                   needs_graph=bool(getattr(func, "needs_graph", False)), field=getattr(func, "field", None))  # fmt: skip
+    return Checker(
+        name=name,
+        func=func,
+        params=_param_specs(func),
+        source=package,
+        needs_graph=bool(getattr(func, "needs_graph", False)),
+        field=getattr(func, "field", None),
+    )
 
 
 def _add_types(obj: Any, package: str, result: Plugins, record: LoadedPlugin) -> None:
@@ -169,7 +188,9 @@ def load(registry: Registry, entry_points: Iterable[EntryPoint] | None = None) -
         try:
             obj = ep.load()
         except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
-            result.problems.append(PluginProblem(package, f"failed to import ({ep.value}): {type(exc).__name__}: {exc}"))
+            result.problems.append(
+                PluginProblem(package, f"failed to import ({ep.value}): {type(exc).__name__}: {exc}")
+            )
             continue
         record = LoadedPlugin(name=ep.name, package=package, version=version)
         checkers = getattr(obj, "checkers", None) or {}

@@ -41,8 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
-       "!=": operator.ne}
+OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq, "!=": operator.ne}
 _OP_CHARS = "<>=!"
 
 
@@ -85,7 +84,7 @@ def tokenize(text: str) -> list[Token]:
             i += 2
             continue
         if c in _OP_CHARS:
-            two = text[i:i + 2]
+            two = text[i : i + 2]
             if two in OPS:
                 tokens.append(Token("op", two, i))
                 i += 2
@@ -103,12 +102,17 @@ def tokenize(text: str) -> list[Token]:
             end = text.find(c, i + 1)
             if end < 0:
                 raise PolicyError(text, i, "unterminated quoted string")
-            tokens.append(Token("quoted", text[i + 1:end], i))
+            tokens.append(Token("quoted", text[i + 1 : end], i))
             i = end + 1
             continue
         start = i
-        while i < n and not text[i].isspace() and text[i] not in _OP_CHARS and text[i] not in "'\"" \
-                and not text.startswith("->", i):
+        while (
+            i < n
+            and not text[i].isspace()
+            and text[i] not in _OP_CHARS
+            and text[i] not in "'\""
+            and not text.startswith("->", i)
+        ):
             i += 1
         tokens.append(Token("word", text[start:i], start))
     tokens.append(Token("end", "", n))
@@ -301,7 +305,7 @@ class _Parser:
         text = tok.text
         for prefix in ("metadata.", "links."):
             if text.startswith(prefix):
-                name = text[len(prefix):]
+                name = text[len(prefix) :]
                 if not name or not all(ch.isalnum() or ch in "_-" for ch in name):
                     raise PolicyError(self.text, tok.column + len(prefix), f"expected a name after '{prefix}'")
                 self.take()
@@ -344,7 +348,7 @@ Evaluator = Callable[[Measures, object, bool], "str | None"]
 def gate_applies(gate: Gate, status: str | None, previous: object = None, has_base: bool = False) -> bool:
     """Whether a gate's constraint applies. PREVIOUS: the status at --base (NEW for a new entry)."""
     current = status if status is not None else ""
-    if gate.to_state != "*" and current != gate.to_state:
+    if gate.to_state not in ("*", current):
         return False
     if gate.to_state == "*" and current == gate.from_state:
         return False
@@ -352,9 +356,9 @@ def gate_applies(gate: Gate, status: str | None, previous: object = None, has_ba
         return True
     if previous == NEW:
         return gate.from_state == "*"
-    if previous == UNCHANGED or previous == status:
+    if previous in (UNCHANGED, status):
         return False
-    return gate.from_state == "*" or previous == gate.from_state
+    return gate.from_state in ("*", previous)
 
 
 # Previous statuses at --base that are not status values (strings, so they survive pickling).

@@ -198,8 +198,11 @@ def find_kb_roots(directory: str, limits: Limits = DEFAULT_LIMITS) -> list[str]:
         if any(e.name == "kb.yaml" and not e.is_dir() for e in items):
             roots.append(current)
         if depth < limits.max_path_depth:
-            stack.extend((e.path, depth + 1) for e in reversed(items)
-                         if not e.name.startswith(".") and e.is_dir(follow_symlinks=False))  # fmt: skip
+            stack.extend(
+                (e.path, depth + 1)
+                for e in reversed(items)
+                if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+            )
     return roots
 
 
@@ -317,8 +320,14 @@ def _read_candidate(path: str, relpath: str, inside: bool) -> Candidate:
         return Candidate(path, relpath, None, inside, problem=exc.reason)
 
 
-def build_workspace(paths: list[str], *, kb_dir: str | None = None, stdin_data: bytes | None = None,
-                    stdin_path: str | None = None, options: WalkOptions | None = None) -> Workspace:  # fmt: skip
+def build_workspace(
+    paths: list[str],
+    *,
+    kb_dir: str | None = None,
+    stdin_data: bytes | None = None,
+    stdin_path: str | None = None,
+    options: WalkOptions | None = None,
+) -> Workspace:
     """The KBs of a run: those PATHS name or hold, or the --kb DIR of candidates and --stdin."""
     options = options or WalkOptions()
     b = _Builder(options)
@@ -349,7 +358,9 @@ def _skip_ignored(kbs: list[KB]) -> list[str]:
     walked = [kb for kb in kbs if kb.schema.kb_yaml is not None]
     for top, members in git.by_work_tree([kb.root for kb in walked]).items():
         group = [kb for kb in walked if kb.root in members]
-        bad = next((kb.bad_gitignore for kb in group if kb.bad_gitignore), None) or git.bad_gitignore_above(top, members)
+        bad = next((kb.bad_gitignore for kb in group if kb.bad_gitignore), None) or git.bad_gitignore_above(
+            top, members
+        )
         if bad is not None:
             warnings.append(f"{display_path(bad)} is not a regular file: files git ignores are linted too")
             continue

@@ -10,11 +10,11 @@ import re
 from functools import lru_cache
 
 from ..model.entry import is_empty
-from .base import Checker, CheckContext, EntrySubject, GraphSubject, Param, Params
-
+from .base import CheckContext, Checker, EntrySubject, GraphSubject, Param, Params
 
 _NON_DESCRIPTIVE = frozenset(
-    ["update", "notes", "todo", "untitled", "new entry", "draft", "temp", "test", "placeholder", "wip"])
+    ["update", "notes", "todo", "untitled", "new entry", "draft", "temp", "test", "placeholder", "wip"]
+)
 
 
 def descriptive_title(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
@@ -50,8 +50,11 @@ def has_tags(entry: EntrySubject, params: Params, context: CheckContext) -> str 
 
 def _is_stub(entry: EntrySubject) -> bool:
     status = entry.metadata.get("research_status")
-    return (isinstance(status, str) and status.strip().casefold() == "stub") or \
-        (entry.status or "").strip().casefold() == "stub" or "stub" in (t.casefold() for t in entry.tags)
+    return (
+        (isinstance(status, str) and status.strip().casefold() == "stub")
+        or (entry.status or "").strip().casefold() == "stub"
+        or "stub" in (t.casefold() for t in entry.tags)
+    )
 
 
 def has_outlinks(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
@@ -141,6 +144,9 @@ def has_any_field(entry: EntrySubject, params: Params, context: CheckContext) ->
     return None
 
 
+SECTION_LEVEL = 2  # a section is a `## heading`
+
+
 def _norm_heading(text: str) -> str:
     return text.strip().rstrip(":").strip().casefold()
 
@@ -152,7 +158,7 @@ def body_has_section(entry: EntrySubject, params: Params, context: CheckContext)
     Fails:   ### Sources, or no such heading
     """
     want = _norm_heading(params["heading"])
-    if any(level == 2 and _norm_heading(text) == want for level, text, _ in entry.headings):
+    if any(level == SECTION_LEVEL and _norm_heading(text) == want for level, text, _ in entry.headings):
         return None
     return f"Entry '{entry.id}' has no '## {params['heading']}' section"
 
@@ -227,11 +233,11 @@ def _section_has_content(entry: EntrySubject, names: set[str]) -> bool:
         if _norm_heading(text) not in names:
             continue
         end = len(lines)
-        for later_level, _, later_line in heads[i + 1:]:
+        for later_level, _, later_line in heads[i + 1 :]:
             if later_level <= level:
                 end = later_line - first
                 break
-        if any(part.strip() for part in lines[line - first + 1:end]):
+        if any(part.strip() for part in lines[line - first + 1 : end]):
             return True
     return False
 
@@ -252,8 +258,9 @@ def cites_source(entry: EntrySubject, params: Params, context: CheckContext) -> 
         return None
     if _SOURCE_FIRST_LINE_RE.match(entry.body) or _SOURCE_LATER_LINE_RE.search(entry.body):
         return None
-    sections = {_norm_heading(s) for s in (params.get("sections") or ["Sources", "References", "Source",
-                                                                       "Bibliography"])}
+    sections = {
+        _norm_heading(s) for s in (params.get("sections") or ["Sources", "References", "Source", "Bibliography"])
+    }
     if _section_has_content(entry, sections):
         return None
     return f"Entry '{entry.id}' cites no source"
@@ -269,9 +276,9 @@ def not_oversized(entry: EntrySubject, params: Params, context: CheckContext) ->
     Fails:   effort: XL and no has_subtask link
     """
     effort = entry.metadata.get("effort")
-    if isinstance(effort, str) and effort.strip().upper() in ("XL", "XXL"):
-        if not any(link.relation == "has_subtask" for link in entry.links):
-            return f"Entry '{entry.id}' has effort {effort.strip()} but no has_subtask link: break it down"
+    oversized = isinstance(effort, str) and effort.strip().upper() in ("XL", "XXL")
+    if oversized and not any(link.relation == "has_subtask" for link in entry.links):
+        return f"Entry '{entry.id}' has effort {str(effort).strip()} but no has_subtask link: break it down"
     return None
 
 
@@ -306,8 +313,9 @@ CHECKERS = (
     Checker("has_inlinks", has_inlinks, (_MIN,), needs_graph=True),
     Checker("status_present", status_present, field="status"),
     Checker("priority_present", priority_present, field="priority"),
-    Checker("has_field", has_field, (Param("field", "str", required=True, help="the field name"),),
-            field="param:field"),
+    Checker(
+        "has_field", has_field, (Param("field", "str", required=True, help="the field name"),), field="param:field"
+    ),
     Checker("has_any_field", has_any_field, (Param("fields", "str_list", required=True, help="field names"),)),
     Checker("body_has_section", body_has_section, (Param("heading", "str", required=True),)),
     Checker("body_has_heading", body_has_heading, (Param("heading", "str", required=True), Param("level", "int"))),

@@ -23,8 +23,12 @@ def _kind_ok(kind: str, value: object) -> bool:
     return True
 
 
-_KIND_NAMES = {"int": "an integer", "str": "a non-empty string", "regex": "a regular expression",
-               "str_list": "a non-empty list of strings"}  # fmt: skip
+_KIND_NAMES = {
+    "int": "an integer",
+    "str": "a non-empty string",
+    "regex": "a regular expression",
+    "str_list": "a non-empty list of strings",
+}
 
 
 def _param_problem(checker: Checker, p: Param, value: object) -> str | None:
@@ -45,8 +49,11 @@ def validate_params(checker: Checker, params: object) -> tuple[dict[str, Any], l
     if not isinstance(params, dict):
         return {}, [f"params of checker '{checker.name}' must be a mapping"]
     declared = {p.name: p for p in checker.params}
-    problems = [f"checker '{checker.name}' has no param '{key}' (params: {', '.join(declared) or 'none'})"
-                for key in params if key not in declared]  # fmt: skip
+    problems = [
+        f"checker '{checker.name}' has no param '{key}' (params: {', '.join(declared) or 'none'})"
+        for key in params
+        if key not in declared
+    ]
     resolved: dict[str, Any] = {}
     for p in checker.params:
         value = params.get(p.name)

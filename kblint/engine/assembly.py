@@ -47,8 +47,15 @@ class Assembly:
         if r.kb.reported is None and (self.shard is None or self.shard[0] == 1):
             self.issues.extend(config_errors(r.ctx.schema, plan))
 
-    def _add_entry(self, r: KBRun, result: FileResult, report: KBReport, context: CheckContext, graph: LinkGraph,
-                   data: bytes | None) -> None:  # fmt: skip
+    def _add_entry(
+        self,
+        r: KBRun,
+        result: FileResult,
+        report: KBReport,
+        context: CheckContext,
+        graph: LinkGraph,
+        data: bytes | None,
+    ) -> None:
         facts = result.facts
         report.files += 1
         report.paths.append(facts.path)

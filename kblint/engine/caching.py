@@ -48,8 +48,10 @@ def caches_for(ws: Workspace, settings: Settings) -> Caches | None:
     return Caches(
         cache_dir=settings.cache_dir,
         stamps={path: resultcache.stamp(path) for kb in ws.kbs for path in kb.files},
-        kb_keys={kb.root: resultcache.kb_key(kb.root, (kb.schema.kb_yaml, kb.cross_links_path), loaded,
-                                             settings.config_file) for kb in ws.kbs},  # fmt: skip
+        kb_keys={
+            kb.root: resultcache.kb_key(kb.root, (kb.schema.kb_yaml, kb.cross_links_path), loaded, settings.config_file)
+            for kb in ws.kbs
+        },
     )
 
 
@@ -58,12 +60,22 @@ def run_key(ws: Workspace, settings: Settings, kb_name: str | None, caches: Cach
     than its files and settings (git history, standard input, an LLM)."""
     from .pass_judgment import llm_spec
 
-    if (settings.changed_since or settings.llm_required or settings.dry_run or ws.unreadable
-            or any(kb.candidates for kb in ws.kbs) or (llm_spec(settings) is not None and not settings.no_judgment)):  # fmt: skip
+    if (
+        settings.changed_since
+        or settings.llm_required
+        or settings.dry_run
+        or ws.unreadable
+        or any(kb.candidates for kb in ws.kbs)
+        or (llm_spec(settings) is not None and not settings.no_judgment)
+    ):
         return None
-    shape = {"kb": kb_name, "strict_links": settings.strict_links, "shard": settings.shard,
-             "no_judgment": settings.no_judgment,
-             "reported": [sorted(kb.reported) if kb.reported is not None else None for kb in ws.kbs]}  # fmt: skip
+    shape = {
+        "kb": kb_name,
+        "strict_links": settings.strict_links,
+        "shard": settings.shard,
+        "no_judgment": settings.no_judgment,
+        "reported": [sorted(kb.reported) if kb.reported is not None else None for kb in ws.kbs],
+    }
     return resultcache.run_key([caches.kb_keys[kb.root] for kb in ws.kbs], caches.stamps, shape)
 
 
@@ -80,16 +92,28 @@ def load_outcome(caches: Caches, key: str) -> Outcome | None:
         if any(os.path.isfile(path) != exists for path, exists in probes.items()):
             return None  # a file a link names appeared or went away
         kbs = [_kb_report(k) for k in data["kbs"]]
-        return Outcome(kbs=kbs, issues=stored.issues, hidden=dict(data["hidden"]),
-                       judgment=JudgmentSummary(**data["judgment"]), judgment_items=int(data["judgment_items"]),
-                       probes=probes)  # fmt: skip
+        return Outcome(
+            kbs=kbs,
+            issues=stored.issues,
+            hidden=dict(data["hidden"]),
+            judgment=JudgmentSummary(**data["judgment"]),
+            judgment_items=int(data["judgment_items"]),
+            probes=probes,
+        )
     except (KeyError, TypeError, ValueError):
         return None
 
 
 def _kb_report(data: dict[str, Any]) -> KBReport:
-    return KBReport(name=data["name"], root=data["root"], files=data["files"], entries=data["entries"],
-                    paths=data["paths"], score=data["score"], coverage=Coverage(**data["coverage"]))  # fmt: skip
+    return KBReport(
+        name=data["name"],
+        root=data["root"],
+        files=data["files"],
+        entries=data["entries"],
+        paths=data["paths"],
+        score=data["score"],
+        coverage=Coverage(**data["coverage"]),
+    )
 
 
 def save_outcome(caches: Caches, key: str, outcome: Outcome) -> None:
@@ -98,11 +122,23 @@ def save_outcome(caches: Caches, key: str, outcome: Outcome) -> None:
         if issue.fingerprint is None:
             issue.fingerprint = fingerprint_of(issue, roots.get(issue.kb_name or ""))
     header = {
-        "kbs": [{"name": k.name, "root": k.root, "files": k.files, "entries": k.entries, "paths": k.paths,
-                 "score": k.score, "coverage": k.coverage.as_dict()} for k in outcome.kbs],
-        "hidden": outcome.hidden, "judgment": outcome.judgment.as_dict(), "judgment_items": outcome.judgment_items,
+        "kbs": [
+            {
+                "name": k.name,
+                "root": k.root,
+                "files": k.files,
+                "entries": k.entries,
+                "paths": k.paths,
+                "score": k.score,
+                "coverage": k.coverage.as_dict(),
+            }
+            for k in outcome.kbs
+        ],
+        "hidden": outcome.hidden,
+        "judgment": outcome.judgment.as_dict(),
+        "judgment_items": outcome.judgment_items,
         "probes": sorted(outcome.probes.items()),
-    }  # fmt: skip
+    }
     try:
         resultcache.save_run(caches.cache_dir, key, resultcache.StoredRun(header, outcome.issues))
     except resultcache.CacheUnusable as exc:

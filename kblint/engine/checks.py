@@ -59,9 +59,18 @@ def _run_checker(b: Binding, subject: Subject) -> list[Issue]:
     name = checker.field_for(b.params)
     line = subject.field_line(name) if name else 1
     return [
-        RULES["rubric_violation"].issue(subject.site, message, line=line, field=name, severity=b.severity,
-                                        discriminator=b.id, tier="checker", rubric_item=b.text, checker=b.checker,
-                                        item_id=b.id)  # fmt: skip
+        RULES["rubric_violation"].issue(
+            subject.site,
+            message,
+            line=line,
+            field=name,
+            severity=b.severity,
+            discriminator=b.id,
+            tier="checker",
+            rubric_item=b.text,
+            checker=b.checker,
+            item_id=b.id,
+        )
         for message in found
     ]
 
@@ -77,8 +86,18 @@ def _run_policy(b: Binding, subject: Subject) -> Issue | None:
         return None
     name = _policy_field(policy.constraint_of(b.parsed))
     return RULES["rubric_violation"].issue(
-        subject.site, message, line=subject.field_line(name) if name else 1, field=name, severity=b.severity,
-        discriminator=b.id, tier="policy", rubric_item=b.text, checker="policy", policy=b.policy, item_id=b.id)  # fmt: skip
+        subject.site,
+        message,
+        line=subject.field_line(name) if name else 1,
+        field=name,
+        severity=b.severity,
+        discriminator=b.id,
+        tier="policy",
+        rubric_item=b.text,
+        checker="policy",
+        policy=b.policy,
+        item_id=b.id,
+    )
 
 
 def _policy_field(constraint: policy.Constraint) -> str | None:

@@ -96,8 +96,11 @@ def _unused_suppressions(path: str, entry: Suppressed, used: set[tuple[str, str]
             continue  # it did not run on this entry (e.g. the judgment tier without an LLM)
         else:
             message = f"Suppression names '{name}', which is no rule, checker or rubric item id here"
-        issues.append(RULES["unused_suppression"].issue(Site(facts.kb_name, path, facts.id, facts.type), message,
-                                                        line=line, field="kblint", discriminator=name))  # fmt: skip
+        issues.append(
+            RULES["unused_suppression"].issue(
+                Site(facts.kb_name, path, facts.id, facts.type), message, line=line, field="kblint", discriminator=name
+            )
+        )
     return issues
 
 
@@ -114,9 +117,19 @@ def apply_baseline(report: Report, write_to: str | None, read_from: str | None) 
     from .. import baseline
 
     if write_to:
-        baseline.write(write_to, [
-            {"fingerprint": report.fingerprint(i), "path": display_path(i.path), "rule": i.rule, "checker": i.checker,
-             "message": i.message} for i in report.issues])  # fmt: skip
+        baseline.write(
+            write_to,
+            [
+                {
+                    "fingerprint": report.fingerprint(i),
+                    "path": display_path(i.path),
+                    "rule": i.rule,
+                    "checker": i.checker,
+                    "message": i.message,
+                }
+                for i in report.issues
+            ],
+        )
     if read_from:
         known = baseline.load(read_from)
         prints = [(report.fingerprint(i), i) for i in report.issues]

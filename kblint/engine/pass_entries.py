@@ -14,8 +14,8 @@ from typing import Any
 
 from ..checkers.base import CheckContext
 from ..config import Settings
-from ..infra.files import FileProblem, read_regular_file
 from ..infra import pool
+from ..infra.files import FileProblem, read_regular_file
 from ..infra.pool import cpu_count
 from ..infra.resultcache import CacheUnusable, KBResultCache, record_text, result_of
 from ..infra.spill import IssueSpill
@@ -75,8 +75,9 @@ def parse_failure(ctx: KBContext, path: str, relpath: str, message: str, line: i
     return FileResult(EntryFacts(ctx.schema.name, path, relpath, parsed=False, reported=True), [issue])
 
 
-def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located: bool = True,
-                reported: bool = True) -> FileResult:  # fmt: skip
+def lint_source(
+    ctx: KBContext, path: str, relpath: str, data: bytes, *, located: bool = True, reported: bool = True
+) -> FileResult:
     """Pass 1 for one file's bytes: never raises for any content. LOCATED: the file is where it
     lives in the KB (not a candidate from elsewhere)."""
     raw = parse(data, ctx.limits)
@@ -90,13 +91,29 @@ def lint_source(ctx: KBContext, path: str, relpath: str, data: bytes, *, located
     issues = structure_rules.check(entry, defaulted)
     issues.extend(schema_rules.check(entry, schema, located=located))
     facts = EntryFacts(
-        kb_name=schema.name, path=path, relpath=relpath, parsed=True, reported=reported, id=entry.id,
-        id_line=entry.key_line("id") if "id" in raw.frontmatter else 1, type=entry.type, status=entry.status,
-        aliases=tuple(entry.aliases), links=PackedLinks.of(entry.links), suppress=suppressions(raw),
+        kb_name=schema.name,
+        path=path,
+        relpath=relpath,
+        parsed=True,
+        reported=reported,
+        id=entry.id,
+        id_line=entry.key_line("id") if "id" in raw.frontmatter else 1,
+        type=entry.type,
+        status=entry.status,
+        aliases=tuple(entry.aliases),
+        links=PackedLinks.of(entry.links),
+        suppress=suppressions(raw),
         judgment_items=len(ctx.plan.judgment_bindings(entry.type)),
-    )  # fmt: skip
-    subject = Subject(entry, facts, entry.site, CheckContext(schema=schema), EntryMeasures(entry, schema),
-                      entry.field_line, *ctx.previous_status(path))  # fmt: skip
+    )
+    subject = Subject(
+        entry,
+        facts,
+        entry.site,
+        CheckContext(schema=schema),
+        EntryMeasures(entry, schema),
+        entry.field_line,
+        *ctx.previous_status(path),
+    )
     issues.extend(run_bindings(ctx.plan.entry_bindings(entry.type), subject))
     return FileResult(facts, issues, cross_sources)
 
@@ -222,10 +239,14 @@ class KBRun:
     def graph_kb(self) -> GraphKB:
         matched = {s for r in self.results for s in r.cross_sources}
         kb = self.kb
-        return GraphKB(name=kb.name, root=kb.root, facts=[r.facts for r in self.results],
-                       cross_links_path=kb.cross_links_path,
-                       unmatched_cross_sources=[(c.source, c.line) for c in kb.cross_links if c.source not in matched],
-                       cross_reported=kb.reported is None)  # fmt: skip
+        return GraphKB(
+            name=kb.name,
+            root=kb.root,
+            facts=[r.facts for r in self.results],
+            cross_links_path=kb.cross_links_path,
+            unmatched_cross_sources=[(c.source, c.line) for c in kb.cross_links if c.source not in matched],
+            cross_reported=kb.reported is None,
+        )
 
 
 def context_of(kb: KB, settings: Settings) -> KBContext:
@@ -273,7 +294,9 @@ def run_all(ws: Workspace, settings: Settings, caches: Caches | None, spill: Iss
     contexts = [context_of(kb, settings) for kb in ws.kbs]
     kb_caches = _kb_caches(ws, caches)
     # a report in these formats, a baseline and the caches keep every issue's fingerprint
-    fingerprints = any(kb_caches) or settings.format in ("json", "sarif") or bool(settings.baseline or settings.write_baseline)
+    fingerprints = (
+        any(kb_caches) or settings.format in ("json", "sarif") or bool(settings.baseline or settings.write_baseline)
+    )
     driver = PassOne(contexts, settings.jobs or cpu_count(), fingerprints, any(kb_caches), spill, HELD_ISSUES)
     by_path: dict[str, FileResult] = {}
     tasks = []

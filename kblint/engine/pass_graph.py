@@ -47,7 +47,7 @@ class _LinkWalk:
     def entry(self, kb: GraphKB, facts: EntryFacts) -> None:
         seen: set[tuple[str, str]] = set()
         indexes = self.graph.indexes
-        for fields in facts.links.keys():
+        for fields in facts.links.link_keys():
             _, target, _, link_kb, path, origin = fields
             target_kb = link_kb or kb.name
             named = path if path is not None else target
@@ -72,8 +72,9 @@ class _LinkWalk:
             if not sources or sources[-1] is not facts.path:  # one entry's links come together: counted once
                 sources.append(facts.path)
 
-    def link(self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str, named: str,
-             index: KBIndex | None) -> None:  # fmt: skip
+    def link(
+        self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str, named: str, index: KBIndex | None
+    ) -> None:
         resolved = self.graph.resolve(facts, key) if index is not None else None
         if resolved is not None:
             self.linked(facts, resolved)
@@ -86,16 +87,18 @@ class _LinkWalk:
         report = facts.reported if key.origin is None else kb.cross_reported
         return report or bool(self.touched and (target_kb, key.target.casefold()) in self.touched)
 
-    def _issue(self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str, named: str,
-               index: KBIndex | None) -> Issue:  # fmt: skip
+    def _issue(
+        self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str, named: str, index: KBIndex | None
+    ) -> Issue:
         link = facts.links.link(key.at)
         if index is None:
             return link_rules.unresolved_external(facts, link, kb.name, target_kb, named, self.strict_links)
         return link_rules.broken_link(facts, link, kb.name, target_kb, named, index.suggest(link.target))
 
 
-def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
-            touched: set[tuple[str, str]] | None = None) -> tuple[LinkGraph, list[Issue]]:  # fmt: skip
+def analyse(
+    kbs: list[GraphKB], *, strict_links: bool = False, touched: set[tuple[str, str]] | None = None
+) -> tuple[LinkGraph, list[Issue]]:
     """The link graph of KBS and the graph issues of the reported entries. TOUCHED (with
     --changed-since): (KB, case-folded name) of the entries that changed or were deleted; a link
     from an unchanged entry that names one of them is reported too, as is a duplicate id shared
@@ -107,18 +110,29 @@ def analyse(kbs: list[GraphKB], *, strict_links: bool = False,
             if facts.parsed and facts.links:
                 walk.entry(kb, facts)
         if kb.cross_reported and kb.cross_links_path:
-            walk.issues.extend(link_rules.unmatched_cross_source(kb.name, kb.cross_links_path, source, line)
-                               for source, line in kb.unmatched_cross_sources)  # fmt: skip
+            walk.issues.extend(
+                link_rules.unmatched_cross_source(kb.name, kb.cross_links_path, source, line)
+                for source, line in kb.unmatched_cross_sources
+            )
     issues = walk.issues
     for kb in kbs:
         issues.extend(link_rules.duplicate_ids(kb.name, kb.facts, involve=touched is not None))
-        issues.extend(link_rules.orphan_entry(f, kb.name) for f in kb.facts
-                      if f.parsed and f.reported and f.path not in walk.has_outlinks and not graph.inlinks.get(f.path))  # fmt: skip
+        issues.extend(
+            link_rules.orphan_entry(f, kb.name)
+            for f in kb.facts
+            if f.parsed and f.reported and f.path not in walk.has_outlinks and not graph.inlinks.get(f.path)
+        )
     return graph, issues
 
 
-def graph_checks(facts: EntryFacts, bindings: list[Binding], context: CheckContext, graph: LinkGraph,
-                 whole_entry: Callable[[], Entry | None] | None, previous: tuple[object, bool]) -> list[Issue]:  # fmt: skip
+def graph_checks(
+    facts: EntryFacts,
+    bindings: list[Binding],
+    context: CheckContext,
+    graph: LinkGraph,
+    whole_entry: Callable[[], Entry | None] | None,
+    previous: tuple[object, bool],
+) -> list[Issue]:
     """The checker and policy items of BINDINGS that need the graph, on one entry. WHOLE_ENTRY reads
     the entry again, for plugin checkers that need it; PREVIOUS: (status at --base, there is a --base)."""
     checked: Entry | EntryFacts = facts

@@ -58,10 +58,14 @@ def judge_config(settings: Settings) -> JudgeConfig:
 
     try:
         return JudgeConfig.from_spec(
-            llm_spec(settings) or "", base_url=settings.llm_base_url, env=os.environ,
-            concurrency=max(1, settings.llm_concurrency), min_confidence=settings.llm_min_confidence,
-            max_calls=settings.max_llm_calls, cache_dir=None if settings.no_cache else settings.cache_dir,
-        )  # fmt: skip
+            llm_spec(settings) or "",
+            base_url=settings.llm_base_url,
+            env=os.environ,
+            concurrency=max(1, settings.llm_concurrency),
+            min_confidence=settings.llm_min_confidence,
+            max_calls=settings.max_llm_calls,
+            cache_dir=None if settings.no_cache else settings.cache_dir,
+        )
     except ValueError as exc:
         raise JudgmentSetupError(f"--llm: {exc}") from None
 
@@ -122,9 +126,17 @@ def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
             requests.append(request)
             by_key[request.key] = p
     if settings.dry_run:
-        rows = [DryRunRow(path=by_key[row["key"]].facts.path, entry_id=row["entry_id"], items=row["items"],
-                          cached_items=row["cached_items"], estimated_prompt_tokens=row["estimated_prompt_tokens"],
-                          body_truncated=row["body_truncated"]) for row in dry_run(requests, config)]  # fmt: skip
+        rows = [
+            DryRunRow(
+                path=by_key[row["key"]].facts.path,
+                entry_id=row["entry_id"],
+                items=row["items"],
+                cached_items=row["cached_items"],
+                estimated_prompt_tokens=row["estimated_prompt_tokens"],
+                body_truncated=row["body_truncated"],
+            )
+            for row in dry_run(requests, config)
+        ]
         summary.enabled, summary.reason = False, "dry run: nothing sent"
         summary.not_evaluated = sum(len(r.items) for r in requests)
         return JudgmentResult(summary, dry_run=rows)
@@ -148,8 +160,11 @@ def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
     if unavailable and pending:
         kb = pending[0].ctx.schema
         message = f"LLM provider unavailable ({unavailable}); {summary.not_evaluated} judgment checks not evaluated"
-        result.issues.append(RULES["judgment_unavailable"].issue(
-            Site(kb.name, kb.kb_yaml or kb.root), message, discriminator="unavailable", evaluator=config.evaluator))
+        result.issues.append(
+            RULES["judgment_unavailable"].issue(
+                Site(kb.name, kb.kb_yaml or kb.root), message, discriminator="unavailable", evaluator=config.evaluator
+            )
+        )
     return result
 
 
@@ -168,14 +183,29 @@ def _outcome_issues(outcome: JudgeOutcome, p: Pending, config: JudgeConfig) -> l
         if verdict.verdict == "pass" or rule == "llm_rubric_violation":
             scoring.record(facts, b.weight, verdict.verdict == "pass")
         if rule is not None:
-            issues.append(RULES[rule].issue(
-                facts.site, verdict.reason or f"judged {verdict.verdict}", discriminator=b.id,
-                severity=b.severity if rule == "llm_rubric_violation" else None, rubric_item=b.text,
-                confidence=round(float(verdict.confidence), 3), evaluator=config.evaluator, cached=verdict.cached,
-                item_id=b.id))  # fmt: skip
+            issues.append(
+                RULES[rule].issue(
+                    facts.site,
+                    verdict.reason or f"judged {verdict.verdict}",
+                    discriminator=b.id,
+                    severity=b.severity if rule == "llm_rubric_violation" else None,
+                    rubric_item=b.text,
+                    confidence=round(float(verdict.confidence), 3),
+                    evaluator=config.evaluator,
+                    cached=verdict.cached,
+                    item_id=b.id,
+                )
+            )
     for error in outcome.errors:
         b = items.get(error.item_id)
-        issues.append(RULES["judgment_error"].issue(
-            facts.site, error.message, discriminator=error.item_id, rubric_item=b.text if b else None,
-            evaluator=config.evaluator, item_id=error.item_id))  # fmt: skip
+        issues.append(
+            RULES["judgment_error"].issue(
+                facts.site,
+                error.message,
+                discriminator=error.item_id,
+                rubric_item=b.text if b else None,
+                evaluator=config.evaluator,
+                item_id=error.item_id,
+            )
+        )
     return issues

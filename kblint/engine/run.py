@@ -60,8 +60,12 @@ def _workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None)
     from ..checkers.registry import registry
 
     plugins = registry().plugins
-    options = WalkOptions(exclude=tuple(settings.exclude), respect_gitignore=settings.respect_gitignore,
-                          limits=settings.limits, plugin_types=tuple(plugins.types) if plugins else ())  # fmt: skip
+    options = WalkOptions(
+        exclude=tuple(settings.exclude),
+        respect_gitignore=settings.respect_gitignore,
+        limits=settings.limits,
+        plugin_types=tuple(plugins.types) if plugins else (),
+    )
     paths = settings.paths
     if kb_dir is not None and not paths and stdin_data is None:
         paths = [kb_dir]  # `--kb DIR` alone lints that KB
@@ -70,8 +74,10 @@ def _workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None)
     for kb in ws.kbs:  # cross-KB links name KBs: two KBs of one name would make them ambiguous
         other = seen.setdefault(kb.name, kb)
         if other is not kb:
-            raise UsageError(f"two KBs are named '{kb.name}': {display_path(other.root)} and "
-                             f"{display_path(kb.root)}; give one of them another `name:` in its kb.yaml")  # fmt: skip
+            raise UsageError(
+                f"two KBs are named '{kb.name}': {display_path(other.root)} and "
+                f"{display_path(kb.root)}; give one of them another `name:` in its kb.yaml"
+            )
     return ws
 
 
@@ -107,8 +113,9 @@ def _lint(ws: Workspace, settings: Settings, kb_name: str | None, caches: cachin
         runs = pass_entries.run_all(ws, settings, caches, spill)
         shard = filters.parse_shard(settings.shard) if settings.shard else None
         touched = pass_entries.touched_names(runs, deleted) if deleted is not None else None
-        graph, graph_issues = pass_graph.analyse([r.graph_kb() for r in runs], strict_links=settings.strict_links,
-                                                 touched=touched)  # fmt: skip
+        graph, graph_issues = pass_graph.analyse(
+            [r.graph_kb() for r in runs], strict_links=settings.strict_links, touched=touched
+        )
         reported = [r for r in runs if kb_name is None or r.kb.name == kb_name]
         assembly = Assembly(shard)
         for r in reported:
@@ -124,9 +131,16 @@ def _lint(ws: Workspace, settings: Settings, kb_name: str | None, caches: cachin
         issues = spill.take(assembly.spilled) + assembly.issues
         hidden: dict[str, int] = {}
         issues = filters.apply_suppressions(issues, assembly.suppressed, hidden)
-        return Outcome(kbs=assembly.reports, issues=issues, hidden=hidden, judgment=judged.summary,
-                       judgment_items=assembly.judgment_items, dry_run=judged.dry_run,
-                       unavailable=judged.unavailable, probes=graph.probes)  # fmt: skip
+        return Outcome(
+            kbs=assembly.reports,
+            issues=issues,
+            hidden=hidden,
+            judgment=judged.summary,
+            judgment_items=assembly.judgment_items,
+            dry_run=judged.dry_run,
+            unavailable=judged.unavailable,
+            probes=graph.probes,
+        )
     finally:
         spill.close()
 
@@ -150,9 +164,16 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
     hidden = dict(outcome.hidden)
     for name, count in flt.hidden.items():
         hidden[name] = hidden.get(name, 0) + count
-    report = Report(kbs=outcome.kbs, issues=kept, hidden=hidden, fail_on=settings.fail_on,
-                    unreadable=[str(e) for e in ws.unreadable], judgment=outcome.judgment,
-                    judgment_items=outcome.judgment_items, dry_run=outcome.dry_run)  # fmt: skip
+    report = Report(
+        kbs=outcome.kbs,
+        issues=kept,
+        hidden=hidden,
+        fail_on=settings.fail_on,
+        unreadable=[str(e) for e in ws.unreadable],
+        judgment=outcome.judgment,
+        judgment_items=outcome.judgment_items,
+        dry_run=outcome.dry_run,
+    )
     filters.apply_baseline(report, settings.write_baseline, settings.baseline)
     by_kb = {kb.name: kb for kb in outcome.kbs}
     for kb_report in outcome.kbs:
@@ -162,4 +183,3 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
     if outcome.unavailable and settings.llm_required:
         report.fatal = f"--llm-required: the LLM is not reachable: {outcome.unavailable}"
     return report
-

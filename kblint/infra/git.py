@@ -22,8 +22,9 @@ class GitError(Exception):
 def run(args: list[str], cwd: str, timeout: float = TIMEOUT) -> bytes:
     """git ARGS in CWD: its standard output; GitError when it cannot run, fails or takes too long."""
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                              check=False)  # fmt: skip
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
+        )
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took longer than {timeout:g} s") from None
     except (OSError, subprocess.SubprocessError) as exc:
@@ -112,7 +113,9 @@ def ignored(top: str, roots: list[str]) -> Ignored | None:
     """What git ignores under ROOTS in the work tree TOP (one query), or None when git cannot say."""
     specs = [os.path.relpath(root, top) for root in roots]
     try:
-        output = run(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", *specs], top)
+        output = run(
+            ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", *specs], top
+        )
     except GitError:
         return None
     files, directories = set(), set()

@@ -262,7 +262,10 @@ def _issues_of_columns(texts: list[Any], columns: list[list[Any]], count: int) -
     if len(columns) != len(ISSUE_FIELDS) or any(len(c) != count for c in columns):
         raise ValueError("columns of another shape")
     texts.append(None)  # index -1
-    decoded = [c if name in _UNSHARED else list(map(texts.__getitem__, c)) for name, c in zip(ISSUE_FIELDS, columns, strict=True)]
+    decoded = [
+        c if name in _UNSHARED else list(map(texts.__getitem__, c))
+        for name, c in zip(ISSUE_FIELDS, columns, strict=True)
+    ]
     return list(map(Issue, *decoded))
 
 
@@ -301,8 +304,11 @@ def save_run(cache_dir: str, key: str, run: StoredRun) -> None:
 
 
 def _prune(directory: str) -> None:
-    runs = sorted((e for e in os.scandir(directory) if e.name.endswith(".jsonl")),
-                  key=lambda e: e.stat().st_mtime_ns, reverse=True)  # fmt: skip
+    runs = sorted(
+        (e for e in os.scandir(directory) if e.name.endswith(".jsonl")),
+        key=lambda e: e.stat().st_mtime_ns,
+        reverse=True,
+    )
     for old in runs[_RUNS_KEPT:]:
         os.unlink(old.path)
 

@@ -22,13 +22,38 @@ Importing this package does not import httpx; `judge` imports it only when somet
 from __future__ import annotations
 
 from .cache import cache_clear, cache_info
-from .model import (PROMPT_VERSION, VERDICTS, ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest,
-                    JudgeStats, JudgeUnavailable, Verdict, verdict_rule)
+from .model import (
+    PROMPT_VERSION,
+    VERDICTS,
+    ItemError,
+    JudgeConfig,
+    JudgeItem,
+    JudgeOutcome,
+    JudgeRequest,
+    JudgeStats,
+    JudgeUnavailable,
+    Verdict,
+    verdict_rule,
+)
 from .providers import PROVIDERS
 from .runner import dry_run, judge, render_prompt
 
 __all__ = [
-    "PROMPT_VERSION", "PROVIDERS", "VERDICTS", "ItemError", "JudgeConfig", "JudgeItem", "JudgeOutcome",
-    "JudgeRequest", "JudgeStats", "JudgeUnavailable", "Verdict", "verdict_rule", "judge", "dry_run",
-    "render_prompt", "cache_info", "cache_clear",
+    "PROMPT_VERSION",
+    "PROVIDERS",
+    "VERDICTS",
+    "ItemError",
+    "JudgeConfig",
+    "JudgeItem",
+    "JudgeOutcome",
+    "JudgeRequest",
+    "JudgeStats",
+    "JudgeUnavailable",
+    "Verdict",
+    "verdict_rule",
+    "judge",
+    "dry_run",
+    "render_prompt",
+    "cache_info",
+    "cache_clear",
 ]

@@ -22,8 +22,20 @@ SUBDIR = "judgment"
 
 
 def item_key(config: JudgeConfig, entry_canon: str, guidelines_canon: str, item_text: str) -> str:
-    material = json.dumps(["kblint-judgment", config.provider, config.model, config.base_url, PROMPT_VERSION,
-                           entry_canon, guidelines_canon, item_text], ensure_ascii=True, separators=(",", ":"))
+    material = json.dumps(
+        [
+            "kblint-judgment",
+            config.provider,
+            config.model,
+            config.base_url,
+            PROMPT_VERSION,
+            entry_canon,
+            guidelines_canon,
+            item_text,
+        ],
+        ensure_ascii=True,
+        separators=(",", ":"),
+    )
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
@@ -41,15 +53,25 @@ class VerdictCache:
             verdict, conf = data["verdict"], data["confidence"]
             if verdict not in VERDICTS or isinstance(conf, bool) or not isinstance(conf, (int, float)):
                 return None
-            return Verdict(item_id=item_id, verdict=verdict, confidence=float(conf),
-                           reason=str(data.get("reason", "")), cached=True)
+            return Verdict(
+                item_id=item_id,
+                verdict=verdict,
+                confidence=float(conf),
+                reason=str(data.get("reason", "")),
+                cached=True,
+            )
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing or unreadable: a miss (a new verdict overwrites it)
 
     def put(self, key: str, verdict: Verdict, evaluator: str) -> None:
         path = self._path(key)
-        data = {"prompt_version": PROMPT_VERSION, "evaluator": evaluator, "verdict": verdict.verdict,
-                "confidence": verdict.confidence, "reason": verdict.reason}
+        data = {
+            "prompt_version": PROMPT_VERSION,
+            "evaluator": evaluator,
+            "verdict": verdict.verdict,
+            "confidence": verdict.confidence,
+            "reason": verdict.reason,
+        }
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)

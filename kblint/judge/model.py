@@ -75,8 +75,9 @@ class JudgeConfig:
         return self.wire.endpoint(self.base_url or "")
 
     @classmethod
-    def from_spec(cls, spec: str, base_url: str | None = None, env: Mapping[str, str] | None = None,
-                  **options: Any) -> JudgeConfig:
+    def from_spec(
+        cls, spec: str, base_url: str | None = None, env: Mapping[str, str] | None = None, **options: Any
+    ) -> JudgeConfig:
         """Build a configuration from `PROVIDER:MODEL` (the model may itself hold colons: `ollama:llama3:8b`).
 
         The base URL is `base_url`, else (openai) `OPENAI_BASE_URL`, else the provider's default; the API
@@ -144,7 +145,9 @@ class JudgeOutcome:
     key: str
     verdicts: list[Verdict] = field(default_factory=list)
     errors: list[ItemError] = field(default_factory=list)
-    not_evaluated: list[str] = field(default_factory=list)  # item ids not judged: budget exhausted or provider unavailable
+    not_evaluated: list[str] = field(
+        default_factory=list
+    )  # item ids not judged: budget exhausted or provider unavailable
     not_evaluated_reason: str | None = None  # "budget exhausted (--max-llm-calls N)" or "provider unavailable: ..."
 
 
@@ -158,8 +161,12 @@ class JudgeStats:
     completion_tokens: int = 0
 
     def to_dict(self) -> dict[str, int]:
-        return {"calls": self.calls, "cache_hits": self.cache_hits, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens}
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
 
 
 def verdict_rule(verdict: Verdict, min_confidence: float = 0.7) -> str | None:

@@ -41,8 +41,13 @@ def canonical(value) -> str:
 
 def prompt_entry(entry: dict, max_body_chars: int) -> dict:
     """The entry as sent: the five fields of SPEC §7 (plus any other keys the caller gave), body truncated."""
-    sent = {"id": entry.get("id"), "type": entry.get("type"), "title": entry.get("title"),
-            "metadata": entry.get("metadata") or {}, "body": entry.get("body") or ""}
+    sent = {
+        "id": entry.get("id"),
+        "type": entry.get("type"),
+        "title": entry.get("title"),
+        "metadata": entry.get("metadata") or {},
+        "body": entry.get("body") or "",
+    }
     for k, v in entry.items():
         sent.setdefault(k, v)
     body = sent["body"] if isinstance(sent["body"], str) else str(sent["body"])
@@ -56,8 +61,11 @@ def prompt_entry(entry: dict, max_body_chars: int) -> dict:
 def render_block(entry: dict, items: list[JudgeItem], guidelines: dict) -> str:
     """The JSON held by the fenced block. Runs of three or more backticks inside strings (a body's own code
     fences) are written as \\u0060 escapes: the JSON means the same, and the message keeps exactly one fence."""
-    payload = {"entry": entry, "items": [{"id": it.id, "text": it.text} for it in items],
-               "guidelines": guidelines or {}}
+    payload = {
+        "entry": entry,
+        "items": [{"id": it.id, "text": it.text} for it in items],
+        "guidelines": guidelines or {},
+    }
     text = json.dumps(payload, ensure_ascii=False, indent=1, default=str)
     return _FENCE_RUN.sub(lambda m: "\\u0060" * len(m.group()), text)
 
@@ -67,8 +75,10 @@ def user_message(entry: dict, items: list[JudgeItem], guidelines: dict, note: st
     head = f"Review this entry against the {n} rubric item{'s' if n != 1 else ''} below."
     if note:
         head += f" Your previous answer could not be used ({note}); answer again, with the JSON object only."
-    return (f"{head}\n\n```json\n{render_block(entry, items, guidelines)}\n```\n\n"
-            f"Answer with the JSON object {{\"verdicts\": [...]}} only, one verdict per item id.")
+    return (
+        f"{head}\n\n```json\n{render_block(entry, items, guidelines)}\n```\n\n"
+        f'Answer with the JSON object {{"verdicts": [...]}} only, one verdict per item id.'
+    )
 
 
 def estimate_tokens(*texts: str) -> int:
@@ -80,8 +90,15 @@ def estimate_tokens(*texts: str) -> int:
 
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _FENCED = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.S)
-_VERDICT_ALIASES = {"not applicable": "not_applicable", "not-applicable": "not_applicable", "n/a": "not_applicable",
-                    "na": "not_applicable", "passed": "pass", "failed": "fail", "unsure": "uncertain"}
+_VERDICT_ALIASES = {
+    "not applicable": "not_applicable",
+    "not-applicable": "not_applicable",
+    "n/a": "not_applicable",
+    "na": "not_applicable",
+    "passed": "pass",
+    "failed": "fail",
+    "unsure": "uncertain",
+}
 
 
 def _load_json(text: str):
@@ -91,7 +108,7 @@ def _load_json(text: str):
     candidates += [m.group(1) for m in _FENCED.finditer(text)]
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
-        candidates.append(text[start:end + 1])
+        candidates.append(text[start : end + 1])
     for c in candidates:
         c = c.strip()
         if not c or c[0] not in "{[":

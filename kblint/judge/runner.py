@@ -10,9 +10,9 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cache import VerdictCache, item_key
 from .model import ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest, JudgeStats, JudgeUnavailable, Verdict
@@ -48,11 +48,14 @@ class _Work:
             key=self.request.key,
             verdicts=[self.verdicts[it.id] for it in self.items if it.id in self.verdicts],
             errors=[self.errors[it.id] for it in self.items if it.id in self.errors],
-            not_evaluated=list(self.not_evaluated), not_evaluated_reason=self.not_evaluated_reason)
+            not_evaluated=list(self.not_evaluated),
+            not_evaluated_reason=self.not_evaluated_reason,
+        )
 
 
-def _plan(requests: Sequence[JudgeRequest], config: JudgeConfig, cache: VerdictCache | None,
-          stats: JudgeStats | None) -> list[_Work]:
+def _plan(
+    requests: Sequence[JudgeRequest], config: JudgeConfig, cache: VerdictCache | None, stats: JudgeStats | None
+) -> list[_Work]:
     works = []
     for i, req in enumerate(requests):
         seen: set[str] = set()
@@ -63,8 +66,13 @@ def _plan(requests: Sequence[JudgeRequest], config: JudgeConfig, cache: VerdictC
                 items.append(it)
         entry = dict(req.entry)
         guidelines = req.guidelines or {}
-        w = _Work(index=i, request=req, items=items, sent_entry=prompt_entry(entry, config.max_body_chars),
-                  guidelines=guidelines)
+        w = _Work(
+            index=i,
+            request=req,
+            items=items,
+            sent_entry=prompt_entry(entry, config.max_body_chars),
+            guidelines=guidelines,
+        )
         entry_canon, guidelines_canon = canonical(entry), canonical(guidelines)
         for it in items:
             w.keys[it.id] = key = item_key(config, entry_canon, guidelines_canon, it.text)
@@ -132,8 +140,9 @@ class _Hold:
 
 
 class _Runner:
-    def __init__(self, config: JudgeConfig, cache: VerdictCache | None, stats: JudgeStats, total: int,
-                 progress: Progress | None):
+    def __init__(
+        self, config: JudgeConfig, cache: VerdictCache | None, stats: JudgeStats, total: int, progress: Progress | None
+    ):
         self.config = config
         self.cache = cache
         self.stats = stats
@@ -178,8 +187,9 @@ class _Runner:
                     if answer_no == 1:
                         self._skip(w, items, value)
                     else:
-                        self._fail(w, items, f"invalid answer from {self.config.evaluator} ({note}); "
-                                             f"not asked again: {value}")
+                        self._fail(
+                            w, items, f"invalid answer from {self.config.evaluator} ({note}); not asked again: {value}"
+                        )
                     return
                 if kind == "skip":
                     self._skip(w, items, value)
@@ -271,8 +281,10 @@ class _Runner:
             elif connect_failed:
                 self.connect_streak += 1
                 if self.connect_streak >= self.max_connect_streak:
-                    self._mark_unavailable(f"cannot connect to {c.base_url} any more ({self.connect_streak} requests "
-                                           f"in a row failed): {connect_detail}")
+                    self._mark_unavailable(
+                        f"cannot connect to {c.base_url} any more ({self.connect_streak} requests "
+                        f"in a row failed): {connect_detail}"
+                    )
         return "error", f"{last_error} (after {c.tries} tries)"
 
     def _mark_unavailable(self, reason: str) -> None:
@@ -339,8 +351,12 @@ def _run_sync(coro) -> None:
         raise failure[0]
 
 
-def judge(requests: Sequence[JudgeRequest], config: JudgeConfig, progress: Progress | None = None,
-          raise_unavailable: bool = False) -> tuple[list[JudgeOutcome], JudgeStats, str | None]:
+def judge(
+    requests: Sequence[JudgeRequest],
+    config: JudgeConfig,
+    progress: Progress | None = None,
+    raise_unavailable: bool = False,
+) -> tuple[list[JudgeOutcome], JudgeStats, str | None]:
     """Judge every request's items; see the package docstring."""
     stats = JudgeStats()
     cache = VerdictCache(config.cache_dir) if config.cache_dir else None
@@ -380,9 +396,16 @@ def dry_run(requests: Sequence[JudgeRequest], config: JudgeConfig) -> list[dict]
     for w in _plan(requests, config, cache, None):
         pending = w.pending
         tokens = estimate_tokens(SYSTEM_PROMPT, user_message(w.sent_entry, pending, w.guidelines)) if pending else 0
-        out.append({"key": w.request.key, "entry_id": w.request.entry.get("id"),
-                    "items": [it.id for it in pending], "cached_items": [it.id for it in w.items if it.id in w.verdicts],
-                    "estimated_prompt_tokens": tokens, "body_truncated": bool(w.sent_entry.get("body_truncated"))})
+        out.append(
+            {
+                "key": w.request.key,
+                "entry_id": w.request.entry.get("id"),
+                "items": [it.id for it in pending],
+                "cached_items": [it.id for it in w.items if it.id in w.verdicts],
+                "estimated_prompt_tokens": tokens,
+                "body_truncated": bool(w.sent_entry.get("body_truncated")),
+            }
+        )
     return out
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as _dt
 import posixpath
 import re
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..paths import stem
@@ -34,7 +34,9 @@ class ParseFailure:
 
 
 # A mapping key written on a line, at any depth (for the line of an impossible date).
-_ANY_KEY_RE = re.compile(r"""^[ \t]*(?:-[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)""")  # fmt: skip
+_ANY_KEY_RE = re.compile(
+    r"""^[ \t]*(?:-[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:,\[\]{}][^:\n]*?))[ \t]*:(?=[ \t]|$)"""
+)
 
 
 @dataclass
@@ -140,8 +142,14 @@ def split_and_load(text: str, limits: Limits = DEFAULT_LIMITS) -> RawEntry | Par
     if not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else "a scalar value"
         return ParseFailure(f"frontmatter must be a mapping of keys to values, not {kind}", line=2)
-    return RawEntry(frontmatter=data, body=body, body_line=body_line, fm_text=fm_text, key_lines=loaded.key_lines,
-                    bad_dates=loaded.bad_dates)  # fmt: skip
+    return RawEntry(
+        frontmatter=data,
+        body=body,
+        body_line=body_line,
+        fm_text=fm_text,
+        key_lines=loaded.key_lines,
+        bad_dates=loaded.bad_dates,
+    )
 
 
 def parse(data: bytes, limits: Limits = DEFAULT_LIMITS) -> RawEntry | ParseFailure:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import dataclasses
+import hashlib
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..infra.files import FileProblem, read_regular_file
-from ..yamlread.lines import LineDict, LineList, YamlFileError, decode_yaml_bytes, line_of, load_text
+from ..yamlread.lines import LineDict, YamlFileError, decode_yaml_bytes, line_of, load_text
 
 # Field type vocabularies (Pyrite's and the common one) → canonical name.
 FIELD_TYPES = {
@@ -42,8 +42,24 @@ FIELD_TYPES = {
 
 # Keys every entry may carry whatever its type declares (SPEC §4).
 COMMON_KEYS = frozenset(
-    "id title type tags links aliases status date summary references metadata kblint importance "
-    "sources created_at updated_at".split()
+    [
+        "id",
+        "title",
+        "type",
+        "tags",
+        "links",
+        "aliases",
+        "status",
+        "date",
+        "summary",
+        "references",
+        "metadata",
+        "kblint",
+        "importance",
+        "sources",
+        "created_at",
+        "updated_at",
+    ]
 )
 
 # Types for which an empty body is normal (SPEC §8, empty_body).
@@ -192,14 +208,33 @@ SYSTEM_GUIDELINES = {
 
 
 def _core_types() -> dict[str, TypeSchema]:
-    types = {name: TypeSchema(name=name, required=["title"]) for name in (
-        "note", "person", "organization", "event", "document", "topic", "relationship", "timeline", "collection"
-    )}
+    types = {
+        name: TypeSchema(name=name, required=["title"])
+        for name in (
+            "note",
+            "person",
+            "organization",
+            "event",
+            "document",
+            "topic",
+            "relationship",
+            "timeline",
+            "collection",
+        )
+    }
     types["person"].rubric = [
-        RubricItem(raw={"text": "Person has a role or position described", "checker": "has_field",
-                        "params": {"field": "role"}},
-                   text="Person has a role or position described", line=0, scope="type", type_name="person",
-                   source="core"),
+        RubricItem(
+            raw={
+                "text": "Person has a role or position described",
+                "checker": "has_field",
+                "params": {"field": "role"},
+            },
+            text="Person has a role or position described",
+            line=0,
+            scope="type",
+            type_name="person",
+            source="core",
+        ),
     ]
     event = types["event"]
     event.required = ["title", "date"]
@@ -208,21 +243,48 @@ def _core_types() -> dict[str, TypeSchema]:
         "importance": FieldSchema(name="importance", type="number", declared_type="number", min=1, max=10, line=0),
     }
     event.rubric = [
-        RubricItem(raw={"text": "Event has a date field", "covered_by": "schema"}, text="Event has a date field",
-                   line=0, scope="type", type_name="event", source="core"),
-        RubricItem(raw={"text": "Event has an importance score between 1 and 10", "covered_by": "schema"},
-                   text="Event has an importance score between 1 and 10", line=0, scope="type",
-                   type_name="event", source="core"),
+        RubricItem(
+            raw={"text": "Event has a date field", "covered_by": "schema"},
+            text="Event has a date field",
+            line=0,
+            scope="type",
+            type_name="event",
+            source="core",
+        ),
+        RubricItem(
+            raw={"text": "Event has an importance score between 1 and 10", "covered_by": "schema"},
+            text="Event has an importance score between 1 and 10",
+            line=0,
+            scope="type",
+            type_name="event",
+            source="core",
+        ),
     ]
     types["document"].rubric = [
-        RubricItem(raw={"text": "Document has a source URL or author", "checker": "has_any_field",
-                        "params": {"fields": ["url", "author"]}},
-                   text="Document has a source URL or author", line=0, scope="type", type_name="document",
-                   source="core"),
-        RubricItem(raw={"text": "Document has a document_type classification", "checker": "has_field",
-                        "params": {"field": "document_type"}},
-                   text="Document has a document_type classification", line=0, scope="type",
-                   type_name="document", source="core"),
+        RubricItem(
+            raw={
+                "text": "Document has a source URL or author",
+                "checker": "has_any_field",
+                "params": {"fields": ["url", "author"]},
+            },
+            text="Document has a source URL or author",
+            line=0,
+            scope="type",
+            type_name="document",
+            source="core",
+        ),
+        RubricItem(
+            raw={
+                "text": "Document has a document_type classification",
+                "checker": "has_field",
+                "params": {"field": "document_type"},
+            },
+            text="Document has a document_type classification",
+            line=0,
+            scope="type",
+            type_name="document",
+            source="core",
+        ),
     ]
     return types
 
@@ -231,8 +293,9 @@ CORE_TYPE_NAMES = frozenset(_core_types())
 
 
 def system_rubric() -> list[RubricItem]:
-    return [RubricItem(raw=dict(item), text=item["text"], line=0, scope="system", source="system")
-            for item in SYSTEM_RUBRIC]
+    return [
+        RubricItem(raw=dict(item), text=item["text"], line=0, scope="system", source="system") for item in SYSTEM_RUBRIC
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,7 +327,9 @@ def _item_text(raw: Any) -> str:
     return str(raw)
 
 
-def _rubric(value: Any, scope: str, type_name: str | None, problems: list[ConfigProblem], where_line: int) -> list[RubricItem]:
+def _rubric(
+    value: Any, scope: str, type_name: str | None, problems: list[ConfigProblem], where_line: int
+) -> list[RubricItem]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -335,8 +400,9 @@ def _workflow(value: Any, line: int, problems: list[ConfigProblem], type_name: s
     if not isinstance(value, dict):
         problems.append(ConfigProblem(line, f"type '{type_name}': workflow must be a mapping"))
         return None
-    return Workflow(states=_as_str_list(value.get("states")), transitions=_transitions(value.get("transitions")),
-                    line=line)  # fmt: skip
+    return Workflow(
+        states=_as_str_list(value.get("states")), transitions=_transitions(value.get("transitions")), line=line
+    )
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -351,8 +417,11 @@ def _type_fields(ts: TypeSchema, spec: dict[Any, Any], line: int, problems: list
         for fname, fspec in fields.items():
             ts.fields[str(fname)] = _field(str(fname), fspec, line_of(fields, fname, line), problems, ts.name)
     elif fields is not None:
-        problems.append(ConfigProblem(line_of(spec, "fields", line),
-                                      f"type '{ts.name}': fields must be a mapping of field name to spec"))  # fmt: skip
+        problems.append(
+            ConfigProblem(
+                line_of(spec, "fields", line), f"type '{ts.name}': fields must be a mapping of field name to spec"
+            )
+        )
 
 
 def _type(
@@ -495,8 +564,11 @@ def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]
     if isinstance(name, str) and name.strip():
         schema.name = name.strip()
     elif name not in (None, ""):
-        problems.append(ConfigProblem(data.line_of("name"), f"name must be a string, got {name!r}; "
-                                                            f"using the directory name '{schema.name}'"))  # fmt: skip
+        problems.append(
+            ConfigProblem(
+                data.line_of("name"), f"name must be a string, got {name!r}; using the directory name '{schema.name}'"
+            )
+        )
     schema.description = _text_or_none(data.get("description"))
     schema.kb_type = str(data["kb_type"]) if data.get("kb_type") is not None else None
     guidelines = data.get("guidelines")
@@ -512,7 +584,9 @@ def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]
     threshold = data.get("pass_threshold")
     if threshold is not None:
         if _number(threshold) is None or not 0 <= threshold <= 1:
-            problems.append(ConfigProblem(data.line_of("pass_threshold"), "pass_threshold must be a number from 0 to 1"))
+            problems.append(
+                ConfigProblem(data.line_of("pass_threshold"), "pass_threshold must be a number from 0 to 1")
+            )
         else:
             schema.pass_threshold = float(threshold)
 
@@ -567,9 +641,13 @@ def _cross_link(item: Any, line: int) -> CrossKBLink | None:
     if not isinstance(item, dict) or not item.get("source") or not item.get("target"):
         return None
     kb = item.get("target_kb")
-    return CrossKBLink(source=str(item["source"]).strip(), target=str(item["target"]).strip(),
-                       target_kb=str(kb).strip() if kb not in (None, "") else None,
-                       relation=str(item.get("relation") or "related"), line=line)  # fmt: skip
+    return CrossKBLink(
+        source=str(item["source"]).strip(),
+        target=str(item["target"]).strip(),
+        target_kb=str(kb).strip() if kb not in (None, "") else None,
+        relation=str(item.get("relation") or "related"),
+        line=line,
+    )
 
 
 def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str | None, list[CrossKBLink]]:
@@ -587,8 +665,9 @@ def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str |
     if data is None:
         return path, []
     if not isinstance(data, list):
-        problems.append(ConfigProblem(1, "cross-kb-links.yaml must be a list of links (or hold one under 'links')",
-                                      path=path))  # fmt: skip
+        problems.append(
+            ConfigProblem(1, "cross-kb-links.yaml must be a list of links (or hold one under 'links')", path=path)
+        )
         return path, []
     links = []
     for i, item in enumerate(data):
@@ -599,4 +678,3 @@ def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str |
         else:
             links.append(link)
     return path, links
-

@@ -20,11 +20,13 @@ class Link(NamedTuple):
 
 
 _WIDTH = len(Link._fields)
-_TARGET, _RELATION, _KB, _PATH, _ORIGIN = (Link._fields.index(n) for n in ("target", "relation", "kb", "path", "origin"))
+_TARGET, _RELATION, _KB, _PATH, _ORIGIN = (
+    Link._fields.index(n) for n in ("target", "relation", "kb", "path", "origin")
+)
 
 
 class LinkKey(NamedTuple):
-    """What the graph pass looks up for a link, without making the Link (PackedLinks.keys gives
+    """What the graph pass looks up for a link, without making the Link (PackedLinks.link_keys gives
     them as plain tuples of these fields)."""
 
     at: int  # where the link is in its PackedLinks (for PackedLinks.link)
@@ -57,7 +59,7 @@ class PackedLinks:
         values = self.values
         return (Link._make(values[i : i + _WIDTH]) for i in range(0, len(values), _WIDTH))
 
-    def keys(self) -> Iterator[tuple[int, str, str, str | None, str | None, str | None]]:
+    def link_keys(self) -> Iterator[tuple[int, str, str, str | None, str | None, str | None]]:
         """The fields of LinkKey for each link, as plain tuples (the graph pass reads every link of
         the workspace: most of them need nothing more)."""
         values = self.values
@@ -119,5 +121,10 @@ def outlink_count(entry: Named, links: Iterable[Link]) -> int:
     """Distinct (KB, target) pairs among LINKS of ENTRY, not counting links to itself."""
     names = own_names(entry)
     own_kb = entry.kb_name
-    return len({link_key(link, own_kb) for link in links
-                if not names_itself(link.kb or own_kb, link.path, link.target, entry, names)})  # fmt: skip
+    return len(
+        {
+            link_key(link, own_kb)
+            for link in links
+            if not names_itself(link.kb or own_kb, link.path, link.target, entry, names)
+        }
+    )

@@ -19,8 +19,19 @@ from ..checkers.registry import Registry, registry, validate_params
 from .issue import BINDINGS
 from .kbschema import KBSchema, RubricItem, system_rubric
 
-ITEM_KEYS = ("text", "checker", "params", "covered_by", "field", "fields", "policy", "id", "severity", "weight",
-             "applies_to")  # fmt: skip
+ITEM_KEYS = (
+    "text",
+    "checker",
+    "params",
+    "covered_by",
+    "field",
+    "fields",
+    "policy",
+    "id",
+    "severity",
+    "weight",
+    "applies_to",
+)
 _SCOPE_RANK = {"system": 0, "kb": 1, "type": 2}
 
 _POLICY_FIRST = ("tags", "links", "outlinks", "inlinks")
@@ -122,7 +133,8 @@ class Plan:
         if found is None:
             found = self._parts[("whole", type_name)] = any(
                 b.impl is not None and b.impl.needs_graph and b.impl.source != "core"
-                for b in self.graph_bindings(type_name))  # fmt: skip
+                for b in self.graph_bindings(type_name)
+            )
         return found
 
     def judgment_bindings(self, type_name: str) -> list[Binding]:
@@ -145,8 +157,16 @@ def _broken(b: Binding, reason: str) -> Binding:
 def bind(item: RubricItem, schema: KBSchema, reg: Registry) -> Binding:
     """The binding of one item, validated; problems make it `broken` with the reason."""
     raw = item.raw
-    b = Binding(text=item.text, kind="judgment", id=slug(item.text), scope=item.scope, line=item.line,
-                source=item.source, type_name=item.type_name, mapping=isinstance(raw, dict))  # fmt: skip
+    b = Binding(
+        text=item.text,
+        kind="judgment",
+        id=slug(item.text),
+        scope=item.scope,
+        line=item.line,
+        source=item.source,
+        type_name=item.type_name,
+        mapping=isinstance(raw, dict),
+    )
     if isinstance(raw, str):
         if not raw.strip():
             return _broken(b, "empty rubric item")
@@ -295,14 +315,18 @@ def _precedence(b: Binding) -> tuple[bool, int]:
     return (b.mapping, _SCOPE_RANK[b.scope])
 
 
-def _check_schema_claims(schema: KBSchema, system: list[Binding], kb_items: list[Binding],
-                         type_items: dict[str, list[Binding]]) -> None:  # fmt: skip
+def _check_schema_claims(
+    schema: KBSchema, system: list[Binding], kb_items: list[Binding], type_items: dict[str, list[Binding]]
+) -> None:
     """Stale covered_by claims, checked against the types each item applies to."""
     for b in kb_items + system:
         if b.kind == "schema" and b.fields:
             # an unrestricted KB-level claim is about the KB's own types, not every core type
-            targets = list(b.applies_to) if b.applies_to else sorted(
-                n for n, t in schema.types.items() if t.declared) or sorted(schema.types)  # fmt: skip
+            targets = (
+                list(b.applies_to)
+                if b.applies_to
+                else sorted(n for n, t in schema.types.items() if t.declared) or sorted(schema.types)
+            )
             reason = _stale_schema_claim(b, schema, targets)
             if reason:
                 _broken(b, reason)
@@ -334,16 +358,19 @@ def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
     by_type: dict[str, list[Binding]] = {}
     used: set[int] = set()
     for name in sorted(schema.types):
-        applicable = system + type_items.get(name, []) + [
-            b for b in kb_items if b.applies_to is None or name in b.applies_to]  # fmt: skip
+        applicable = (
+            system + type_items.get(name, []) + [b for b in kb_items if b.applies_to is None or name in b.applies_to]
+        )
         by_type[name] = _merge(applicable)
         used.update(id(b) for b in by_type[name])
     # entries of undeclared types get system and KB-wide items
     by_type[""] = _merge(system + [b for b in kb_items if b.applies_to is None])
     used.update(id(b) for b in by_type[""])
 
-    scopes = [ScopePlan("system", None, [b for b in system if id(b) in used]),
-              ScopePlan("kb", None, [b for b in kb_items if id(b) in used or b.kind == "broken"])]  # fmt: skip
+    scopes = [
+        ScopePlan("system", None, [b for b in system if id(b) in used]),
+        ScopePlan("kb", None, [b for b in kb_items if id(b) in used or b.kind == "broken"]),
+    ]
     for name, items in type_items.items():
         if items:
             scopes.append(ScopePlan("type", name, [b for b in items if id(b) in used or b.kind == "broken"]))

@@ -50,44 +50,68 @@ def render_text(plans: list[tuple[Plan, str]], evaluator: str | None = None) -> 
                 where = f"kb.yaml:{b.line}: " if b.kind == "broken" and b.line else ""
                 lines.append(f"    {where}{item_line(b, evaluator)}")
         t = plan.totals()
-        lines.append(f"  totals: {t['checker']} checker, {t['policy']} policy, {t['schema']} schema, "
-                     f"{t['judgment']} judgment ({judgment_note(evaluator)}), {t['broken']} broken")
+        lines.append(
+            f"  totals: {t['checker']} checker, {t['policy']} policy, {t['schema']} schema, "
+            f"{t['judgment']} judgment ({judgment_note(evaluator)}), {t['broken']} broken"
+        )
         lines.append("")
     return "\n".join(lines)
 
 
 def item_dict(b: Binding) -> dict[str, Any]:
-    return {"text": b.text, "binding": b.kind, "checker": b.checker, "params": dict(b.params) if b.checker else None,
-            "policy": b.policy, "reason": b.reason, "line": b.line or None}
+    return {
+        "text": b.text,
+        "binding": b.kind,
+        "checker": b.checker,
+        "params": dict(b.params) if b.checker else None,
+        "policy": b.policy,
+        "reason": b.reason,
+        "line": b.line or None,
+    }
 
 
 def checker_dicts(reg: Registry) -> list[dict[str, Any]]:
-    return [{"name": c.name, "source": c.source,
-             "params": [{"name": p.name, "type": p.kind, "required": p.required, "default": p.default}
-                        for p in c.params],
-             "description": c.description} for c in (reg.get(n) for n in reg.names())]
+    return [
+        {
+            "name": c.name,
+            "source": c.source,
+            "params": [
+                {"name": p.name, "type": p.kind, "required": p.required, "default": p.default} for p in c.params
+            ],
+            "description": c.description,
+        }
+        for c in (reg.get(n) for n in reg.names())
+    ]
 
 
 def plugin_dict(reg: Registry) -> dict[str, Any]:
     plugins = reg.plugins
     if plugins is None:
         return {"loaded": [], "problems": []}
-    return {"loaded": [{"name": p.name, "package": p.package, "version": p.version, "checkers": p.checkers,
-                        "types": p.types} for p in plugins.loaded],
-            "problems": [{"package": p.package, "message": p.message} for p in plugins.problems]}
+    return {
+        "loaded": [
+            {"name": p.name, "package": p.package, "version": p.version, "checkers": p.checkers, "types": p.types}
+            for p in plugins.loaded
+        ],
+        "problems": [{"package": p.package, "message": p.message} for p in plugins.problems],
+    }
 
 
 def render_json(reg: Registry, plans: list[tuple[Plan, str]], evaluator: str | None = None) -> str:
     data: dict[str, Any] = {"checkers": checker_dicts(reg), "plugins": plugin_dict(reg), "kbs": []}
     for plan, root in plans:
-        data["kbs"].append({
-            "name": plan.kb_name,
-            "path": display_path(root),
-            "scopes": [{"scope": s.scope, "type": s.type_name, "items": [item_dict(b) for b in s.items]}
-                       for s in plan.scopes],
-            "totals": {**plan.totals(), "judgment_evaluated": evaluator is not None},
-            "evaluator": evaluator,
-        })
+        data["kbs"].append(
+            {
+                "name": plan.kb_name,
+                "path": display_path(root),
+                "scopes": [
+                    {"scope": s.scope, "type": s.type_name, "items": [item_dict(b) for b in s.items]}
+                    for s in plan.scopes
+                ],
+                "totals": {**plan.totals(), "judgment_evaluated": evaluator is not None},
+                "evaluator": evaluator,
+            }
+        )
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 

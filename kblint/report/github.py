@@ -30,8 +30,10 @@ def annotation(issue: Issue) -> str | None:
     command = COMMANDS.get(issue.severity)
     if command is None:
         return None
-    props = (f"file={escape_property(display_path(issue.path))},line={max(issue.line, 1)},"
-             f"col={max(issue.column, 1)},title={escape_property(title(issue))}")
+    props = (
+        f"file={escape_property(display_path(issue.path))},line={max(issue.line, 1)},"
+        f"col={max(issue.column, 1)},title={escape_property(title(issue))}"
+    )
     message = issue.message
     if issue.rubric_item:
         message += f" [{issue.rubric_item}]"
@@ -44,8 +46,9 @@ def _plural(n: int, word: str) -> str:
 
 def summary_line(report: Report) -> str:
     counts = report.counts
-    line = (f"kblint: {_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, "
-            f"{counts['info']} info")
+    line = (
+        f"kblint: {_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, {counts['info']} info"
+    )
     if counts["info"]:
         line += " (info issues are not annotated)"
     return line

@@ -82,13 +82,28 @@ class IssueLines:
 
 
 def _kb_dicts(report: Report) -> list[dict[str, Any]]:
-    return [{"name": kb.name, "path": display_path(kb.root), "files": kb.files, "entries": kb.entries,
-             "counts": dict(kb.counts), "score": kb.score, "coverage": kb.coverage.as_dict()} for kb in report.kbs]  # fmt: skip
+    return [
+        {
+            "name": kb.name,
+            "path": display_path(kb.root),
+            "files": kb.files,
+            "entries": kb.entries,
+            "counts": dict(kb.counts),
+            "score": kb.score,
+            "coverage": kb.coverage.as_dict(),
+        }
+        for kb in report.kbs
+    ]
 
 
 def _summary(report: Report) -> dict[str, Any]:
-    summary: dict[str, Any] = {"files": report.files, "entries": report.entries, "counts": report.counts,
-                               "fail_on": report.fail_on, "exit_code": report.exit_code}  # fmt: skip
+    summary: dict[str, Any] = {
+        "files": report.files,
+        "entries": report.entries,
+        "counts": report.counts,
+        "fail_on": report.fail_on,
+        "exit_code": report.exit_code,
+    }
     if report.baselined is not None:
         summary["baseline"] = {"baselined": report.baselined, "stale": report.baseline_stale}
     if report.problems:

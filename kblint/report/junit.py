@@ -25,8 +25,7 @@ def _clean(text: str) -> str:
 
 
 def _failure(case: ET.Element, issue: Issue) -> None:
-    failure = ET.SubElement(case, "failure", {"message": _clean(f"{issue.rule}: {issue.message}"),
-                                              "type": issue.rule})
+    failure = ET.SubElement(case, "failure", {"message": _clean(f"{issue.rule}: {issue.message}"), "type": issue.rule})
     failure.text = _clean(issue_line(issue, False))
 
 
@@ -85,8 +84,11 @@ def _suite(name: str, kb: KBReport | None, issues: list[Issue], report: Report) 
     suite.set("skipped", "0")
     if kb is not None:
         holder = ET.Element("properties")
-        for key, value in (("path", _clean(display_path(kb.root))), ("files", str(kb.files)),
-                           ("entries", str(kb.entries))):
+        for key, value in (
+            ("path", _clean(display_path(kb.root))),
+            ("files", str(kb.files)),
+            ("entries", str(kb.entries)),
+        ):
             ET.SubElement(holder, "property", {"name": key, "value": value})
         suite.insert(0, holder)
     return suite
@@ -104,8 +106,16 @@ def as_element(report: Report) -> ET.Element:
         suites.append(_suite(NO_KB, None, by_kb[None], report))
     problems = report.problems
     if problems:
-        suite = ET.Element("testsuite", {"name": "kblint", "tests": str(len(problems)), "failures": "0",
-                                         "errors": str(len(problems)), "skipped": "0"})
+        suite = ET.Element(
+            "testsuite",
+            {
+                "name": "kblint",
+                "tests": str(len(problems)),
+                "failures": "0",
+                "errors": str(len(problems)),
+                "skipped": "0",
+            },
+        )
         for text in problems:
             text = _clean(text)
             case = ET.SubElement(suite, "testcase", {"classname": "kblint", "name": text.split(": ", 1)[0]})

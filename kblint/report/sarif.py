@@ -40,8 +40,10 @@ def _checker_texts(rule: str, checker: str) -> tuple[str, str]:
 
         doc = policy_doc()
         body = doc.split("\n\n", 1)[1] if "\n\n" in doc else doc
-        return ("A rubric item bound to a policy expression fails.",
-                f"{base}\n\nThe item is checked by a policy expression (kblint explain policy).\n\n{body}")
+        return (
+            "A rubric item bound to a policy expression fails.",
+            f"{base}\n\nThe item is checked by a policy expression (kblint explain policy).\n\n{body}",
+        )
     from ..checkers.registry import registry
 
     found = registry().get(checker)
@@ -91,10 +93,17 @@ def result(issue: Issue, rule_index: int, report: Report) -> dict[str, Any]:
         "ruleIndex": rule_index,
         "level": LEVELS[issue.severity],
         "message": {"text": issue.message or issue.rule},
-        "locations": [{"physicalLocation": {
-            "artifactLocation": artifact,
-            "region": {"startLine": max(int(issue.line or 1), 1), "startColumn": max(int(issue.column or 1), 1)},
-        }}],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": artifact,
+                    "region": {
+                        "startLine": max(int(issue.line or 1), 1),
+                        "startColumn": max(int(issue.column or 1), 1),
+                    },
+                }
+            }
+        ],
         "partialFingerprints": {FINGERPRINT_KEY: report.fingerprint(issue)},
     }
     props = {}
@@ -120,18 +129,20 @@ def as_dict(report: Report) -> dict[str, Any]:
     problems = report.problems
     invocation: dict[str, Any] = {"executionSuccessful": not problems, "exitCode": report.exit_code}
     if problems:
-        invocation["toolExecutionNotifications"] = [
-            {"level": "error", "message": {"text": text}} for text in problems]
+        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": text}} for text in problems]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "kblint", "version": __version__, "semanticVersion": __version__,
-                                "rules": rules}},
-            "invocations": [invocation],
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {"name": "kblint", "version": __version__, "semanticVersion": __version__, "rules": rules}
+                },
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
     }
 
 

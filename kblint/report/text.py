@@ -27,8 +27,9 @@ def issue_line(issue: Issue, color: bool) -> str:
 
 
 def counts_text(counts: dict[str, int]) -> str:
-    return ", ".join((_plural(counts["error"], "error"), _plural(counts["warning"], "warning"),
-                      f"{counts['info']} info"))
+    return ", ".join(
+        (_plural(counts["error"], "error"), _plural(counts["warning"], "warning"), f"{counts['info']} info")
+    )
 
 
 def render(report: Report, *, color: bool = False, statistics: bool = False) -> str:
@@ -56,15 +57,20 @@ def summary_lines(report: Report) -> list[str]:
     lines: list[str] = []
     for kb in report.kbs:
         score = f", score {kb.score:.2f}" if kb.score is not None else ""
-        lines.append(f"{kb.name} ({display_path(kb.root)}): {_plural(kb.files, 'file')}, "
-                     f"{_entries(kb.entries)}: {counts_text(kb.counts)}{score}")
+        lines.append(
+            f"{kb.name} ({display_path(kb.root)}): {_plural(kb.files, 'file')}, "
+            f"{_entries(kb.entries)}: {counts_text(kb.counts)}{score}"
+        )
     if len(report.kbs) > 1:
-        lines.append(f"total: {_plural(report.files, 'file')}, "
-                     f"{_entries(report.entries)}: {counts_text(report.counts)}")
+        lines.append(
+            f"total: {_plural(report.files, 'file')}, {_entries(report.entries)}: {counts_text(report.counts)}"
+        )
     for kb in report.kbs:
         cov = kb.coverage
-        lines.append(f"coverage {kb.name}: {cov.checker} checker, {cov.policy} policy, {cov.schema} schema, "
-                     f"{cov.judgment} judgment, {cov.broken} broken")
+        lines.append(
+            f"coverage {kb.name}: {cov.checker} checker, {cov.policy} policy, {cov.schema} schema, "
+            f"{cov.judgment} judgment, {cov.broken} broken"
+        )
     judgment_line = _judgment_line(report)
     if judgment_line:
         lines.append(judgment_line)
@@ -75,8 +81,10 @@ def summary_lines(report: Report) -> list[str]:
     if report.baselined is not None:
         n = report.baseline_stale
         stale = f", {n} baseline {'entry no longer occurs' if n == 1 else 'entries no longer occur'}" if n else ""
-        lines.append(f"baseline: {_plural(report.baselined, 'issue')} baselined{stale}"
-                     + (" (fixed: write the baseline again to prune)" if report.baseline_stale else ""))
+        lines.append(
+            f"baseline: {_plural(report.baselined, 'issue')} baselined{stale}"
+            + (" (fixed: write the baseline again to prune)" if report.baseline_stale else "")
+        )
     return lines
 
 
@@ -85,11 +93,15 @@ def _judgment_line(report: Report) -> str | None:
     if not judgment.enabled:
         if not report.judgment_items:
             return None
-        return (f"judgment: {_plural(report.judgment_items, 'judgment item')} not evaluated on "
-                f"{_entries(report.entries)} ({_plural(judgment.not_evaluated, 'check')}): {judgment.reason}")
+        return (
+            f"judgment: {_plural(report.judgment_items, 'judgment item')} not evaluated on "
+            f"{_entries(report.entries)} ({_plural(judgment.not_evaluated, 'check')}): {judgment.reason}"
+        )
     tokens = f"{judgment.prompt_tokens} prompt + {judgment.completion_tokens} completion tokens"
-    line = (f"judgment: {judgment.evaluator}: {_plural(judgment.calls, 'call')}, "
-            f"{_plural(judgment.cache_hits, 'cache hit')}, {tokens}")
+    line = (
+        f"judgment: {judgment.evaluator}: {_plural(judgment.calls, 'call')}, "
+        f"{_plural(judgment.cache_hits, 'cache hit')}, {tokens}"
+    )
     if judgment.not_evaluated:
         why = judgment.not_evaluated_reason or "not evaluated"
         line += f"; {_plural(judgment.not_evaluated, 'check')} not evaluated ({why})"
@@ -98,14 +110,18 @@ def _judgment_line(report: Report) -> str | None:
 
 def dry_run_lines(report: Report) -> list[str]:
     rows = report.dry_run or []
-    lines = [f"dry run: {report.judgment.evaluator} would be sent {sum(1 for r in rows if r.items)} "
-             "requests; nothing was sent"]
+    lines = [
+        f"dry run: {report.judgment.evaluator} would be sent {sum(1 for r in rows if r.items)} "
+        "requests; nothing was sent"
+    ]
     total = 0
     for row in rows:
         total += row.estimated_prompt_tokens
         cached = f", {len(row.cached_items)} cached" if row.cached_items else ""
-        lines.append(f"  {display_path(row.path)}: {len(row.items)} items ({', '.join(row.items)})"
-                     f"{cached}, ~{row.estimated_prompt_tokens} prompt tokens")
+        lines.append(
+            f"  {display_path(row.path)}: {len(row.items)} items ({', '.join(row.items)})"
+            f"{cached}, ~{row.estimated_prompt_tokens} prompt tokens"
+        )
     lines.append(f"total: ~{total} prompt tokens")
     return lines
 

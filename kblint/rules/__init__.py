@@ -78,22 +78,61 @@ class Rule:
 
 
 _TABLE = [
-    ("parse_error", "structure", "error", "The file cannot be read as an entry: no frontmatter fences, invalid YAML, "
-     "frontmatter that is not a mapping, an empty file, or invalid UTF-8."),
-    ("duplicate_id", "structure", "error", "Entries of one KB share an id; reported on each of them, naming the others."),
+    (
+        "parse_error",
+        "structure",
+        "error",
+        "The file cannot be read as an entry: no frontmatter fences, invalid YAML, "
+        "frontmatter that is not a mapping, an empty file, or invalid UTF-8.",
+    ),
+    (
+        "duplicate_id",
+        "structure",
+        "error",
+        "Entries of one KB share an id; reported on each of them, naming the others.",
+    ),
     ("missing_title", "structure", "error", "The title is missing, empty or whitespace."),
-    ("empty_body", "structure", "warning", "The body is empty or whitespace (not for collection and relationship entries)."),
-    ("missing_type", "structure", "info", "No `type` in the frontmatter and no type's subdirectory matches the entry's "
-     "folder; the entry is checked as a `note`."),
-    ("unknown_type", "schema", "warning", "The type is not declared in kb.yaml, not a core type and not from a plugin "
-     "(an error when `validation.enforce` is true)."),
+    (
+        "empty_body",
+        "structure",
+        "warning",
+        "The body is empty or whitespace (not for collection and relationship entries).",
+    ),
+    (
+        "missing_type",
+        "structure",
+        "info",
+        "No `type` in the frontmatter and no type's subdirectory matches the entry's "
+        "folder; the entry is checked as a `note`.",
+    ),
+    (
+        "unknown_type",
+        "schema",
+        "warning",
+        "The type is not declared in kb.yaml, not a core type and not from a plugin "
+        "(an error when `validation.enforce` is true).",
+    ),
     ("subdirectory_mismatch", "schema", "warning", "The type declares a subdirectory and the entry is not under it."),
     ("missing_required", "schema", "error", "A required field is missing, null or empty."),
-    ("invalid_field", "schema", "warning", "A value does not fit its field type, select values, range, pattern or "
-     "`validation.rules` (an error when `validation.enforce` is true)."),
-    ("invalid_date", "schema", "error", "A `date` field, a field of type date, or a value under a `format: ISO8601` "
-     "rule is not a real date."),
-    ("unknown_field", "schema", "info", "A frontmatter key the entry's type does not know (the type lists its fields)."),
+    (
+        "invalid_field",
+        "schema",
+        "warning",
+        "A value does not fit its field type, select values, range, pattern or "
+        "`validation.rules` (an error when `validation.enforce` is true).",
+    ),
+    (
+        "invalid_date",
+        "schema",
+        "error",
+        "A `date` field, a field of type date, or a value under a `format: ISO8601` rule is not a real date.",
+    ),
+    (
+        "unknown_field",
+        "schema",
+        "info",
+        "A frontmatter key the entry's type does not know (the type lists its fields).",
+    ),
     ("invalid_status", "schema", "warning", "The status is not one of the type's `workflow.states`."),
     ("broken_link", "structure", "warning", "A link does not resolve to an entry (or file) of the workspace."),
     ("unresolved_external", "structure", "info", "A link into a KB that is not loaded in this run."),
@@ -107,7 +146,7 @@ _TABLE = [
     ("checker_error", "checker", "error", "A checker raised an exception."),
     ("config_error", "config", "error", "A problem in kb.yaml (or a file beside it) that kblint can point at."),
     ("unused_suppression", "config", "info", "A suppression that suppressed nothing."),
-]  # fmt: skip
+]
 
 RULES: dict[str, Rule] = {name: Rule(name, tier, severity, summary) for name, tier, severity, summary in _TABLE}
 TIERS = ("structure", "schema", "checker", "policy", "judgment", "score", "config")

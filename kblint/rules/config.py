@@ -13,13 +13,23 @@ def config_errors(schema: KBSchema, plan: Plan) -> list[Issue]:
     rule = RULES["config_error"]
     here = schema.kb_yaml or schema.root
     issues = [
-        rule.issue(Site(schema.name, here), f"rubric item {b.text!r} is not enforced: {b.reason}", line=max(b.line, 1),
-                   discriminator=b.id, rubric_item=b.text)  # fmt: skip
+        rule.issue(
+            Site(schema.name, here),
+            f"rubric item {b.text!r} is not enforced: {b.reason}",
+            line=max(b.line, 1),
+            discriminator=b.id,
+            rubric_item=b.text,
+        )
         for b in plan.broken()
     ]
     issues.extend(
-        rule.issue(Site(schema.name, problem.path or here), problem.message, line=problem.line, field=problem.field,
-                   discriminator=problem.message)  # fmt: skip
+        rule.issue(
+            Site(schema.name, problem.path or here),
+            problem.message,
+            line=problem.line,
+            field=problem.field,
+            discriminator=problem.message,
+        )
         for problem in schema.problems
     )
     return issues

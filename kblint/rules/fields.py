@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlparse
@@ -129,8 +129,11 @@ def _select(spec: FieldSchema, value: Any) -> Misfit | None:
         return Misfit("invalid_field", f"Field '{spec.name}' must be one value, got a list", lenient=spec.allow_other)
     if spec.values is not None and not _in_values(value, spec.values):
         allowed = ", ".join(str(v) for v in spec.values)
-        return Misfit("invalid_field", f"Field '{spec.name}' has value {show(value)}, not one of: {allowed}",
-                      lenient=spec.allow_other)  # fmt: skip
+        return Misfit(
+            "invalid_field",
+            f"Field '{spec.name}' has value {show(value)}, not one of: {allowed}",
+            lenient=spec.allow_other,
+        )
     return None
 
 
@@ -142,8 +145,11 @@ def _multi_select(spec: FieldSchema, value: Any) -> Misfit | None:
     if not bad:
         return None
     allowed = ", ".join(str(v) for v in spec.values)
-    return Misfit("invalid_field", f"Field '{spec.name}' has {', '.join(show(b) for b in bad)}, not among: "
-                                   f"{allowed}", lenient=spec.allow_other)  # fmt: skip
+    return Misfit(
+        "invalid_field",
+        f"Field '{spec.name}' has {', '.join(show(b) for b in bad)}, not among: {allowed}",
+        lenient=spec.allow_other,
+    )
 
 
 def _list(spec: FieldSchema, value: Any) -> Misfit | None:

@@ -17,29 +17,40 @@ def _link_site(facts: EntryFacts, link: Link, kb_name: str) -> Site:
     return Site(kb_name, link.origin if link.origin is not None else facts.path, facts.id, facts.type)
 
 
-def unresolved_external(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str,
-                        strict: bool) -> Issue:  # fmt: skip
+def unresolved_external(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str, strict: bool) -> Issue:
     """A link into a KB that is not in the run (a broken_link with --strict-links)."""
     rule = RULES["broken_link" if strict else "unresolved_external"]
     message = f"Link to '{target_kb}:{link.target}': KB '{target_kb}' is not in this run"
-    return rule.issue(_link_site(facts, link, kb_name), message, line=link.line, column=link.column,
-                      field=link.field, discriminator=f"{target_kb}:{named}")  # fmt: skip
+    return rule.issue(
+        _link_site(facts, link, kb_name),
+        message,
+        line=link.line,
+        column=link.column,
+        field=link.field,
+        discriminator=f"{target_kb}:{named}",
+    )
 
 
-def broken_link(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str,
-                hint: str | None) -> Issue:  # fmt: skip
+def broken_link(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str, hint: str | None) -> Issue:
     """A link that resolves to no entry or file of the workspace, with a close id when there is one."""
     where_kb = "" if target_kb == kb_name else f" in KB '{target_kb}'"
     message = f"Link target '{link.target}' not found{where_kb}" + (f"; did you mean '{hint}'?" if hint else "")
-    return RULES["broken_link"].issue(_link_site(facts, link, kb_name), message, line=link.line,
-                                      column=link.column, field=link.field, discriminator=f"{target_kb}:{named}")  # fmt: skip
+    return RULES["broken_link"].issue(
+        _link_site(facts, link, kb_name),
+        message,
+        line=link.line,
+        column=link.column,
+        field=link.field,
+        discriminator=f"{target_kb}:{named}",
+    )
 
 
 def unmatched_cross_source(kb_name: str, cross_links_path: str, source: str, line: int) -> Issue:
     """A cross-kb-links.yaml link whose source is no entry of its KB."""
     message = f"cross-kb-links.yaml: source '{source}' is not an entry of KB '{kb_name}'"
-    return RULES["broken_link"].issue(Site(kb_name, cross_links_path), message, line=line,
-                                      discriminator=f"source:{source}")  # fmt: skip
+    return RULES["broken_link"].issue(
+        Site(kb_name, cross_links_path), message, line=line, discriminator=f"source:{source}"
+    )
 
 
 def duplicate_ids(kb_name: str, facts: list[EntryFacts], involve: bool = False) -> list[Issue]:
@@ -57,12 +68,19 @@ def duplicate_ids(kb_name: str, facts: list[EntryFacts], involve: bool = False) 
         for f in members:
             if f.reported or involved:
                 others = ", ".join(display_path(o.path) for o in members if o is not f)
-                issues.append(RULES["duplicate_id"].issue(
-                    Site(kb_name, f.path, f.id, f.type), f"Duplicate id '{entry_id}' (also in {others})",
-                    line=f.id_line, field="id", discriminator=entry_id))  # fmt: skip
+                issues.append(
+                    RULES["duplicate_id"].issue(
+                        Site(kb_name, f.path, f.id, f.type),
+                        f"Duplicate id '{entry_id}' (also in {others})",
+                        line=f.id_line,
+                        field="id",
+                        discriminator=entry_id,
+                    )
+                )
     return issues
 
 
 def orphan_entry(facts: EntryFacts, kb_name: str) -> Issue:
-    return RULES["orphan_entry"].issue(Site(kb_name, facts.path, facts.id, facts.type),
-                                       f"Entry '{facts.id}' has no links in or out")  # fmt: skip
+    return RULES["orphan_entry"].issue(
+        Site(kb_name, facts.path, facts.id, facts.type), f"Entry '{facts.id}' has no links in or out"
+    )

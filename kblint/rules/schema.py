@@ -21,19 +21,25 @@ def unknown_type(entry: Entry, schema: KBSchema) -> Issue | None:
     known = sorted(schema.types)
     near = difflib.get_close_matches(entry.type, known, n=1, cutoff=0.75)
     hint = f"; did you mean '{near[0]}'?" if near else ""
-    return RULES["unknown_type"].issue(entry.site,
-                       f"Entry '{entry.id}' has type '{entry.type}', which is not declared in kb.yaml{hint}",
-                       line=entry.key_line("type") if "type" in entry.raw.frontmatter else 1, field="type",
-                       severity="error" if schema.enforce else None)
+    return RULES["unknown_type"].issue(
+        entry.site,
+        f"Entry '{entry.id}' has type '{entry.type}', which is not declared in kb.yaml{hint}",
+        line=entry.key_line("type") if "type" in entry.raw.frontmatter else 1,
+        field="type",
+        severity="error" if schema.enforce else None,
+    )
 
 
 def subdirectory_mismatch(entry: Entry, ts: TypeSchema) -> Issue | None:
     sub = ts.subdirectory
     if not sub or entry.relpath.startswith(sub + "/"):
         return None
-    return RULES["subdirectory_mismatch"].issue(entry.site,
-                       f"Entry '{entry.id}' of type '{ts.name}' is not under {sub}/",
-                       line=entry.key_line("type") if "type" in entry.raw.frontmatter else 1, field="type")
+    return RULES["subdirectory_mismatch"].issue(
+        entry.site,
+        f"Entry '{entry.id}' of type '{ts.name}' is not under {sub}/",
+        line=entry.key_line("type") if "type" in entry.raw.frontmatter else 1,
+        field="type",
+    )
 
 
 def missing_required(entry: Entry, ts: TypeSchema) -> list[Issue]:
@@ -41,9 +47,14 @@ def missing_required(entry: Entry, ts: TypeSchema) -> list[Issue]:
     for name in ts.required_fields():
         if is_empty(entry.metadata.get(name)):
             present = name in entry.metadata
-            issues.append(RULES["missing_required"].issue(entry.site,
-                f"Entry '{entry.id}' {'has an empty' if present else 'is missing'} required field '{name}'",
-                line=entry.field_line(name), field=name))
+            issues.append(
+                RULES["missing_required"].issue(
+                    entry.site,
+                    f"Entry '{entry.id}' {'has an empty' if present else 'is missing'} required field '{name}'",
+                    line=entry.field_line(name),
+                    field=name,
+                )
+            )
     return issues
 
 
@@ -54,8 +65,9 @@ def _misfit_issue(entry: Entry, name: str, misfit: Misfit, enforce: bool) -> Iss
         severity = "warning"
     else:
         severity = "error" if enforce else None
-    return RULES[misfit.rule].issue(entry.site, misfit.message, line=entry.field_line(name), field=name,
-                       severity=severity)
+    return RULES[misfit.rule].issue(
+        entry.site, misfit.message, line=entry.field_line(name), field=name, severity=severity
+    )
 
 
 def loader_dates(entry: Entry) -> tuple[list[Issue], set[str]]:
@@ -66,9 +78,15 @@ def loader_dates(entry: Entry) -> tuple[list[Issue], set[str]]:
         name = entry.raw.key_on_line(line)
         if name is not None:
             fields.add(name)
-        issues.append(RULES["invalid_date"].issue(entry.site, f"Value {text!r} is not a real date"
-                                  + (f" (field '{name}')" if name else ""),
-                                  line=line, field=name, discriminator=text))
+        issues.append(
+            RULES["invalid_date"].issue(
+                entry.site,
+                f"Value {text!r} is not a real date" + (f" (field '{name}')" if name else ""),
+                line=line,
+                field=name,
+                discriminator=text,
+            )
+        )
     return issues, fields
 
 
@@ -114,9 +132,14 @@ def unknown_fields(entry: Entry, ts: TypeSchema) -> list[Issue]:
             continue
         near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
         hint = f"; did you mean '{near[0]}'?" if near else ""
-        issues.append(RULES["unknown_field"].issue(entry.site,
-                                  f"Field '{key}' is not a field of type '{ts.name}'{hint}",
-                                  line=entry.key_line(key), field=key))
+        issues.append(
+            RULES["unknown_field"].issue(
+                entry.site,
+                f"Field '{key}' is not a field of type '{ts.name}'{hint}",
+                line=entry.key_line(key),
+                field=key,
+            )
+        )
     return issues
 
 
@@ -133,9 +156,15 @@ def link_items(entry: Entry) -> list[Issue]:
             if lines is None:
                 lines = entry.raw.list_item_lines(key_line, len(items))
             keys = ", ".join(str(k) for k in item) or "nothing"
-            issues.append(RULES["invalid_field"].issue(
-                entry.site, f"links item {n + 1} has no 'target' (it has: {keys})",
-                line=lines[n] if n < len(lines) else key_line, field="links", discriminator=f"links:{n}"))
+            issues.append(
+                RULES["invalid_field"].issue(
+                    entry.site,
+                    f"links item {n + 1} has no 'target' (it has: {keys})",
+                    line=lines[n] if n < len(lines) else key_line,
+                    field="links",
+                    discriminator=f"links:{n}",
+                )
+            )
     return issues
 
 
@@ -143,9 +172,12 @@ def invalid_status(entry: Entry, ts: TypeSchema) -> Issue | None:
     wf = ts.workflow
     if wf is None or not wf.states or entry.status is None or entry.status in wf.states:
         return None
-    return RULES["invalid_status"].issue(entry.site,
-                       f"Status {show(entry.status)} is not one of the workflow states of '{ts.name}': "
-                       f"{', '.join(wf.states)}", line=entry.key_line("status"), field="status")
+    return RULES["invalid_status"].issue(
+        entry.site,
+        f"Status {show(entry.status)} is not one of the workflow states of '{ts.name}': {', '.join(wf.states)}",
+        line=entry.key_line("status"),
+        field="status",
+    )
 
 
 def check(entry: Entry, schema: KBSchema, *, located: bool = True) -> list[Issue]:

@@ -61,8 +61,16 @@ _CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 def nesting_bound(text: str) -> int:
     """A depth TEXT cannot nest beyond: each level takes a line, a `- ` or `? ` on a line, or a bracket."""
-    return (text.count("\n") + text.count("[") + text.count("{") + text.count("- ") + text.count("-\t")
-            + text.count("? ") + text.count("?\t") + 1)  # fmt: skip
+    return (
+        text.count("\n")
+        + text.count("[")
+        + text.count("{")
+        + text.count("- ")
+        + text.count("-\t")
+        + text.count("? ")
+        + text.count("?\t")
+        + 1
+    )
 
 
 def may_alias(text: str) -> bool:

@@ -86,7 +86,9 @@ class _Converter:
         self.depth += 1
         if self.depth > self.limits.max_depth:
             raise YamlError(f"nesting deeper than {self.limits.max_depth} levels (the limit)", node.start_mark.line + 1)
-        found = self.converted[id(node)] = self.mapping(node) if isinstance(node, yaml.MappingNode) else self.sequence(node)
+        found = self.converted[id(node)] = (
+            self.mapping(node) if isinstance(node, yaml.MappingNode) else self.sequence(node)
+        )
         self.depth -= 1
         return found
 
@@ -132,7 +134,9 @@ def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> Any:
     """Parse YAML text into LineDict/LineList/scalars; raises YamlFileError with a line."""
     loader = _Loader(text)
     try:
-        if may_alias(text) or nesting_bound(text) > _COMPOSER_SAFE_DEPTH:  # aliases to count, or deep enough to read first
+        if (
+            may_alias(text) or nesting_bound(text) > _COMPOSER_SAFE_DEPTH
+        ):  # aliases to count, or deep enough to read first
             check_limits(text, limits)
         node = loader.get_single_node()
         return None if node is None else _Converter(loader, limits).value(node)

@@ -35,8 +35,7 @@ _NULL = "tag:yaml.org,2002:null"
 # faster than the whole pattern).
 _NOT_PLAIN_ASCII = re.compile("[#&*!%|>@`\\\\\x00-\x09\x0b-\x1f\x7f]")
 _NOT_PLAIN = re.compile(
-    "[#&*!%|>@`\\\\\t\r\x85\u2028\u2029\ufeff]"
-    "|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+    "[#&*!%|>@`\\\\\t\r\x85\u2028\u2029\ufeff]|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
 _FLOW_INDICATOR = re.compile(r"[,?\[\]{}]")
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ ]*:(?: +|$)")
@@ -62,8 +61,11 @@ def load(text: str, key_lines: dict[str, int] | None = None, first_line: int = 1
     when given, gets the line of each key of a top-level mapping (TEXT's first line is FIRST_LINE)."""
     if not plain_characters(text):
         return None
-    lines = [(len(line) - len(body), body.rstrip(" "), n)
-             for n, line in enumerate(text.split("\n"), first_line) if (body := line.lstrip(" "))]  # fmt: skip
+    lines = [
+        (len(line) - len(body), body.rstrip(" "), n)
+        for n, line in enumerate(text.split("\n"), first_line)
+        if (body := line.lstrip(" "))
+    ]
     if not lines:
         return None  # an empty document: PyYAML gives None
     try:
@@ -111,8 +113,9 @@ def _sequence(lines: Lines, i: int, indent: int, depth: int) -> tuple[list[Any],
     return items, i
 
 
-def _mapping(lines: Lines, i: int, indent: int, body: str, depth: int,
-             key_lines: dict[str, int] | None = None) -> tuple[dict[Any, Any], int]:  # fmt: skip
+def _mapping(
+    lines: Lines, i: int, indent: int, body: str, depth: int, key_lines: dict[str, int] | None = None
+) -> tuple[dict[Any, Any], int]:
     data: dict[Any, Any] = {}
     n = len(lines)
     while True:

@@ -24,8 +24,13 @@ class Anthropic(Provider):
         return headers
 
     def body(self, model: str, system: str, user: str, max_tokens: int) -> dict[str, Any]:
-        return {"model": model, "max_tokens": max_tokens, "temperature": 0, "system": system,
-                "messages": [{"role": "user", "content": user}]}  # fmt: skip
+        return {
+            "model": model,
+            "max_tokens": max_tokens,
+            "temperature": 0,
+            "system": system,
+            "messages": [{"role": "user", "content": user}],
+        }
 
     def read(self, data: object) -> Answer:
         if not isinstance(data, dict):

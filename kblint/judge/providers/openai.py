@@ -23,8 +23,11 @@ class OpenAI(Provider):
         return headers
 
     def body(self, model: str, system: str, user: str, max_tokens: int) -> dict[str, Any]:
-        return {"model": model, "temperature": 0,
-                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}  # fmt: skip
+        return {
+            "model": model,
+            "temperature": 0,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        }
 
     def read(self, data: object) -> Answer:
         if not isinstance(data, dict):
@@ -36,8 +39,11 @@ class OpenAI(Provider):
         if isinstance(content, list):  # content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        return Answer(content if isinstance(content, str) else "", token_count(usage.get("prompt_tokens")),
-                      token_count(usage.get("completion_tokens")))  # fmt: skip
+        return Answer(
+            content if isinstance(content, str) else "",
+            token_count(usage.get("prompt_tokens")),
+            token_count(usage.get("completion_tokens")),
+        )
 
     def missing_key(self, base_url: str, api_key: str | None) -> str | None:
         if api_key or base_url != self.default_base_url:
