@@ -25,7 +25,7 @@ def split_frontmatter(text: str):
         return None
     for i in range(1, len(lines)):
         if lines[i].rstrip() == "---":
-            return "".join(lines[1:i]), "".join(lines[i + 1:])
+            return "".join(lines[1:i]), "".join(lines[i + 1 :])
     return None
 
 

@@ -67,68 +67,634 @@ BAD_SELECT_VALUES = ["other", "unknown", "tbd", "n/a", "misc"]
 # ----------------------------------------------------------------------------------------------
 # Word banks. Function words are repeated so that unweighted sampling gives prose-like frequencies.
 
-_FUNCTION = ("the the the the the of of of of and and and to to to a a a in in in is is that that "
-             "for for it as as was was with with by on on at from this this which be are or an "
-             "not but had has have its their they were also these more most into than other some "
-             "when where while because although after before between through during under over").split()
-_COMMON = ("record records account accounts evidence source sources report reports period region "
-           "people group groups change changes early late first later second several many few "
-           "public private local central main major minor direct indirect clear unclear known "
-           "unknown written oral official informal original later version versions detail details "
-           "question questions answer answers claim claims argument arguments reason reasons result "
-           "results effect effects cause causes pattern patterns system systems process processes "
-           "decision decisions meeting meetings letter letters document documents archive archives "
-           "note notes map maps route routes year years decade decades season seasons month months "
-           "described suggests shows showed confirms confirmed contradicts contradicted remains "
-           "remained appears appeared became become follows followed supports supported explains "
-           "explained notes noted mentions mentioned traces traced links linked compares compared "
-           "careful detailed partial complete brief long short broad narrow close distant similar "
-           "different important significant useful doubtful reliable uncertain consistent").split()
+_FUNCTION = [
+    "the",
+    "the",
+    "the",
+    "the",
+    "the",
+    "of",
+    "of",
+    "of",
+    "of",
+    "and",
+    "and",
+    "and",
+    "to",
+    "to",
+    "to",
+    "a",
+    "a",
+    "a",
+    "in",
+    "in",
+    "in",
+    "is",
+    "is",
+    "that",
+    "that",
+    "for",
+    "for",
+    "it",
+    "as",
+    "as",
+    "was",
+    "was",
+    "with",
+    "with",
+    "by",
+    "on",
+    "on",
+    "at",
+    "from",
+    "this",
+    "this",
+    "which",
+    "be",
+    "are",
+    "or",
+    "an",
+    "not",
+    "but",
+    "had",
+    "has",
+    "have",
+    "its",
+    "their",
+    "they",
+    "were",
+    "also",
+    "these",
+    "more",
+    "most",
+    "into",
+    "than",
+    "other",
+    "some",
+    "when",
+    "where",
+    "while",
+    "because",
+    "although",
+    "after",
+    "before",
+    "between",
+    "through",
+    "during",
+    "under",
+    "over",
+]
+_COMMON = [
+    "record",
+    "records",
+    "account",
+    "accounts",
+    "evidence",
+    "source",
+    "sources",
+    "report",
+    "reports",
+    "period",
+    "region",
+    "people",
+    "group",
+    "groups",
+    "change",
+    "changes",
+    "early",
+    "late",
+    "first",
+    "later",
+    "second",
+    "several",
+    "many",
+    "few",
+    "public",
+    "private",
+    "local",
+    "central",
+    "main",
+    "major",
+    "minor",
+    "direct",
+    "indirect",
+    "clear",
+    "unclear",
+    "known",
+    "unknown",
+    "written",
+    "oral",
+    "official",
+    "informal",
+    "original",
+    "later",
+    "version",
+    "versions",
+    "detail",
+    "details",
+    "question",
+    "questions",
+    "answer",
+    "answers",
+    "claim",
+    "claims",
+    "argument",
+    "arguments",
+    "reason",
+    "reasons",
+    "result",
+    "results",
+    "effect",
+    "effects",
+    "cause",
+    "causes",
+    "pattern",
+    "patterns",
+    "system",
+    "systems",
+    "process",
+    "processes",
+    "decision",
+    "decisions",
+    "meeting",
+    "meetings",
+    "letter",
+    "letters",
+    "document",
+    "documents",
+    "archive",
+    "archives",
+    "note",
+    "notes",
+    "map",
+    "maps",
+    "route",
+    "routes",
+    "year",
+    "years",
+    "decade",
+    "decades",
+    "season",
+    "seasons",
+    "month",
+    "months",
+    "described",
+    "suggests",
+    "shows",
+    "showed",
+    "confirms",
+    "confirmed",
+    "contradicts",
+    "contradicted",
+    "remains",
+    "remained",
+    "appears",
+    "appeared",
+    "became",
+    "become",
+    "follows",
+    "followed",
+    "supports",
+    "supported",
+    "explains",
+    "explained",
+    "notes",
+    "noted",
+    "mentions",
+    "mentioned",
+    "traces",
+    "traced",
+    "links",
+    "linked",
+    "compares",
+    "compared",
+    "careful",
+    "detailed",
+    "partial",
+    "complete",
+    "brief",
+    "long",
+    "short",
+    "broad",
+    "narrow",
+    "close",
+    "distant",
+    "similar",
+    "different",
+    "important",
+    "significant",
+    "useful",
+    "doubtful",
+    "reliable",
+    "uncertain",
+    "consistent",
+]
 
 _DOMAIN = {
-    "atlas": ("river valley ridge pass coast harbour survey surveyor expedition camp summit glacier "
-              "delta plateau basin trail crossing settlement village ford bridge coastline bearing "
-              "latitude longitude altitude chart charts cartographer sketch compass supply winter").split(),
-    "ledger": ("payment payments transfer transfers account invoice invoices contract contracts "
-               "company companies director directors shareholder shareholders bank banks fund funds "
-               "offshore registry filing filings audit auditor tender subsidiary loan loans fee fees").split(),
-    "lexicon": ("concept concepts term terms definition definitions usage meaning meanings theory "
-                "framework frameworks principle principles model models idea ideas author authors "
-                "essay essays chapter chapters interpretation reader readers vocabulary argument").split(),
-    "chronicle": ("war treaty treaties council councils king queen duke parliament election elections "
-                  "battle battles siege famine harvest charter charters reform reforms uprising town "
-                  "towns guild guilds bishop abbey trade merchants dynasty succession rebellion").split(),
-    "meridian": ("service services deploy deployment latency outage incident incidents database queue "
-                 "cache cluster node nodes request requests release releases rollback schema config "
-                 "endpoint endpoints migration alert alerts pipeline dependency dependencies owner").split(),
+    "atlas": [
+        "river",
+        "valley",
+        "ridge",
+        "pass",
+        "coast",
+        "harbour",
+        "survey",
+        "surveyor",
+        "expedition",
+        "camp",
+        "summit",
+        "glacier",
+        "delta",
+        "plateau",
+        "basin",
+        "trail",
+        "crossing",
+        "settlement",
+        "village",
+        "ford",
+        "bridge",
+        "coastline",
+        "bearing",
+        "latitude",
+        "longitude",
+        "altitude",
+        "chart",
+        "charts",
+        "cartographer",
+        "sketch",
+        "compass",
+        "supply",
+        "winter",
+    ],
+    "ledger": [
+        "payment",
+        "payments",
+        "transfer",
+        "transfers",
+        "account",
+        "invoice",
+        "invoices",
+        "contract",
+        "contracts",
+        "company",
+        "companies",
+        "director",
+        "directors",
+        "shareholder",
+        "shareholders",
+        "bank",
+        "banks",
+        "fund",
+        "funds",
+        "offshore",
+        "registry",
+        "filing",
+        "filings",
+        "audit",
+        "auditor",
+        "tender",
+        "subsidiary",
+        "loan",
+        "loans",
+        "fee",
+        "fees",
+    ],
+    "lexicon": [
+        "concept",
+        "concepts",
+        "term",
+        "terms",
+        "definition",
+        "definitions",
+        "usage",
+        "meaning",
+        "meanings",
+        "theory",
+        "framework",
+        "frameworks",
+        "principle",
+        "principles",
+        "model",
+        "models",
+        "idea",
+        "ideas",
+        "author",
+        "authors",
+        "essay",
+        "essays",
+        "chapter",
+        "chapters",
+        "interpretation",
+        "reader",
+        "readers",
+        "vocabulary",
+        "argument",
+    ],
+    "chronicle": [
+        "war",
+        "treaty",
+        "treaties",
+        "council",
+        "councils",
+        "king",
+        "queen",
+        "duke",
+        "parliament",
+        "election",
+        "elections",
+        "battle",
+        "battles",
+        "siege",
+        "famine",
+        "harvest",
+        "charter",
+        "charters",
+        "reform",
+        "reforms",
+        "uprising",
+        "town",
+        "towns",
+        "guild",
+        "guilds",
+        "bishop",
+        "abbey",
+        "trade",
+        "merchants",
+        "dynasty",
+        "succession",
+        "rebellion",
+    ],
+    "meridian": [
+        "service",
+        "services",
+        "deploy",
+        "deployment",
+        "latency",
+        "outage",
+        "incident",
+        "incidents",
+        "database",
+        "queue",
+        "cache",
+        "cluster",
+        "node",
+        "nodes",
+        "request",
+        "requests",
+        "release",
+        "releases",
+        "rollback",
+        "schema",
+        "config",
+        "endpoint",
+        "endpoints",
+        "migration",
+        "alert",
+        "alerts",
+        "pipeline",
+        "dependency",
+        "dependencies",
+        "owner",
+    ],
 }
 
-_FIRST = ("Ada Alan Alma Anna Arlo Aron Beatrix Bram Carla Cyrus Dana Dora Edith Elias Emil Eva "
-          "Felix Freya Greta Hana Hugo Ida Ines Ivo Jana Jonas Karl Kira Lars Lena Leo Lina Lotte "
-          "Luca Mara Marek Maya Mila Nadia Nils Nora Olaf Olga Oskar Paula Petra Quinn Rafael Rosa "
-          "Ruth Sami Sara Silas Sofia Stellan Tara Theo Tilda Tomas Uma Vera Viktor Wanda Yara Zora").split()
-_SYL1 = ("Kor Val Mer Ash Bel Dun Esk Fal Gar Hol Ist Jor Kel Lin Mor Nor Orm Pel Quar Ros Sal Tor "
-         "Ul Ver Wyn Yar Zel Bran Cal Dra").split()
-_SYL2 = ("avin dale esk ford gate holm ington stead mere wick borough ley marsh ton well by combe "
-         "haven ridge more burn field moor ness thorpe wood bury cott den ham").split()
-_ADJ = ("adaptive hidden early late northern southern open closed shared formal informal layered "
-        "slow fast silent public private partial recursive implicit explicit distributed central "
-        "fragile robust broken lasting brief minor major quiet mutual").split()
-_NOUN = ("orientation tempo boundary friction channel ledger network loop signal pattern margin "
-         "covenant frontier threshold cadence harbour archive record mandate charter registry "
-         "exchange alliance circuit lattice reserve").split()
-_TAIL = ("theory principle model loop effect doctrine method").split()
+_FIRST = [
+    "Ada",
+    "Alan",
+    "Alma",
+    "Anna",
+    "Arlo",
+    "Aron",
+    "Beatrix",
+    "Bram",
+    "Carla",
+    "Cyrus",
+    "Dana",
+    "Dora",
+    "Edith",
+    "Elias",
+    "Emil",
+    "Eva",
+    "Felix",
+    "Freya",
+    "Greta",
+    "Hana",
+    "Hugo",
+    "Ida",
+    "Ines",
+    "Ivo",
+    "Jana",
+    "Jonas",
+    "Karl",
+    "Kira",
+    "Lars",
+    "Lena",
+    "Leo",
+    "Lina",
+    "Lotte",
+    "Luca",
+    "Mara",
+    "Marek",
+    "Maya",
+    "Mila",
+    "Nadia",
+    "Nils",
+    "Nora",
+    "Olaf",
+    "Olga",
+    "Oskar",
+    "Paula",
+    "Petra",
+    "Quinn",
+    "Rafael",
+    "Rosa",
+    "Ruth",
+    "Sami",
+    "Sara",
+    "Silas",
+    "Sofia",
+    "Stellan",
+    "Tara",
+    "Theo",
+    "Tilda",
+    "Tomas",
+    "Uma",
+    "Vera",
+    "Viktor",
+    "Wanda",
+    "Yara",
+    "Zora",
+]
+_SYL1 = [
+    "Kor",
+    "Val",
+    "Mer",
+    "Ash",
+    "Bel",
+    "Dun",
+    "Esk",
+    "Fal",
+    "Gar",
+    "Hol",
+    "Ist",
+    "Jor",
+    "Kel",
+    "Lin",
+    "Mor",
+    "Nor",
+    "Orm",
+    "Pel",
+    "Quar",
+    "Ros",
+    "Sal",
+    "Tor",
+    "Ul",
+    "Ver",
+    "Wyn",
+    "Yar",
+    "Zel",
+    "Bran",
+    "Cal",
+    "Dra",
+]
+_SYL2 = [
+    "avin",
+    "dale",
+    "esk",
+    "ford",
+    "gate",
+    "holm",
+    "ington",
+    "stead",
+    "mere",
+    "wick",
+    "borough",
+    "ley",
+    "marsh",
+    "ton",
+    "well",
+    "by",
+    "combe",
+    "haven",
+    "ridge",
+    "more",
+    "burn",
+    "field",
+    "moor",
+    "ness",
+    "thorpe",
+    "wood",
+    "bury",
+    "cott",
+    "den",
+    "ham",
+]
+_ADJ = [
+    "adaptive",
+    "hidden",
+    "early",
+    "late",
+    "northern",
+    "southern",
+    "open",
+    "closed",
+    "shared",
+    "formal",
+    "informal",
+    "layered",
+    "slow",
+    "fast",
+    "silent",
+    "public",
+    "private",
+    "partial",
+    "recursive",
+    "implicit",
+    "explicit",
+    "distributed",
+    "central",
+    "fragile",
+    "robust",
+    "broken",
+    "lasting",
+    "brief",
+    "minor",
+    "major",
+    "quiet",
+    "mutual",
+]
+_NOUN = [
+    "orientation",
+    "tempo",
+    "boundary",
+    "friction",
+    "channel",
+    "ledger",
+    "network",
+    "loop",
+    "signal",
+    "pattern",
+    "margin",
+    "covenant",
+    "frontier",
+    "threshold",
+    "cadence",
+    "harbour",
+    "archive",
+    "record",
+    "mandate",
+    "charter",
+    "registry",
+    "exchange",
+    "alliance",
+    "circuit",
+    "lattice",
+    "reserve",
+]
+_TAIL = ["theory", "principle", "model", "loop", "effect", "doctrine", "method"]
 
-_HEADINGS = ("Summary Background Overview Context Details Analysis Significance Timeline Evidence "
-             "Discussion Assessment").split() + ["Open questions", "Later accounts", "Related work"]
+_HEADINGS = [
+    "Summary",
+    "Background",
+    "Overview",
+    "Context",
+    "Details",
+    "Analysis",
+    "Significance",
+    "Timeline",
+    "Evidence",
+    "Discussion",
+    "Assessment",
+] + ["Open questions", "Later accounts", "Related work"]
 _SOURCE_HEADINGS = ["Sources", "Sources", "Sources", "References", "Sources:", "Bibliography"]
-_RELATIONS = ["related_to", "related_to", "mentions", "part_of", "cites", "follows", "supports",
-              "contradicts", "influenced_by"]
-_NOTES = ["see the discussion in the body", "primary account", "disputed by later sources",
-          "the two records disagree on the date", "context for the later events", "same period",
-          "background reading"]
-_PUBLISHERS = ["Northgate Press", "Vellum & Co", "The Quarterly Review", "State Archive",
-               "University Press", "Field Notes Society"]
+_RELATIONS = [
+    "related_to",
+    "related_to",
+    "mentions",
+    "part_of",
+    "cites",
+    "follows",
+    "supports",
+    "contradicts",
+    "influenced_by",
+]
+_NOTES = [
+    "see the discussion in the body",
+    "primary account",
+    "disputed by later sources",
+    "the two records disagree on the date",
+    "context for the later events",
+    "same period",
+    "background reading",
+]
+_PUBLISHERS = [
+    "Northgate Press",
+    "Vellum & Co",
+    "The Quarterly Review",
+    "State Archive",
+    "University Press",
+    "Field Notes Society",
+]
 
 
 def _slug(text: str) -> str:
@@ -144,6 +710,7 @@ def _q(text: str) -> str:
 # The KBs. Each type: (name, weight, spec). spec keys go to kb.yaml (fields, required, ...), except
 # `_title` (title generator), `_ref` (field -> target type of an object-ref), `_sources` (chance
 # of a Sources section) and `_code` (chance of a code block).
+
 
 def _field(ftype, **kw):
     d = {"type": ftype}
@@ -163,7 +730,9 @@ PERSON = {
         "affiliations": _field("list"),
         "homepage": _field("url"),
     },
-    "_title": "person", "_sources": 0.4, "_code": 0.02,
+    "_title": "person",
+    "_sources": 0.4,
+    "_code": 0.02,
 }
 
 
@@ -178,7 +747,9 @@ def _person(extra_optional=(), extra_fields=None, refs=None):
 
 KB_DESIGNS = [
     {
-        "name": "atlas", "weight": 0.36, "kb_type": "research",
+        "name": "atlas",
+        "weight": 0.36,
+        "kb_type": "research",
         "description": "A gazetteer of places, the expeditions that charted them and the people who went.",
         "guidelines": {
             "contributing": "Give every place its region and kind; cite the survey or account a claim comes from.",
@@ -189,71 +760,102 @@ KB_DESIGNS = [
             "primary": "Map every place the expeditions reached and who reached it first.",
             "success_criteria": "Each place links to the expeditions and people connected with it.",
         },
-        "validation": {"enforce": False, "rules": [
-            {"field": "importance", "range": [1, 10]},
-            {"field": "published", "format": "ISO8601"},
-            {"field": "coordinates", "pattern": r"^-?\d{1,2}\.\d{4}, -?\d{1,3}\.\d{4}$"},
-        ]},
+        "validation": {
+            "enforce": False,
+            "rules": [
+                {"field": "importance", "range": [1, 10]},
+                {"field": "published", "format": "ISO8601"},
+                {"field": "coordinates", "pattern": r"^-?\d{1,2}\.\d{4}, -?\d{1,3}\.\d{4}$"},
+            ],
+        },
         "types": [
-            ("place", 0.46, {
-                "description": "A named place: settlement, river, mountain, pass",
-                "subdirectory": "places",
-                "required": ["title", "region", "place_kind"],
-                "optional": ["coordinates", "population", "founded", "elevation_m", "url", "visited_by"],
-                "fields": {
-                    "region": _field("select", values=["north", "south", "east", "west", "central", "coastal"]),
-                    "place_kind": _field("select", values=["city", "village", "river", "mountain", "lake",
-                                                           "island", "pass", "ruin"]),
-                    "coordinates": _field("string", description="Latitude, longitude"),
-                    "population": _field("integer", min=0, max=50000000),
-                    "founded": _field("date"),
-                    "elevation_m": _field("number", min=-430, max=8849),
-                    "url": _field("url"),
-                    "visited_by": _field("object-ref", description="The first expedition that reached it"),
+            (
+                "place",
+                0.46,
+                {
+                    "description": "A named place: settlement, river, mountain, pass",
+                    "subdirectory": "places",
+                    "required": ["title", "region", "place_kind"],
+                    "optional": ["coordinates", "population", "founded", "elevation_m", "url", "visited_by"],
+                    "fields": {
+                        "region": _field("select", values=["north", "south", "east", "west", "central", "coastal"]),
+                        "place_kind": _field(
+                            "select", values=["city", "village", "river", "mountain", "lake", "island", "pass", "ruin"]
+                        ),
+                        "coordinates": _field("string", description="Latitude, longitude"),
+                        "population": _field("integer", min=0, max=50000000),
+                        "founded": _field("date"),
+                        "elevation_m": _field("number", min=-430, max=8849),
+                        "url": _field("url"),
+                        "visited_by": _field("object-ref", description="The first expedition that reached it"),
+                    },
+                    "workflow": {
+                        "states": ["stub", "draft", "review", "published"],
+                        "transitions": {
+                            "stub -> draft": "basic facts gathered",
+                            "draft -> review": "sources cited",
+                            "review -> published": "a second editor checked it",
+                        },
+                    },
+                    "_title": "place",
+                    "_ref": {"visited_by": "expedition"},
+                    "_sources": 0.55,
+                    "_code": 0.02,
+                    "_nest": "region",
                 },
-                "workflow": {"states": ["stub", "draft", "review", "published"],
-                             "transitions": {"stub -> draft": "basic facts gathered",
-                                             "draft -> review": "sources cited",
-                                             "review -> published": "a second editor checked it"}},
-                "_title": "place", "_ref": {"visited_by": "expedition"}, "_sources": 0.55, "_code": 0.02,
-                "_nest": "region",
-            }),
-            ("expedition", 0.16, {
-                "description": "A journey of exploration or survey",
-                "subdirectory": "expeditions",
-                "required": ["title", "date", "outcome"],
-                "optional": ["end_date", "leader", "members", "budget", "sources"],
-                "fields": {
-                    "date": _field("date", description="Departure"),
-                    "end_date": _field("date"),
-                    "outcome": _field("select", values=["success", "partial", "failure", "abandoned"]),
-                    "leader": _field("object-ref"),
-                    "members": _field("list"),
-                    "budget": _field("number", min=0),
-                    "sources": _field("list"),
+            ),
+            (
+                "expedition",
+                0.16,
+                {
+                    "description": "A journey of exploration or survey",
+                    "subdirectory": "expeditions",
+                    "required": ["title", "date", "outcome"],
+                    "optional": ["end_date", "leader", "members", "budget", "sources"],
+                    "fields": {
+                        "date": _field("date", description="Departure"),
+                        "end_date": _field("date"),
+                        "outcome": _field("select", values=["success", "partial", "failure", "abandoned"]),
+                        "leader": _field("object-ref"),
+                        "members": _field("list"),
+                        "budget": _field("number", min=0),
+                        "sources": _field("list"),
+                    },
+                    "_title": "expedition",
+                    "_ref": {"leader": "person"},
+                    "_sources": 0.7,
+                    "_code": 0.03,
                 },
-                "_title": "expedition", "_ref": {"leader": "person"}, "_sources": 0.7, "_code": 0.03,
-            }),
+            ),
             ("person", 0.24, _person(["explorer"], {"explorer": _field("boolean")})),
-            ("source", 0.14, {
-                "description": "A book, map, letter or article the KB relies on",
-                "subdirectory": "sources",
-                "required": ["title", "source_kind", "url"],
-                "optional": ["published", "author", "reliability"],
-                "fields": {
-                    "source_kind": _field("select", values=["book", "article", "map", "letter", "archive",
-                                                            "interview"]),
-                    "url": _field("url"),
-                    "published": _field("date"),
-                    "author": _field("string"),
-                    "reliability": _field("number", min=1, max=5),
+            (
+                "source",
+                0.14,
+                {
+                    "description": "A book, map, letter or article the KB relies on",
+                    "subdirectory": "sources",
+                    "required": ["title", "source_kind", "url"],
+                    "optional": ["published", "author", "reliability"],
+                    "fields": {
+                        "source_kind": _field(
+                            "select", values=["book", "article", "map", "letter", "archive", "interview"]
+                        ),
+                        "url": _field("url"),
+                        "published": _field("date"),
+                        "author": _field("string"),
+                        "reliability": _field("number", min=1, max=5),
+                    },
+                    "_title": "source",
+                    "_sources": 0.2,
+                    "_code": 0.02,
                 },
-                "_title": "source", "_sources": 0.2, "_code": 0.02,
-            }),
+            ),
         ],
     },
     {
-        "name": "ledger", "weight": 0.26, "kb_type": "journalism",
+        "name": "ledger",
+        "weight": 0.26,
+        "kb_type": "journalism",
         "description": "Following the money: transactions, the companies and people behind them, and findings.",
         "guidelines": {
             "sourcing": "Every finding cites at least one document or on-the-record interview.",
@@ -265,280 +867,480 @@ KB_DESIGNS = [
             "constraints": "Nothing is published on a single anonymous source.",
         },
         "pass_threshold": 0.5,
-        "validation": {"enforce": True, "rules": [
-            {"field": "importance", "range": [1, 10]},
-            {"field": "amount", "min": 0},
-            {"field": "currency", "enum": ["EUR", "USD", "GBP", "CHF"]},
-        ]},
+        "validation": {
+            "enforce": True,
+            "rules": [
+                {"field": "importance", "range": [1, 10]},
+                {"field": "amount", "min": 0},
+                {"field": "currency", "enum": ["EUR", "USD", "GBP", "CHF"]},
+            ],
+        },
         "types": [
-            ("transaction", 0.34, {
-                "description": "One payment or transfer",
-                "subdirectory": "transactions",
-                "required": ["title", "date", "amount", "currency"],
-                "optional": ["payer", "payee", "channel", "documents", "evidence_url"],
-                "fields": {
-                    "date": _field("date"),
-                    "amount": _field("number", min=0),
-                    "currency": _field("select", values=["EUR", "USD", "GBP", "CHF"]),
-                    "payer": _field("object-ref"),
-                    "payee": _field("object-ref"),
-                    "channel": _field("select", values=["wire", "cash", "crypto", "cheque"]),
-                    "documents": _field("list"),
-                    "evidence_url": _field("url"),
+            (
+                "transaction",
+                0.34,
+                {
+                    "description": "One payment or transfer",
+                    "subdirectory": "transactions",
+                    "required": ["title", "date", "amount", "currency"],
+                    "optional": ["payer", "payee", "channel", "documents", "evidence_url"],
+                    "fields": {
+                        "date": _field("date"),
+                        "amount": _field("number", min=0),
+                        "currency": _field("select", values=["EUR", "USD", "GBP", "CHF"]),
+                        "payer": _field("object-ref"),
+                        "payee": _field("object-ref"),
+                        "channel": _field("select", values=["wire", "cash", "crypto", "cheque"]),
+                        "documents": _field("list"),
+                        "evidence_url": _field("url"),
+                    },
+                    "workflow": {
+                        "states": ["reported", "verified", "disputed"],
+                        "transitions": {
+                            "reported -> verified": "bank record obtained",
+                            "reported -> disputed": "a party contests it",
+                        },
+                    },
+                    "_title": "transaction",
+                    "_ref": {"payer": "organization", "payee": "organization"},
+                    "_sources": 0.5,
+                    "_code": 0.05,
                 },
-                "workflow": {"states": ["reported", "verified", "disputed"],
-                             "transitions": {"reported -> verified": "bank record obtained",
-                                             "reported -> disputed": "a party contests it"}},
-                "_title": "transaction", "_ref": {"payer": "organization", "payee": "organization"},
-                "_sources": 0.5, "_code": 0.05,
-            }),
-            ("organization", 0.22, {
-                "description": "A company, agency, charity, trust or bank",
-                "subdirectory": "organizations",
-                "required": ["title", "org_type"],
-                "optional": ["jurisdiction", "founded", "registry_url", "parent"],
-                "fields": {
-                    "org_type": _field("select", options=["company", "agency", "charity", "trust", "bank"]),
-                    "jurisdiction": _field("select", values=["uk", "de", "nl", "cy", "vg", "ky", "ch"],
-                                           allow_other=True),
-                    "founded": _field("date"),
-                    "registry_url": _field("url"),
-                    "parent": _field("object-ref"),
+            ),
+            (
+                "organization",
+                0.22,
+                {
+                    "description": "A company, agency, charity, trust or bank",
+                    "subdirectory": "organizations",
+                    "required": ["title", "org_type"],
+                    "optional": ["jurisdiction", "founded", "registry_url", "parent"],
+                    "fields": {
+                        "org_type": _field("select", options=["company", "agency", "charity", "trust", "bank"]),
+                        "jurisdiction": _field(
+                            "select", values=["uk", "de", "nl", "cy", "vg", "ky", "ch"], allow_other=True
+                        ),
+                        "founded": _field("date"),
+                        "registry_url": _field("url"),
+                        "parent": _field("object-ref"),
+                    },
+                    "_title": "organization",
+                    "_ref": {"parent": "organization"},
+                    "_sources": 0.45,
+                    "_code": 0.01,
                 },
-                "_title": "organization", "_ref": {"parent": "organization"}, "_sources": 0.45, "_code": 0.01,
-            }),
-            ("person", 0.24, _person(["employer"], {"employer": _field("object-ref")},
-                                     refs={"employer": "organization"})),
-            ("finding", 0.20, {
-                "description": "A claim the investigation established, with its evidence",
-                "subdirectory": "findings",
-                "required": ["title", "date", "confidence"],
-                "optional": ["sources", "reviewer"],
-                "fields": {
-                    "date": _field("date"),
-                    "confidence": _field("select", values=["low", "medium", "high"]),
-                    "sources": _field("list"),
-                    "reviewer": _field("string"),
+            ),
+            (
+                "person",
+                0.24,
+                _person(["employer"], {"employer": _field("object-ref")}, refs={"employer": "organization"}),
+            ),
+            (
+                "finding",
+                0.20,
+                {
+                    "description": "A claim the investigation established, with its evidence",
+                    "subdirectory": "findings",
+                    "required": ["title", "date", "confidence"],
+                    "optional": ["sources", "reviewer"],
+                    "fields": {
+                        "date": _field("date"),
+                        "confidence": _field("select", values=["low", "medium", "high"]),
+                        "sources": _field("list"),
+                        "reviewer": _field("string"),
+                    },
+                    "workflow": {
+                        "states": ["draft", "review", "confirmed", "retracted"],
+                        "transitions": {
+                            "draft -> review": "evidence gathered",
+                            "review -> confirmed": "a second reporter checked the sources",
+                            "confirmed -> retracted": "the evidence did not hold",
+                        },
+                    },
+                    "_title": "finding",
+                    "_sources": 0.75,
+                    "_code": 0.02,
                 },
-                "workflow": {"states": ["draft", "review", "confirmed", "retracted"],
-                             "transitions": {"draft -> review": "evidence gathered",
-                                             "review -> confirmed": "a second reporter checked the sources",
-                                             "confirmed -> retracted": "the evidence did not hold"}},
-                "_title": "finding", "_sources": 0.75, "_code": 0.02,
-            }),
+            ),
         ],
     },
     {
-        "name": "lexicon", "weight": 0.18, "kb_type": "reference",
+        "name": "lexicon",
+        "weight": 0.18,
+        "kb_type": "reference",
         "description": "Concepts, terms and the writings that define them.",
         "guidelines": {
             "quality": "Separate the original formulation of a concept from later interpretations.",
             "cross_linking": "Link every term to the concept it names and to the writing that introduced it.",
         },
-        "goals": {"primary": "A navigable vocabulary of the field, with its origins.",
-                  "success_criteria": "A reader can go from any term to the writing that defined it."},
-        "validation": {"rules": [
-            {"field": "importance", "range": [1, 10]},
-            {"field": "date", "format": "ISO8601"},
-        ]},
+        "goals": {
+            "primary": "A navigable vocabulary of the field, with its origins.",
+            "success_criteria": "A reader can go from any term to the writing that defined it.",
+        },
+        "validation": {
+            "rules": [
+                {"field": "importance", "range": [1, 10]},
+                {"field": "date", "format": "ISO8601"},
+            ]
+        },
         "types": [
-            ("concept", 0.38, {
-                "description": "A key idea or framework",
-                "subdirectory": "concepts",
-                "required": ["title", "domain"],
-                "optional": ["first_appeared", "related_concepts", "maturity", "research_status"],
-                "fields": {
-                    "domain": _field("select", values=["strategy", "economics", "engineering", "biology",
-                                                       "philosophy", "design"]),
-                    "first_appeared": _field("string"),
-                    "related_concepts": _field("list"),
-                    "maturity": _field("integer", min=1, max=5),
-                    "research_status": _field("select", values=["stub", "partial", "draft", "complete"]),
+            (
+                "concept",
+                0.38,
+                {
+                    "description": "A key idea or framework",
+                    "subdirectory": "concepts",
+                    "required": ["title", "domain"],
+                    "optional": ["first_appeared", "related_concepts", "maturity", "research_status"],
+                    "fields": {
+                        "domain": _field(
+                            "select", values=["strategy", "economics", "engineering", "biology", "philosophy", "design"]
+                        ),
+                        "first_appeared": _field("string"),
+                        "related_concepts": _field("list"),
+                        "maturity": _field("integer", min=1, max=5),
+                        "research_status": _field("select", values=["stub", "partial", "draft", "complete"]),
+                    },
+                    "workflow": {
+                        "states": ["stub", "draft", "reviewed", "canonical"],
+                        "transitions": {
+                            "stub -> draft": "explained",
+                            "draft -> reviewed": "checked",
+                            "reviewed -> canonical": "agreed by the editors",
+                        },
+                    },
+                    "_title": "concept",
+                    "_sources": 0.5,
+                    "_code": 0.03,
                 },
-                "workflow": {"states": ["stub", "draft", "reviewed", "canonical"],
-                             "transitions": {"stub -> draft": "explained", "draft -> reviewed": "checked",
-                                             "reviewed -> canonical": "agreed by the editors"}},
-                "_title": "concept", "_sources": 0.5, "_code": 0.03,
-            }),
-            ("term", 0.30, {
-                "description": "A word or phrase with a precise meaning in the field",
-                "subdirectory": "terms",
-                "required": ["title", "definition"],
-                "optional": ["part_of_speech", "synonyms", "see_also"],
-                "fields": {
-                    "definition": _field("text"),
-                    "part_of_speech": _field("select", values=["noun", "verb", "adjective", "phrase"]),
-                    "synonyms": _field("list"),
-                    "see_also": _field("object-ref"),
+            ),
+            (
+                "term",
+                0.30,
+                {
+                    "description": "A word or phrase with a precise meaning in the field",
+                    "subdirectory": "terms",
+                    "required": ["title", "definition"],
+                    "optional": ["part_of_speech", "synonyms", "see_also"],
+                    "fields": {
+                        "definition": _field("text"),
+                        "part_of_speech": _field("select", values=["noun", "verb", "adjective", "phrase"]),
+                        "synonyms": _field("list"),
+                        "see_also": _field("object-ref"),
+                    },
+                    "_title": "term",
+                    "_ref": {"see_also": "concept"},
+                    "_sources": 0.3,
+                    "_code": 0.02,
                 },
-                "_title": "term", "_ref": {"see_also": "concept"}, "_sources": 0.3, "_code": 0.02,
-            }),
-            ("writing", 0.20, {
-                "description": "A book, essay, paper or briefing",
-                "subdirectory": "writings",
-                "required": ["title", "writing_type", "date"],
-                "optional": ["url", "key_concepts", "pages", "publisher"],
-                "fields": {
-                    "writing_type": _field("select", values=["book", "essay", "paper", "briefing", "lecture"]),
-                    "date": _field("date"),
-                    "url": _field("url"),
-                    "key_concepts": _field("list"),
-                    "pages": _field("integer", min=1, max=2000),
-                    "publisher": _field("string"),
+            ),
+            (
+                "writing",
+                0.20,
+                {
+                    "description": "A book, essay, paper or briefing",
+                    "subdirectory": "writings",
+                    "required": ["title", "writing_type", "date"],
+                    "optional": ["url", "key_concepts", "pages", "publisher"],
+                    "fields": {
+                        "writing_type": _field("select", values=["book", "essay", "paper", "briefing", "lecture"]),
+                        "date": _field("date"),
+                        "url": _field("url"),
+                        "key_concepts": _field("list"),
+                        "pages": _field("integer", min=1, max=2000),
+                        "publisher": _field("string"),
+                    },
+                    "_title": "writing",
+                    "_sources": 0.4,
+                    "_code": 0.02,
                 },
-                "_title": "writing", "_sources": 0.4, "_code": 0.02,
-            }),
+            ),
             ("person", 0.12, _person()),
         ],
     },
     {
-        "name": "chronicle", "weight": 0.13, "kb_type": "history",
+        "name": "chronicle",
+        "weight": 0.13,
+        "kb_type": "history",
         "description": "Events, eras and people of a regional history.",
-        "guidelines": {"contributing": "Date every event; give the source of each date.",
-                       "voice": "Neutral; present competing accounts side by side."},
-        "goals": {"primary": "A dated, sourced chronicle of the region.",
-                  "success_criteria": "Every event belongs to an era and names who took part."},
+        "guidelines": {
+            "contributing": "Date every event; give the source of each date.",
+            "voice": "Neutral; present competing accounts side by side.",
+        },
+        "goals": {
+            "primary": "A dated, sourced chronicle of the region.",
+            "success_criteria": "Every event belongs to an era and names who took part.",
+        },
         "validation": {"rules": [{"field": "importance", "range": [1, 10]}]},
         "types": [
-            ("event", 0.52, {
-                "description": "Something that happened on a known date",
-                "subdirectory": "events",
-                "required": ["title", "date", "event_kind"],
-                "optional": ["importance", "location", "participants", "era"],
-                "fields": {
-                    "date": _field("date"),
-                    "event_kind": _field("select", values=["battle", "treaty", "election", "disaster",
-                                                           "founding", "discovery"]),
-                    "importance": _field("number", min=1, max=10),
-                    "location": _field("string"),
-                    "participants": _field("list"),
-                    "era": _field("object-ref"),
+            (
+                "event",
+                0.52,
+                {
+                    "description": "Something that happened on a known date",
+                    "subdirectory": "events",
+                    "required": ["title", "date", "event_kind"],
+                    "optional": ["importance", "location", "participants", "era"],
+                    "fields": {
+                        "date": _field("date"),
+                        "event_kind": _field(
+                            "select", values=["battle", "treaty", "election", "disaster", "founding", "discovery"]
+                        ),
+                        "importance": _field("number", min=1, max=10),
+                        "location": _field("string"),
+                        "participants": _field("list"),
+                        "era": _field("object-ref"),
+                    },
+                    "workflow": {
+                        "states": ["draft", "checked", "published"],
+                        "transitions": {"draft -> checked": "date verified", "checked -> published": "editor approved"},
+                    },
+                    "_title": "event",
+                    "_ref": {"era": "era"},
+                    "_sources": 0.6,
+                    "_code": 0.01,
                 },
-                "workflow": {"states": ["draft", "checked", "published"],
-                             "transitions": {"draft -> checked": "date verified",
-                                             "checked -> published": "editor approved"}},
-                "_title": "event", "_ref": {"era": "era"}, "_sources": 0.6, "_code": 0.01,
-            }),
-            ("era", 0.12, {
-                "description": "A period of the history",
-                "subdirectory": "eras",
-                "required": ["title", "start", "end"],
-                "optional": ["theme"],
-                "fields": {
-                    "start": _field("date"),
-                    "end": _field("date"),
-                    "theme": _field("select", values=["war", "trade", "reform", "decline", "growth"]),
+            ),
+            (
+                "era",
+                0.12,
+                {
+                    "description": "A period of the history",
+                    "subdirectory": "eras",
+                    "required": ["title", "start", "end"],
+                    "optional": ["theme"],
+                    "fields": {
+                        "start": _field("date"),
+                        "end": _field("date"),
+                        "theme": _field("select", values=["war", "trade", "reform", "decline", "growth"]),
+                    },
+                    "_title": "era",
+                    "_sources": 0.5,
+                    "_code": 0.0,
                 },
-                "_title": "era", "_sources": 0.5, "_code": 0.0,
-            }),
+            ),
             ("person", 0.36, _person(["died"], {"died": _field("date")})),
         ],
     },
     {
-        "name": "meridian", "weight": 0.07, "kb_type": "engineering",
+        "name": "meridian",
+        "weight": 0.07,
+        "kb_type": "engineering",
         "description": "Architecture decisions, components and incidents of a software platform.",
-        "guidelines": {"contributing": "Write decisions as ADRs: context, decision, consequences.",
-                       "quality": "Link incidents to the components and decisions involved."},
-        "goals": {"primary": "Know why the platform is built the way it is.",
-                  "success_criteria": "Every component has an owner and its decisions on record."},
-        "validation": {"rules": [
-            {"field": "language", "enum": ["python", "go", "rust", "typescript", "java"]},
-            {"field": "date", "format": "ISO8601"},
-        ]},
+        "guidelines": {
+            "contributing": "Write decisions as ADRs: context, decision, consequences.",
+            "quality": "Link incidents to the components and decisions involved.",
+        },
+        "goals": {
+            "primary": "Know why the platform is built the way it is.",
+            "success_criteria": "Every component has an owner and its decisions on record.",
+        },
+        "validation": {
+            "rules": [
+                {"field": "language", "enum": ["python", "go", "rust", "typescript", "java"]},
+                {"field": "date", "format": "ISO8601"},
+            ]
+        },
         "types": [
-            ("decision", 0.34, {
-                "description": "An architecture decision record",
-                "subdirectory": "decisions",
-                "required": ["title", "date", "scope"],
-                "optional": ["supersedes", "component", "deciders"],
-                "fields": {
-                    "date": _field("date"),
-                    "scope": _field("select", values=["team", "service", "platform", "org"]),
-                    "supersedes": _field("object-ref"),
-                    "component": _field("object-ref"),
-                    "deciders": _field("list"),
+            (
+                "decision",
+                0.34,
+                {
+                    "description": "An architecture decision record",
+                    "subdirectory": "decisions",
+                    "required": ["title", "date", "scope"],
+                    "optional": ["supersedes", "component", "deciders"],
+                    "fields": {
+                        "date": _field("date"),
+                        "scope": _field("select", values=["team", "service", "platform", "org"]),
+                        "supersedes": _field("object-ref"),
+                        "component": _field("object-ref"),
+                        "deciders": _field("list"),
+                    },
+                    "workflow": {
+                        "states": ["proposed", "accepted", "deprecated", "superseded"],
+                        "transitions": {
+                            "proposed -> accepted": "reviewed",
+                            "accepted -> superseded": "a newer decision replaces it",
+                        },
+                    },
+                    "_title": "decision",
+                    "_ref": {"supersedes": "decision", "component": "component"},
+                    "_sources": 0.3,
+                    "_code": 0.35,
                 },
-                "workflow": {"states": ["proposed", "accepted", "deprecated", "superseded"],
-                             "transitions": {"proposed -> accepted": "reviewed",
-                                             "accepted -> superseded": "a newer decision replaces it"}},
-                "_title": "decision", "_ref": {"supersedes": "decision", "component": "component"},
-                "_sources": 0.3, "_code": 0.35,
-            }),
-            ("component", 0.26, {
-                "description": "A service, library or datastore",
-                "subdirectory": "components",
-                "required": ["title", "owner", "tier"],
-                "optional": ["repo_url", "language", "depends_on", "on_call"],
-                "fields": {
-                    "owner": _field("string"),
-                    "tier": _field("integer", min=0, max=3),
-                    "repo_url": _field("url"),
-                    "language": _field("select", values=["python", "go", "rust", "typescript", "java"]),
-                    "depends_on": _field("list"),
-                    "on_call": _field("boolean"),
+            ),
+            (
+                "component",
+                0.26,
+                {
+                    "description": "A service, library or datastore",
+                    "subdirectory": "components",
+                    "required": ["title", "owner", "tier"],
+                    "optional": ["repo_url", "language", "depends_on", "on_call"],
+                    "fields": {
+                        "owner": _field("string"),
+                        "tier": _field("integer", min=0, max=3),
+                        "repo_url": _field("url"),
+                        "language": _field("select", values=["python", "go", "rust", "typescript", "java"]),
+                        "depends_on": _field("list"),
+                        "on_call": _field("boolean"),
+                    },
+                    "_title": "component",
+                    "_sources": 0.1,
+                    "_code": 0.4,
                 },
-                "_title": "component", "_sources": 0.1, "_code": 0.4,
-            }),
-            ("incident", 0.26, {
-                "description": "An outage or degradation, with its postmortem",
-                "subdirectory": "incidents",
-                "required": ["title", "date", "severity"],
-                "optional": ["duration_minutes", "component", "postmortem_url"],
-                "fields": {
-                    "date": _field("date"),
-                    "severity": _field("select", values=["sev1", "sev2", "sev3", "sev4"]),
-                    "duration_minutes": _field("integer", min=0, max=10080),
-                    "component": _field("object-ref"),
-                    "postmortem_url": _field("url"),
+            ),
+            (
+                "incident",
+                0.26,
+                {
+                    "description": "An outage or degradation, with its postmortem",
+                    "subdirectory": "incidents",
+                    "required": ["title", "date", "severity"],
+                    "optional": ["duration_minutes", "component", "postmortem_url"],
+                    "fields": {
+                        "date": _field("date"),
+                        "severity": _field("select", values=["sev1", "sev2", "sev3", "sev4"]),
+                        "duration_minutes": _field("integer", min=0, max=10080),
+                        "component": _field("object-ref"),
+                        "postmortem_url": _field("url"),
+                    },
+                    "_title": "incident",
+                    "_ref": {"component": "component"},
+                    "_sources": 0.4,
+                    "_code": 0.3,
                 },
-                "_title": "incident", "_ref": {"component": "component"}, "_sources": 0.4, "_code": 0.3,
-            }),
+            ),
             ("person", 0.14, _person(["team"], {"team": _field("string")})),
         ],
     },
 ]
 
 _TAGS = {
-    "atlas": "survey coastal inland mountains rivers early-record disputed mapped unmapped settlement "
-             "expedition trade-route winter-camp first-ascent archive oral-history".split(),
-    "ledger": "procurement payments offshore shell-company tender fees bank-records council audit "
-              "conflict-of-interest leak on-record anonymous follow-up".split(),
-    "lexicon": "strategy core-concept jargon contested historical modern primary secondary "
-               "definition framework systems-thinking design".split(),
-    "chronicle": "war treaty reform famine trade succession religion charter uprising dynasty "
-                 "contested-date primary-source".split(),
-    "meridian": "adr database latency outage security migration queue cache on-call postmortem "
-                "deprecated platform".split(),
+    "atlas": [
+        "survey",
+        "coastal",
+        "inland",
+        "mountains",
+        "rivers",
+        "early-record",
+        "disputed",
+        "mapped",
+        "unmapped",
+        "settlement",
+        "expedition",
+        "trade-route",
+        "winter-camp",
+        "first-ascent",
+        "archive",
+        "oral-history",
+    ],
+    "ledger": [
+        "procurement",
+        "payments",
+        "offshore",
+        "shell-company",
+        "tender",
+        "fees",
+        "bank-records",
+        "council",
+        "audit",
+        "conflict-of-interest",
+        "leak",
+        "on-record",
+        "anonymous",
+        "follow-up",
+    ],
+    "lexicon": [
+        "strategy",
+        "core-concept",
+        "jargon",
+        "contested",
+        "historical",
+        "modern",
+        "primary",
+        "secondary",
+        "definition",
+        "framework",
+        "systems-thinking",
+        "design",
+    ],
+    "chronicle": [
+        "war",
+        "treaty",
+        "reform",
+        "famine",
+        "trade",
+        "succession",
+        "religion",
+        "charter",
+        "uprising",
+        "dynasty",
+        "contested-date",
+        "primary-source",
+    ],
+    "meridian": [
+        "adr",
+        "database",
+        "latency",
+        "outage",
+        "security",
+        "migration",
+        "queue",
+        "cache",
+        "on-call",
+        "postmortem",
+        "deprecated",
+        "platform",
+    ],
 }
 
 
 # ----------------------------------------------------------------------------------------------
 # kb.yaml
 
+
 def _rubric_for_kb(design: dict, type_names: list[str]) -> list:
     """KB-level rubric: every form of SPEC §5 (the type-level ones add the rest)."""
     name = design["name"]
-    people_types = [t for t in type_names if t in ("finding", "expedition", "event", "incident", "decision",
-                                                    "transaction")][:2]
+    people_types = [
+        t for t in type_names if t in ("finding", "expedition", "event", "incident", "decision", "transaction")
+    ][:2]
     items: list = [
         "Entries distinguish documented facts from interpretation",
         "Claims about dates are as precise as the sources allow",
-        {"text": "Entry has at least two tags", "checker": "has_tags", "params": {"min": 2},
-         "id": "two-tags", "severity": "info", "weight": 0.5},
+        {
+            "text": "Entry has at least two tags",
+            "checker": "has_tags",
+            "params": {"min": 2},
+            "id": "two-tags",
+            "severity": "info",
+            "weight": 0.5,
+        },
         {"text": "Entry cites its sources", "checker": "cites_source", "id": "cites-source", "weight": 2},
-        {"text": "Entry body is substantial", "checker": "body_min_words", "params": {"min": 120},
-         "severity": "info"},
+        {"text": "Entry body is substantial", "checker": "body_min_words", "params": {"min": 120}, "severity": "info"},
         "tags count >= 2",
         "outlinks count >= 2",
-        {"text": "Entry is linked from somewhere", "policy": "inlinks count >= 1", "severity": "info",
-         "id": "reachable"},
+        {
+            "text": "Entry is linked from somewhere",
+            "policy": "inlinks count >= 1",
+            "severity": "info",
+            "id": "reachable",
+        },
         {"text": "Entry body is non-empty", "covered_by": "schema"},
         {"text": "Entry has a title", "covered_by": "schema", "field": "title", "applies_to": type_names},
         {"text": "Entry explains why it matters", "id": "why-it-matters", "weight": 2},
     ]
     if people_types:
-        items.append({"text": f"{people_types[0].capitalize()} entries name the people involved",
-                      "policy": "links.person count >= 1", "applies_to": people_types, "id": "names-people"})
+        items.append(
+            {
+                "text": f"{people_types[0].capitalize()} entries name the people involved",
+                "policy": "links.person count >= 1",
+                "applies_to": people_types,
+                "id": "names-people",
+            }
+        )
     if name == "lexicon":
         items.append("Cross-KB connections are noted where frameworks intersect")
     return items
@@ -549,15 +1351,28 @@ def _rubric_for_type(tname: str, spec: dict) -> list:
     optional = spec.get("optional", [])
     items: list = [f"{tname.capitalize()} entries say how they relate to the rest of the knowledge base"]
     if req:
-        items.append({"text": f"{tname.capitalize()} has a {req[0].replace('_', ' ')}", "covered_by": "schema",
-                      "field": req[0]})
+        items.append(
+            {"text": f"{tname.capitalize()} has a {req[0].replace('_', ' ')}", "covered_by": "schema", "field": req[0]}
+        )
     if optional:
         opt = optional[0]
-        items.append({"text": f"{tname.capitalize()} records its {opt.replace('_', ' ')}", "checker": "has_field",
-                      "params": {"field": opt}, "severity": "info", "id": f"{tname}-has-{opt}"})
+        items.append(
+            {
+                "text": f"{tname.capitalize()} records its {opt.replace('_', ' ')}",
+                "checker": "has_field",
+                "params": {"field": opt},
+                "severity": "info",
+                "id": f"{tname}-has-{opt}",
+            }
+        )
     if spec.get("_sources", 0) >= 0.5:
-        items.append({"text": f"{tname.capitalize()} has a Sources section", "checker": "body_has_section",
-                      "params": {"heading": "Sources"}})
+        items.append(
+            {
+                "text": f"{tname.capitalize()} has a Sources section",
+                "checker": "body_has_section",
+                "params": {"heading": "Sources"},
+            }
+        )
         items.append("body.section 'Sources' required")
     if tname in ("expedition", "finding", "event", "incident"):
         items.append("links.person count >= 1")
@@ -565,15 +1380,30 @@ def _rubric_for_type(tname: str, spec: dict) -> list:
     if wf:
         states = wf["states"]
         a, b = states[1], states[2]
-        items.append(f"status {a}->{b} requires metadata.sources count >= 1" if "sources" in optional
-                     else f"status {a}->{b} requires outlinks count >= 2")
-        items.append({"text": f"{tname.capitalize()} entries in state {states[-1]} are written out", "id": f"{tname}-written-out",
-                      "policy": f"status *->{states[-1]} requires body.words >= 150", "severity": "error",
-                      "weight": 3})
+        items.append(
+            f"status {a}->{b} requires metadata.sources count >= 1"
+            if "sources" in optional
+            else f"status {a}->{b} requires outlinks count >= 2"
+        )
+        items.append(
+            {
+                "text": f"{tname.capitalize()} entries in state {states[-1]} are written out",
+                "id": f"{tname}-written-out",
+                "policy": f"status *->{states[-1]} requires body.words >= 150",
+                "severity": "error",
+                "weight": 3,
+            }
+        )
     urls = [f for f, fs in spec["fields"].items() if fs["type"] == "url"]
     if urls:
-        items.append({"text": f"{tname.capitalize()} links to an online copy", "policy": f"metadata.{urls[0]} count >= 1",
-                      "severity": "info", "id": f"{tname}-online"})
+        items.append(
+            {
+                "text": f"{tname.capitalize()} links to an online copy",
+                "policy": f"metadata.{urls[0]} count >= 1",
+                "severity": "info",
+                "id": f"{tname}-online",
+            }
+        )
     if tname == "person":
         items = [
             "People entries describe the person's relation to the subject of the KB",
@@ -607,10 +1437,16 @@ def _flow(v) -> str | None:
     """Flow style for a short list of scalars or a short mapping of scalars / scalar lists."""
     if isinstance(v, list) and all(_is_scalar(x) for x in v):
         text = "[" + ", ".join(_scalar(x, True) for x in v) + "]"
-    elif isinstance(v, dict) and all(_is_scalar(x) or (isinstance(x, list) and all(_is_scalar(y) for y in x))
-                                     for x in v.values()):
-        text = "{" + ", ".join(f"{_scalar(k, True)}: {_flow(x) if isinstance(x, list) else _scalar(x, True)}"
-                               for k, x in v.items()) + "}"
+    elif isinstance(v, dict) and all(
+        _is_scalar(x) or (isinstance(x, list) and all(_is_scalar(y) for y in x)) for x in v.values()
+    ):
+        text = (
+            "{"
+            + ", ".join(
+                f"{_scalar(k, True)}: {_flow(x) if isinstance(x, list) else _scalar(x, True)}" for k, x in v.items()
+            )
+            + "}"
+        )
     else:
         return None
     return text if len(text) <= 84 else None
@@ -629,8 +1465,11 @@ def _emit(v, indent: int, out: list[str]) -> None:
                 else:
                     out.append(f"{head} {_scalar(x)}")
                 continue
-            flow = _flow(x) if (isinstance(x, list) or indent >= 4 or not any(
-                isinstance(y, dict) for y in x.values())) else None
+            flow = (
+                _flow(x)
+                if (isinstance(x, list) or indent >= 4 or not any(isinstance(y, dict) for y in x.values()))
+                else None
+            )
             if flow is not None and not (isinstance(x, dict) and len(x) > 3 and indent < 4):
                 out.append(f"{head} {flow}")
             elif isinstance(x, list):
@@ -646,7 +1485,7 @@ def _emit(v, indent: int, out: list[str]) -> None:
             elif isinstance(x, dict):
                 sub: list[str] = []
                 _emit(x, indent + 2, sub)
-                sub[0] = f"{pad}- " + sub[0][indent + 2:]
+                sub[0] = f"{pad}- " + sub[0][indent + 2 :]
                 out.extend(sub)
             else:
                 out.append(f"{pad}- {_flow(x)}")
@@ -657,8 +1496,10 @@ def kb_yaml_text(design: dict, seed: int) -> str:
     type_names = [t for t, _, _ in design["types"]]
     for tname, _, spec in design["types"]:
         out = {k: v for k, v in spec.items() if not k.startswith("_")}
-        out["ai_instructions"] = (f"One {tname} per entry. Fill the required fields, link the entry to "
-                                  f"the related entries and cite where each claim comes from.")
+        out["ai_instructions"] = (
+            f"One {tname} per entry. Fill the required fields, link the entry to "
+            f"the related entries and cite where each claim comes from."
+        )
         if tname != "person":
             out["guidelines"] = f"Write {tname} entries for a reader new to the subject."
             out["goals"] = f"Every {tname} the sources mention has an entry."
@@ -678,8 +1519,10 @@ def kb_yaml_text(design: dict, seed: int) -> str:
     doc["validation"] = design["validation"]
     doc["types"] = types
     doc["relationship_types"] = {r: {"inverse": r} for r in _RELATIONS[2:6]}
-    lines = [f"# {design['name']}: a synthetic knowledge base generated by bench/generate.py (seed {seed}).",
-             "# Its entries carry a few planted defects; manifest.json beside the KBs lists them."]
+    lines = [
+        f"# {design['name']}: a synthetic knowledge base generated by bench/generate.py (seed {seed}).",
+        "# Its entries carry a few planted defects; manifest.json beside the KBs lists them.",
+    ]
     for key, value in doc.items():
         if key in ("guidelines", "evaluation_rubric", "validation", "types", "relationship_types"):
             lines.append("")
@@ -693,6 +1536,7 @@ def kb_yaml_text(design: dict, seed: int) -> str:
 # ----------------------------------------------------------------------------------------------
 # Planning: every entry's KB, type, id, title and path, decided before any body is written.
 
+
 class Plan:
     """Light per-entry records; no bodies."""
 
@@ -701,7 +1545,7 @@ class Plan:
         self.type: list[str] = []
         self.id: list[str] = []
         self.title: list[str] = []
-        self.path: list[str] = []        # relative to the KB root, posix
+        self.path: list[str] = []  # relative to the KB root, posix
         self.nest: list[str | None] = []  # the nested folder's value (atlas places: region)
         self.alias: list[bool] = []
 
@@ -720,8 +1564,22 @@ class Titles:
             return f"{r.choice(_FIRST)} {self._name()}"
         if kind == "place":
             pre = r.choice(["", "", "", "Upper ", "Lower ", "North ", "Old ", "New "])
-            suf = r.choice(["", "", " Falls", " Pass", " Lake", " Ridge", " Harbour", " Crossing", " Springs",
-                            " Hill", " Bay", " Fort"])
+            suf = r.choice(
+                [
+                    "",
+                    "",
+                    " Falls",
+                    " Pass",
+                    " Lake",
+                    " Ridge",
+                    " Harbour",
+                    " Crossing",
+                    " Springs",
+                    " Hill",
+                    " Bay",
+                    " Fort",
+                ]
+            )
             return f"{pre}{self._name()}{suf}"
         if kind == "expedition":
             return f"{self._name()} {r.choice(['Expedition', 'Survey', 'Traverse', 'Crossing'])} of {r.randint(1820, 1938)}"
@@ -732,14 +1590,19 @@ class Titles:
         if kind == "transaction":
             return f"{r.choice(['Transfer', 'Payment', 'Invoice', 'Loan'])} {r.randint(1000, 99999)} to {self._name()}"
         if kind == "finding":
-            return (f"{self._name()} {r.choice(['paid', 'funded', 'controlled', 'advised', 'concealed'])} "
-                    f"{self._name()} {r.choice(['through', 'via', 'before', 'after'])} the {r.choice(_NOUN)}")
+            return (
+                f"{self._name()} {r.choice(['paid', 'funded', 'controlled', 'advised', 'concealed'])} "
+                f"{self._name()} {r.choice(['through', 'via', 'before', 'after'])} the {r.choice(_NOUN)}"
+            )
         if kind == "concept":
             tail = r.choice(["", "", ""] + [" " + t for t in _TAIL])
             return f"{r.choice(_ADJ).capitalize()} {r.choice(_NOUN)}{tail}"
         if kind == "term":
-            return f"{r.choice(_NOUN).capitalize()} {r.choice(_NOUN)}" if r.random() < 0.5 else \
-                f"{r.choice(_ADJ).capitalize()} {r.choice(_NOUN)}"
+            return (
+                f"{r.choice(_NOUN).capitalize()} {r.choice(_NOUN)}"
+                if r.random() < 0.5
+                else f"{r.choice(_ADJ).capitalize()} {r.choice(_NOUN)}"
+            )
         if kind == "writing":
             return f"{r.choice(['On', 'Notes on', 'The', 'Against', 'Toward'])} {r.choice(_ADJ)} {r.choice(_NOUN)}s"
         if kind == "event":
@@ -765,7 +1628,7 @@ def _kb_sizes(n: int, designs: list[dict]) -> list[int]:
 def make_plan(rng: random.Random, n: int, designs: list[dict]) -> Plan:
     plan = Plan()
     titles = Titles(rng)
-    for k, (design, size) in enumerate(zip(designs, _kb_sizes(n, designs))):
+    for k, (design, size) in enumerate(zip(designs, _kb_sizes(n, designs), strict=False)):
         tnames = [t for t, _, _ in design["types"]]
         cum, acc = [], 0.0
         for _, w, _ in design["types"]:
@@ -833,6 +1696,7 @@ def choose_defects(rng: random.Random, plan: Plan, designs: list[dict]) -> dict[
 # ----------------------------------------------------------------------------------------------
 # Writing entries
 
+
 class FileWriter:
     """Writes files on background threads, so that file creation (system time, which dominates on
     slow disks) overlaps with generating the next entries. The queue is bounded: at most a few
@@ -874,8 +1738,15 @@ class FileWriter:
 class Writer:
     """Writes the entries one at a time, in plan order, drawing every decision from the one RNG."""
 
-    def __init__(self, rng: random.Random, plan: Plan, designs: list[dict], defects: dict[int, str], out: str,
-                 long_bodies: bool = False):
+    def __init__(
+        self,
+        rng: random.Random,
+        plan: Plan,
+        designs: list[dict],
+        defects: dict[int, str],
+        out: str,
+        long_bodies: bool = False,
+    ):
         self.r = rng
         self.long_bodies = long_bodies
         self.plan = plan
@@ -908,8 +1779,9 @@ class Writer:
                 if pool:
                     self.dup_of[i] = rng.choice(pool)
         self.files = FileWriter()
-        for d in sorted({os.path.dirname(os.path.join(out, self.names[plan.kb[i]], plan.path[i]))
-                         for i in range(len(plan.id))}):
+        for d in sorted(
+            {os.path.dirname(os.path.join(out, self.names[plan.kb[i]], plan.path[i])) for i in range(len(plan.id))}
+        ):
             os.makedirs(d, exist_ok=True)
         self.plant = bool(defects)
         self._pools: dict[int, list[tuple[str, int]]] = {}
@@ -986,15 +1858,20 @@ class Writer:
             return "true" if r.random() < 0.5 else "false"
         if ft == "list":
             if fname in ("sources", "documents"):
-                items = [f"{r.choice(['minutes', 'letter', 'ledger', 'report', 'interview'])}-{r.randint(1800, 2025)}-{r.randint(1, 99):02d}"
-                         for _ in range(r.randint(1, 3))]
+                items = [
+                    f"{r.choice(['minutes', 'letter', 'ledger', 'report', 'interview'])}-{r.randint(1800, 2025)}-{r.randint(1, 99):02d}"
+                    for _ in range(r.randint(1, 3))
+                ]
             elif fname in ("related_concepts", "key_concepts", "depends_on"):
-                items = [self.plan.id[j] for j in (self.target(k, i) for _ in range(r.randint(1, 3)))
-                         if j is not None]
+                items = [self.plan.id[j] for j in (self.target(k, i) for _ in range(r.randint(1, 3))) if j is not None]
                 items = items or ["none"]
             else:
-                items = [f"{r.choice(_FIRST)} {r.choice(_SYL1)}{r.choice(_SYL2)}" if fname in ("members", "participants", "deciders")
-                         else r.choice(_NOUN) for _ in range(r.randint(1, 4))]
+                items = [
+                    f"{r.choice(_FIRST)} {r.choice(_SYL1)}{r.choice(_SYL2)}"
+                    if fname in ("members", "participants", "deciders")
+                    else r.choice(_NOUN)
+                    for _ in range(r.randint(1, 4))
+                ]
             return "[" + ", ".join(_q(x) if " " in x else x for x in items) + "]"
         if ft == "object-ref":
             j = self.target(k, i, spec.get("_ref", {}).get(fname))
@@ -1003,8 +1880,10 @@ class Writer:
         if fname == "coordinates":
             return _q(f"{r.uniform(-80, 80):.4f}, {r.uniform(-179, 179):.4f}")
         if fname == "role":
-            return _q(f"{r.choice(['Surveyor', 'Director', 'Clerk', 'Editor', 'Engineer', 'Captain', 'Reporter', 'Treasurer'])}"
-                      f" of the {r.choice(_NOUN)} {r.choice(['office', 'company', 'council', 'team'])}")
+            return _q(
+                f"{r.choice(['Surveyor', 'Director', 'Clerk', 'Editor', 'Engineer', 'Captain', 'Reporter', 'Treasurer'])}"
+                f" of the {r.choice(_NOUN)} {r.choice(['office', 'company', 'council', 'team'])}"
+            )
         if fname == "definition":
             return _q(" ".join(self.r.choices(self.vocab[k], k=r.randint(8, 20))).capitalize() + ".")
         if fname in ("author", "reviewer", "owner"):
@@ -1063,8 +1942,9 @@ class Writer:
             notes.append({"field": skip_field})
         bad_select = None
         if defect == "bad_select":
-            bad_select = r.choice([f for f, fs in spec["fields"].items()
-                                   if fs["type"] == "select" and not fs.get("allow_other")])
+            bad_select = r.choice(
+                [f for f, fs in spec["fields"].items() if fs["type"] == "select" and not fs.get("allow_other")]
+            )
         date_field = None
         if defect == "impossible_date":
             dates = [f for f, fs in spec["fields"].items() if fs["type"] == "date"]
@@ -1092,8 +1972,12 @@ class Writer:
                 continue
             line = f"{fname}: {value}"
             # Pyrite keeps some optional fields under `metadata:`; the entry model merges them
-            if (fname not in required and fs["type"] != "object-ref" and fname not in (bad_select, date_field)
-                    and r.random() < 0.04):
+            if (
+                fname not in required
+                and fs["type"] != "object-ref"
+                and fname not in (bad_select, date_field)
+                and r.random() < 0.04
+            ):
                 nested.append(f"  {line}")
             else:
                 fm.append(line)
@@ -1155,14 +2039,14 @@ class Writer:
         text = "\n".join(fm) + body
         self.files.write(os.path.join(self.out, kb, rel_path), text)
         if defect:
-            rec = {"kind": defect, "rule": DEFECTS[defect][1], "kb": kb, "path": f"{kb}/{rel_path}",
-                   "entry_id": eid}
+            rec = {"kind": defect, "rule": DEFECTS[defect][1], "kb": kb, "path": f"{kb}/{rel_path}", "entry_id": eid}
             for note in notes:
                 rec.update(note)
             self.manifest.append(rec)
 
-    def body(self, i: int, k: int, spec: dict, orphan: bool, external: bool, defect: str | None,
-             notes: list[dict]) -> str:
+    def body(
+        self, i: int, k: int, spec: dict, orphan: bool, external: bool, defect: str | None, notes: list[dict]
+    ) -> str:
         r = self.r
         plan = self.plan
         kb = self.names[k]
@@ -1205,7 +2089,9 @@ class Writer:
                 tokens.append(f"[[{ABSENT_KB}:{ext}]]")
                 notes.append({"target": f"{ABSENT_KB}:{ext}"})
         if defect == "broken_wikilink":
-            missing = f"{_slug(plan.title[i])}-{r.choice(['draft', 'old', 'notes', 'v2', 'followup'])}-{r.randint(100, 999)}"
+            missing = (
+                f"{_slug(plan.title[i])}-{r.choice(['draft', 'old', 'notes', 'v2', 'followup'])}-{r.randint(100, 999)}"
+            )
             tokens.append(f"[[{missing}]]")
             notes.append({"target": missing})
         if r.random() < 0.15:
@@ -1250,9 +2136,11 @@ class Writer:
             out.append(f"## {r.choice(_SOURCE_HEADINGS)}")
             out.append("")
             for _ in range(r.randint(1, 4)):
-                out.append(f"- {r.choice(_FIRST)} {r.choice(_SYL1)}{r.choice(_SYL2)}, *{r.choice(_ADJ).capitalize()} "
-                           f"{r.choice(_NOUN)}s* ({r.choice(_PUBLISHERS)}, {r.randint(1850, 2024)}), "
-                           f"https://books.example.org/{r.randint(1000, 99999)}")
+                out.append(
+                    f"- {r.choice(_FIRST)} {r.choice(_SYL1)}{r.choice(_SYL2)}, *{r.choice(_ADJ).capitalize()} "
+                    f"{r.choice(_NOUN)}s* ({r.choice(_PUBLISHERS)}, {r.randint(1850, 2024)}), "
+                    f"https://books.example.org/{r.randint(1000, 99999)}"
+                )
             out.append("")
         elif r.random() < 0.1:
             out.append(f"Source: {r.choice(_PUBLISHERS)}, {r.randint(1850, 2024)}.")
@@ -1274,12 +2162,21 @@ class Writer:
     def code_block(self, kb: str) -> list[str]:
         r = self.r
         if kb.startswith("meridian") or r.random() < 0.5:
-            lines = ["```yaml", f"service: {r.choice(_SYL1).lower()}{r.choice(_SYL2)}",
-                     f"replicas: {r.randint(1, 12)}", f"timeout_ms: {r.randint(100, 5000)}",
-                     "# [[not-a-link]] inside a code block is not a link", "```"]
+            lines = [
+                "```yaml",
+                f"service: {r.choice(_SYL1).lower()}{r.choice(_SYL2)}",
+                f"replicas: {r.randint(1, 12)}",
+                f"timeout_ms: {r.randint(100, 5000)}",
+                "# [[not-a-link]] inside a code block is not a link",
+                "```",
+            ]
         else:
-            lines = ["```", f"{r.choice(_NOUN)}  {r.randint(10, 99)}  {r.randint(100, 999)}",
-                     f"{r.choice(_NOUN)}  {r.randint(10, 99)}  {r.randint(100, 999)}", "```"]
+            lines = [
+                "```",
+                f"{r.choice(_NOUN)}  {r.randint(10, 99)}  {r.randint(100, 999)}",
+                f"{r.choice(_NOUN)}  {r.randint(10, 99)}  {r.randint(100, 999)}",
+                "```",
+            ]
         text = lines + [""]
         if r.random() < 0.5:
             text += ["Write wikilinks as `[[target]]` or `[[target|label]]`.", ""]
@@ -1298,9 +2195,17 @@ class Writer:
             source = self.plan.id[i]
             if n == count - 1:  # one link into the KB that is not generated, reported on this file
                 tkb, tid = ABSENT_KB, f"{r.choice(_NOUN)}-{r.randint(1, 500)}"
-                self.manifest.append({"kind": "absent_kb_link", "rule": "unresolved_external", "kb": kb,
-                                      "path": f"{kb}/cross-kb-links.yaml", "source_path": f"{kb}/{self.plan.path[i]}",
-                                      "entry_id": source, "target": f"{tkb}:{tid}"})
+                self.manifest.append(
+                    {
+                        "kind": "absent_kb_link",
+                        "rule": "unresolved_external",
+                        "kb": kb,
+                        "path": f"{kb}/cross-kb-links.yaml",
+                        "source_path": f"{kb}/{self.plan.path[i]}",
+                        "entry_id": source,
+                        "target": f"{tkb}:{tid}",
+                    }
+                )
             elif n == count - 2 and self.plant:  # a source that is no entry of the KB (SPEC §3)
                 kk = r.choice(others) if others else k
                 j = self.target(kk, -1)
@@ -1308,8 +2213,16 @@ class Writer:
                     continue
                 source = f"{_slug(self.plan.title[i])}-{r.choice(['old', 'renamed', 'draft'])}"
                 tkb, tid = self.names[kk], self.plan.id[j]
-                self.manifest.append({"kind": "unknown_cross_link_source", "rule": "broken_link", "kb": kb,
-                                      "path": f"{kb}/cross-kb-links.yaml", "entry_id": None, "source": source})
+                self.manifest.append(
+                    {
+                        "kind": "unknown_cross_link_source",
+                        "rule": "broken_link",
+                        "kb": kb,
+                        "path": f"{kb}/cross-kb-links.yaml",
+                        "entry_id": None,
+                        "source": source,
+                    }
+                )
             elif others:
                 kk = r.choice(others)
                 j = self.target(kk, -1)
@@ -1318,12 +2231,19 @@ class Writer:
                 tkb, tid = self.names[kk], self.plan.id[j]
             else:
                 continue
-            lines += [f"- source: {source}", f"  target: {tid}", f"  target_kb: {tkb}",
-                      f"  relation: {r.choice(_RELATIONS)}", f"  note: {_q(r.choice(_NOTES))}", ""]
+            lines += [
+                f"- source: {source}",
+                f"  target: {tid}",
+                f"  target_kb: {tkb}",
+                f"  relation: {r.choice(_RELATIONS)}",
+                f"  note: {_q(r.choice(_NOTES))}",
+                "",
+            ]
         return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------
+
 
 def designs_for(kbs: int) -> list[dict]:
     """The designs of KBS knowledge bases: KB_DESIGNS, then copies of them under other names."""
@@ -1337,8 +2257,7 @@ def designs_for(kbs: int) -> list[dict]:
     return designs
 
 
-def generate(out: str, entries: int, seed: int = 1, kbs: int = 5, long_bodies: bool = False,
-             git: bool = False) -> dict:
+def generate(out: str, entries: int, seed: int = 1, kbs: int = 5, long_bodies: bool = False, git: bool = False) -> dict:
     """Write the workspace into `out` (which must be empty or absent); return the manifest.
     LONG_BODIES: bodies of 300-1000 words with inline code, as in technical notes; GIT: the
     workspace is a git repository (kblint then asks git which files it ignores)."""
@@ -1355,14 +2274,16 @@ def generate(out: str, entries: int, seed: int = 1, kbs: int = 5, long_bodies: b
         with open(os.path.join(out, ".gitignore"), "w", encoding="utf-8", newline="\n") as fh:
             fh.write("# scratch files are not entries\n*.scratch.md\n")
     w = Writer(rng, plan, designs, defects, out, long_bodies=long_bodies)
-    for k, design in enumerate(designs):
+    for design in designs:
         root = os.path.join(out, design["name"])
         os.makedirs(root, exist_ok=True)
         with open(os.path.join(root, "kb.yaml"), "w", encoding="utf-8", newline="\n") as fh:
             fh.write(kb_yaml_text(design, seed))
         with open(os.path.join(root, "README.md"), "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(f"# {design['name']}\n\n{design['description']}\n\nGenerated by bench/generate.py; "
-                     f"README files are not entries.\n")
+            fh.write(
+                f"# {design['name']}\n\n{design['description']}\n\nGenerated by bench/generate.py; "
+                f"README files are not entries.\n"
+            )
         if git:  # a file git ignores: kblint must not read it
             with open(os.path.join(root, "todo.scratch.md"), "w", encoding="utf-8", newline="\n") as fh:
                 fh.write("scratch notes, no frontmatter\n")
@@ -1400,12 +2321,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", help="directory to write (created; must be empty)")
     ap.add_argument("--entries", "-n", type=int, required=True, help="number of entries")
     ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    ap.add_argument("--kbs", type=int, default=5,
-                    help=f"number of KBs (default 5; beyond {len(KB_DESIGNS)}, copies of the designs)")
+    ap.add_argument(
+        "--kbs", type=int, default=5, help=f"number of KBs (default 5; beyond {len(KB_DESIGNS)}, copies of the designs)"
+    )
     ap.add_argument("--long-bodies", action="store_true", help="bodies of 300-1000 words with inline code")
     ap.add_argument("--git", action="store_true", help="make the workspace one git repository")
-    ap.add_argument("--force", action="store_true",
-                    help="replace OUT if it holds a workspace this script generated before")
+    ap.add_argument(
+        "--force", action="store_true", help="replace OUT if it holds a workspace this script generated before"
+    )
     args = ap.parse_args(argv)
     if args.entries < 1:
         ap.error("--entries must be at least 1")
@@ -1417,8 +2340,10 @@ def main(argv: list[str] | None = None) -> int:
     manifest = generate(args.out, args.entries, args.seed, args.kbs, args.long_bodies, args.git)
     elapsed = time.perf_counter() - start
     sizes = ", ".join(f"{k} {v}" for k, v in manifest["kbs"].items())
-    print(f"generated {len(manifest['kbs'])} KBs, {args.entries} entries ({sizes}), "
-          f"{len(manifest['defects'])} planted defects, seed {args.seed}, into {args.out} in {elapsed:.2f} s")
+    print(
+        f"generated {len(manifest['kbs'])} KBs, {args.entries} entries ({sizes}), "
+        f"{len(manifest['defects'])} planted defects, seed {args.seed}, into {args.out} in {elapsed:.2f} s"
+    )
     return 0
 
 

@@ -25,12 +25,15 @@ from llm_server import FakeLLM  # noqa: E402
 
 def make_kb(root: Path, entries: int) -> None:
     root.mkdir(parents=True)
-    (root / "kb.yaml").write_text('name: bench\nevaluation_rubric:\n  - "Body explains why it matters"\n'
-                                  '  - "Claims are sourced"\n', encoding="utf-8")
+    (root / "kb.yaml").write_text(
+        'name: bench\nevaluation_rubric:\n  - "Body explains why it matters"\n  - "Claims are sourced"\n',
+        encoding="utf-8",
+    )
     for i in range(entries):
         (root / f"e{i:05d}.md").write_text(
             f"---\ntitle: Entry {i}\ntype: note\ntags: [t]\n---\nBody of entry {i}. [[e{(i + 1) % entries:05d}]]\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
 
 
 def main() -> int:
@@ -43,9 +46,24 @@ def main() -> int:
         server.delay = args.delay
         kb = Path(tmp) / "kb"
         make_kb(kb, args.entries)
-        cmd = [sys.executable, "-m", "kblint", "validate", str(kb), "--llm", "openai:bench",
-               "--llm-base-url", server.openai_url, "--llm-concurrency", str(args.concurrency), "--no-cache",
-               "--format", "json", "--fail-on", "never"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "kblint",
+            "validate",
+            str(kb),
+            "--llm",
+            "openai:bench",
+            "--llm-base-url",
+            server.openai_url,
+            "--llm-concurrency",
+            str(args.concurrency),
+            "--no-cache",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+        ]
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "bench"})
         wall = time.perf_counter() - start
@@ -54,8 +72,10 @@ def main() -> int:
             return 1
         calls = json.loads(proc.stdout)["judgment"]["calls"]
     ideal = args.entries * args.delay / args.concurrency
-    print(f"entries {args.entries}, delay {args.delay}s, concurrency {args.concurrency}: {calls} calls, "
-          f"max in flight {server.max_in_flight}")
+    print(
+        f"entries {args.entries}, delay {args.delay}s, concurrency {args.concurrency}: {calls} calls, "
+        f"max in flight {server.max_in_flight}"
+    )
     print(f"wall {wall:.2f}s, ideal {ideal:.2f}s, ratio {wall / ideal:.2f} (target <= 1.3)")
     return 0
 

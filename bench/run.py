@@ -31,12 +31,12 @@ from typing import Callable, List, Optional
 HERE = Path(__file__).resolve().parent
 FLOOR_SCRIPT = HERE / "floor.py"
 GENERATE_SCRIPT = HERE / "generate.py"
-TARGET_RATIO = 1.5          # SPEC §13: cold <= 1.5x floor ...
-TARGET_MIN_ENTRIES = 4000   # ... on corpora of 4,000 entries and more
-WARM_TARGET_RATIO = 0.3     # warm (cache on, nothing changed) <= 0.3x floor ...
-WARM_MIN_ENTRIES = 50000    # ... on corpora of 50,000 entries and more, and never slower than cold
-PEAK_TARGET_MB = 300        # peak memory < 300 MB ...
-PEAK_AT_ENTRIES = 100000    # ... on a 100,000-entry KB
+TARGET_RATIO = 1.5  # SPEC §13: cold <= 1.5x floor ...
+TARGET_MIN_ENTRIES = 4000  # ... on corpora of 4,000 entries and more
+WARM_TARGET_RATIO = 0.3  # warm (cache on, nothing changed) <= 0.3x floor ...
+WARM_MIN_ENTRIES = 50000  # ... on corpora of 50,000 entries and more, and never slower than cold
+PEAK_TARGET_MB = 300  # peak memory < 300 MB ...
+PEAK_AT_ENTRIES = 100000  # ... on a 100,000-entry KB
 NO_CACHE = "n/a (no result cache)"
 
 
@@ -44,11 +44,11 @@ NO_CACHE = "n/a (no result cache)"
 class Measure:
     """One measured command."""
 
-    name: str                     # key in the JSON output
-    label: str                    # row label in the table
+    name: str  # key in the JSON output
+    label: str  # row label in the table
     argv: List[str]
-    vs_floor: bool = True         # print its ratio to the floor
-    prepare: Optional[Callable[[], None]] = None   # run (untimed) before each run, e.g. clear a cache
+    vs_floor: bool = True  # print its ratio to the floor
+    prepare: Optional[Callable[[], None]] = None  # run (untimed) before each run, e.g. clear a cache
     times: List[float] = field(default_factory=list)
     peak_mb: Optional[float] = None
 
@@ -70,16 +70,25 @@ def measurements(corpus: str, kblint: List[str], python: str, cache_dir: Optiona
 
 def accepts_cache_dir(kblint: List[str]) -> bool:
     """Whether `kblint validate` has a --cache-dir option (its --help mentions it)."""
-    proc = subprocess.run(kblint + ["validate", "--help"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+    proc = subprocess.run(
+        kblint + ["validate", "--help"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+    )
     return proc.returncode == 0 and b"--cache-dir" in proc.stdout
 
 
 def generate_corpus(entries: int, into: str, python: str) -> float:
     """Write a synthetic workspace of `entries` entries into `into` (bench/generate.py, seed 1)."""
     start = time.perf_counter()
-    proc = subprocess.run([python, str(GENERATE_SCRIPT), "--entries", str(entries), "--seed", "1", into],
-                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.run(
+        [python, str(GENERATE_SCRIPT), "--entries", str(entries), "--seed", "1", into],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     if proc.returncode != 0:
         sys.exit(f"bench: generating the corpus failed:\n{proc.stderr.decode(errors='replace')}")
     print(proc.stdout.decode().strip(), file=sys.stderr)
@@ -94,8 +103,9 @@ def files_in(directory: str) -> int:
 def run_once(argv: List[str], check: bool = False) -> tuple[float, bytes]:
     """Run argv; return (wall seconds, stdout). Exit on failure, showing stderr if check."""
     start = time.perf_counter()
-    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE if check else subprocess.DEVNULL)
+    proc = subprocess.run(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE if check else subprocess.DEVNULL
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace") if check else "(rerun it to see its stderr)"
@@ -108,8 +118,12 @@ def gnu_time() -> Optional[str]:
     exe = "/usr/bin/time"
     if not os.path.exists(exe):
         return None
-    ok = subprocess.run([exe, "-f", "%M", "-o", os.devnull, "true"],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    ok = (
+        subprocess.run(
+            [exe, "-f", "%M", "-o", os.devnull, "true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        ).returncode
+        == 0
+    )
     return exe if ok else None
 
 
@@ -123,8 +137,13 @@ def peak_mb(argv: List[str], time_exe: Optional[str]) -> Optional[float]:
     if time_exe is None:
         return None
     with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
-        subprocess.run([time_exe, "-f", "%M", "-o", out.name] + argv, check=True,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [time_exe, "-f", "%M", "-o", out.name] + argv,
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return int(out.read().split()[-1]) / 1024
 
 
@@ -148,12 +167,16 @@ def verdict(value: float, ok: bool, binding: bool, min_entries: int) -> str:
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="kblint vs the SPEC §13 floor: cold and warm, alternating runs.")
     ap.add_argument("corpus", nargs="?", help="directory to lint (every KB found under it)")
-    ap.add_argument("--generate", type=int, metavar="N", default=None,
-                    help="benchmark a synthetic workspace of N entries, generated into a temporary "
-                         "directory by bench/generate.py (seed 1), instead of CORPUS")
+    ap.add_argument(
+        "--generate",
+        type=int,
+        metavar="N",
+        default=None,
+        help="benchmark a synthetic workspace of N entries, generated into a temporary "
+        "directory by bench/generate.py (seed 1), instead of CORPUS",
+    )
     ap.add_argument("--runs", type=int, default=5, help="timed runs of each command (default 5)")
-    ap.add_argument("--kblint", default=None,
-                    help="command that runs kblint (default: '<this python> -m kblint')")
+    ap.add_argument("--kblint", default=None, help="command that runs kblint (default: '<this python> -m kblint')")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
     if args.runs < 1:
@@ -250,9 +273,14 @@ def bench(corpus: str, kblint: List[str], python: str, cache_dir: Optional[str],
         "startup_s": results["startup"]["median_s"],
         "peak_memory_mb": results["cold"]["peak_mb"],
         "peak_memory_method": "GNU time %M (max RSS), one untimed run",
-        "target": {"ratio": TARGET_RATIO, "min_entries": TARGET_MIN_ENTRIES,
-                   "warm_ratio": WARM_TARGET_RATIO, "warm_min_entries": WARM_MIN_ENTRIES,
-                   "peak_mb": PEAK_TARGET_MB, "peak_at_entries": PEAK_AT_ENTRIES},
+        "target": {
+            "ratio": TARGET_RATIO,
+            "min_entries": TARGET_MIN_ENTRIES,
+            "warm_ratio": WARM_TARGET_RATIO,
+            "warm_min_entries": WARM_MIN_ENTRIES,
+            "peak_mb": PEAK_TARGET_MB,
+            "peak_at_entries": PEAK_AT_ENTRIES,
+        },
     }
     return report
 
@@ -261,12 +289,18 @@ def print_table(report: dict) -> None:
     results = report["measurements"]
     entries = report["entries"]
     gen = report.get("generated")
-    print(f"corpus   {report['corpus']}" + (f"  (generated: {gen['entries']:,} entries, seed {gen['seed']}, "
-                                             f"{gen['seconds']:.1f} s)" if gen else ""))
-    print(f"files    {report['md_files']} .md files ({report['frontmatters_parsed']} frontmatters parsed by the "
-          f"floor); kblint: {entries} entry files")
-    print(f"runs     {report['runs']} of each, alternating, after 1 warm-up each; "
-          f"Python {report['python']}, {report['cpus']} CPUs")
+    print(
+        f"corpus   {report['corpus']}"
+        + (f"  (generated: {gen['entries']:,} entries, seed {gen['seed']}, {gen['seconds']:.1f} s)" if gen else "")
+    )
+    print(
+        f"files    {report['md_files']} .md files ({report['frontmatters_parsed']} frontmatters parsed by the "
+        f"floor); kblint: {entries} entry files"
+    )
+    print(
+        f"runs     {report['runs']} of each, alternating, after 1 warm-up each; "
+        f"Python {report['python']}, {report['cpus']} CPUs"
+    )
     print()
     rows = [(r["label"], r, name) for name, r in results.items()]
     if "warm" not in results:  # say why there is no warm row
@@ -284,22 +318,32 @@ def print_table(report: dict) -> None:
     print()
 
     ratio = report["ratio_cold_to_floor"]
-    print(f"cold / floor  {ratio:.2f}x   target <= {TARGET_RATIO}x on >= {TARGET_MIN_ENTRIES:,} entries: "
-          f"{verdict(ratio, ratio <= TARGET_RATIO, entries >= TARGET_MIN_ENTRIES, TARGET_MIN_ENTRIES)}")
+    print(
+        f"cold / floor  {ratio:.2f}x   target <= {TARGET_RATIO}x on >= {TARGET_MIN_ENTRIES:,} entries: "
+        f"{verdict(ratio, ratio <= TARGET_RATIO, entries >= TARGET_MIN_ENTRIES, TARGET_MIN_ENTRIES)}"
+    )
     if report["ratio_warm_to_floor"] is None:
-        print(f"warm / floor  {report['warm_status']}   (kblint validate does not accept --cache-dir; "
-              f"target <= {WARM_TARGET_RATIO}x on >= {WARM_MIN_ENTRIES:,} entries and never slower than cold)")
+        print(
+            f"warm / floor  {report['warm_status']}   (kblint validate does not accept --cache-dir; "
+            f"target <= {WARM_TARGET_RATIO}x on >= {WARM_MIN_ENTRIES:,} entries and never slower than cold)"
+        )
     else:
         w = report["ratio_warm_to_floor"]
-        print(f"warm / floor  {w:.2f}x   target <= {WARM_TARGET_RATIO}x on >= {WARM_MIN_ENTRIES:,} entries: "
-              f"{verdict(w, w <= WARM_TARGET_RATIO, entries >= WARM_MIN_ENTRIES, WARM_MIN_ENTRIES)}")
+        print(
+            f"warm / floor  {w:.2f}x   target <= {WARM_TARGET_RATIO}x on >= {WARM_MIN_ENTRIES:,} entries: "
+            f"{verdict(w, w <= WARM_TARGET_RATIO, entries >= WARM_MIN_ENTRIES, WARM_MIN_ENTRIES)}"
+        )
         cold_s, warm_s = results["cold"]["median_s"], results["warm"]["median_s"]
-        print(f"warm <= cold  {'yes' if report['warm_le_cold'] else 'NO'}   "
-              f"(warm {warm_s:.3f} s vs cold {cold_s:.3f} s, medians; target: never slower than cold)")
+        print(
+            f"warm <= cold  {'yes' if report['warm_le_cold'] else 'NO'}   "
+            f"(warm {warm_s:.3f} s vs cold {cold_s:.3f} s, medians; target: never slower than cold)"
+        )
         same = report["warm_report_equals_cold"]
         note = "" if report["warm_cache_files"] else "; the cache dir stayed empty after priming: nothing was cached"
-        print(f"warm report   {'identical to' if same else 'DIFFERS from'} the cold report "
-              f"({report['warm_cache_files']} files in the cache dir{note})")
+        print(
+            f"warm report   {'identical to' if same else 'DIFFERS from'} the cold report "
+            f"({report['warm_cache_files']} files in the cache dir{note})"
+        )
     print(f"start-up      {report['startup_s']:.3f} s   (kblint --version, median)")
     peak = report["peak_memory_mb"]
     if peak is None:
@@ -307,9 +351,11 @@ def print_table(report: dict) -> None:
     else:
         warm_peak = results.get("warm", {}).get("peak_mb")
         extra = f", warm {warm_peak:.1f} MB" if warm_peak is not None else ""
-        print(f"peak memory   {peak:.1f} MB   (kblint validate cold, max RSS from /usr/bin/time{extra}); "
-              f"target < {PEAK_TARGET_MB} MB at {PEAK_AT_ENTRIES:,} entries: "
-              f"{verdict(peak, peak < PEAK_TARGET_MB, entries >= PEAK_AT_ENTRIES, PEAK_AT_ENTRIES)}")
+        print(
+            f"peak memory   {peak:.1f} MB   (kblint validate cold, max RSS from /usr/bin/time{extra}); "
+            f"target < {PEAK_TARGET_MB} MB at {PEAK_AT_ENTRIES:,} entries: "
+            f"{verdict(peak, peak < PEAK_TARGET_MB, entries >= PEAK_AT_ENTRIES, PEAK_AT_ENTRIES)}"
+        )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,7 @@ def _is_kb(corpus: str) -> bool:
 def record(out: Path, corpora: list[str], kblint: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR", "KBLINT_LLM")}
-    for corpus in corpora:
-        corpus = os.path.abspath(corpus)
+    for corpus in map(os.path.abspath, corpora):
         with tempfile.TemporaryDirectory() as cache_dir:
             for key, args in variants(corpus, cache_dir).items():
                 proc = subprocess.run(kblint + args, cwd=os.path.dirname(corpus), capture_output=True, env=env)
@@ -57,8 +56,9 @@ def record(out: Path, corpora: list[str], kblint: list[str]) -> None:
 
 def compare(a: Path, b: Path) -> int:
     names = sorted(set(os.listdir(a)) | set(os.listdir(b)))
-    different = [n for n in names if not (a / n).exists() or not (b / n).exists()
-                 or not filecmp.cmp(a / n, b / n, shallow=False)]
+    different = [
+        n for n in names if not (a / n).exists() or not (b / n).exists() or not filecmp.cmp(a / n, b / n, shallow=False)
+    ]
     for name in different:
         print(f"differs: {name}")
     print(f"{len(names) - len(different)} of {len(names)} recorded files are the same")

@@ -26,8 +26,6 @@ app = typer.Typer(
     help="A linter for markdown knowledge bases: structure, schema, checkers, policies and LLM-judged rubrics.",
 )
 
-_VERBOSE = False
-
 
 def _version(value: bool) -> None:
     if value:
@@ -46,8 +44,8 @@ def _root(
 
 def _evaluator(llm: Optional[str], config: Optional[str]) -> Optional[str]:
     """`provider:model` of the LLM configured by --llm, the configuration file or KBLINT_LLM."""
-    from .config import ConfigError, resolve
-    from .engine.pass_judgment import JudgmentSetupError, judge_config, llm_spec
+    from .config import ConfigError, llm_spec, resolve
+    from .engine.pass_judgment import JudgmentSetupError, judge_config
 
     try:
         settings = resolve({"llm": llm}, config)
@@ -131,44 +129,7 @@ def validate(
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
     """Lint knowledge bases (default: the current directory)."""
-    global _VERBOSE
-    _VERBOSE = verbose
-    from .config import split_names
-
-    flags = dict(
-        paths=list(paths or []),
-        format=format,
-        output=output,
-        fail_on=fail_on,
-        select=split_names(select),
-        ignore=split_names(ignore),
-        kb=kb,
-        type=type_,
-        strict_links=strict_links or None,
-        stdin=stdin or None,
-        stdin_path=stdin_path,
-        respect_gitignore=False if no_respect_gitignore else None,
-        statistics=statistics or None,
-        quiet=quiet or None,
-        verbose=verbose or None,
-        base=base,
-        changed_since=changed_since,
-        baseline=baseline,
-        write_baseline=write_baseline,
-        no_judgment=no_judgment or None,
-        llm=llm,
-        llm_base_url=llm_base_url,
-        llm_concurrency=llm_concurrency,
-        llm_min_confidence=llm_min_confidence,
-        max_llm_calls=max_llm_calls,
-        llm_required=llm_required or None,
-        dry_run=dry_run or None,
-        no_cache=no_cache or None,
-        cache_dir=cache_dir,
-        jobs=jobs,
-        shard=shard,
-    )
-    settings = _validate_settings(flags, config)
+    settings = _validate_settings(_validate_flags(locals()), config)
     stdin_data = sys.stdin.buffer.read() if settings.stdin else None
     _warn_plugin_problems()
 
@@ -188,6 +149,20 @@ def validate(
         typer.echo(f"kblint: {report.fatal}", err=True)
     _emit(lambda: _write_report(report, settings))
     raise typer.Exit(0 if report.dry_run is not None else report.exit_code)
+
+
+def _validate_flags(options: dict[str, Any]) -> dict[str, Any]:
+    """The settings the options of `validate` give; an option left unset is None, for the configuration file."""
+    from .config import split_names
+
+    flags = {name: (value or None) if isinstance(value, bool) else value for name, value in options.items()}
+    del flags["config"]  # where the settings come from, not one of them
+    flags["paths"] = list(options["paths"] or [])
+    flags["select"] = split_names(options["select"])
+    flags["ignore"] = split_names(options["ignore"])
+    flags["type"] = flags.pop("type_")
+    flags["respect_gitignore"] = False if flags.pop("no_respect_gitignore") else None
+    return flags
 
 
 def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Settings":
@@ -274,8 +249,6 @@ def checkers(
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
     """List the checkers; with --kb, the coverage table: how every rubric item is enforced."""
-    global _VERBOSE
-    _VERBOSE = verbose
     if format not in ("text", "json"):
         _fail(f"--format: expected text or json, got '{format}'")
     from .checkers.registry import registry
@@ -328,8 +301,6 @@ def migrate(
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
     """Suggest bindings for string rubric items; --write edits kb.yaml in place, keeping everything else."""
-    global _VERBOSE
-    _VERBOSE = verbose
     from .migrate import MigrationError, propose, summary, unified_diff
     from .migrate import write as write_kb
 
@@ -370,9 +341,11 @@ def _cache_dir(cache_dir: Optional[str], config: Optional[str]) -> str:
     from .config import ConfigError, resolve
 
     try:
-        return resolve({"cache_dir": cache_dir}, config).cache_dir
+        directory = resolve({"cache_dir": cache_dir}, config).cache_dir
     except ConfigError as exc:
         _fail(str(exc))
+    assert directory is not None  # resolve() always sets the cache directory
+    return directory
 
 
 @cache_app.command("info")
@@ -427,7 +400,7 @@ def run_app() -> None:
     except KeyboardInterrupt:  # before the framework took over
         _interrupted()
     except Exception as exc:  # noqa: BLE001 - the user sees one line, never a traceback
-        if _VERBOSE or "--verbose" in sys.argv:
+        if "--verbose" in sys.argv:
             import traceback
 
             traceback.print_exc()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Literal, overload
 
 from .infra.files import FileProblem, read_regular_file
 from .yamlread import DEFAULT_LIMITS, Limits
@@ -143,6 +143,10 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
         current = parent
 
 
+@overload
+def _read_toml(path: str, *, pyproject: Literal[False]) -> dict[str, Any]: ...
+@overload
+def _read_toml(path: str, *, pyproject: bool) -> dict[str, Any] | None: ...
 def _read_toml(path: str, *, pyproject: bool) -> dict[str, Any] | None:
     try:
         raw = read_regular_file(path)
@@ -167,6 +171,7 @@ def _read_toml(path: str, *, pyproject: bool) -> dict[str, Any] | None:
 
 def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, dict[str, Any]]:
     """(file, values by Settings field) from --config PATH or the nearest configuration file."""
+    found: tuple[str, dict[str, Any]] | None
     if path is not None:
         if not os.path.isfile(path):
             raise ConfigError(f"--config {path}: no such file")
@@ -195,10 +200,10 @@ def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, d
             hint = f"; did you mean '{near[0]}'?" if near else ""
             raise ConfigError(f"{file}: unknown key '{prefix}{key}'{hint}")
         target, kind = _FILE_KEYS[key]
-        value = _check(kind, key, value, file)
-        if key in _PATH_KEYS and isinstance(value, str):
-            value = os.path.join(base_dir, value)
-        values[target] = value
+        checked = _check(kind, key, value, file)
+        if key in _PATH_KEYS and isinstance(checked, str):
+            checked = os.path.join(base_dir, checked)
+        values[target] = checked
     if "llm_provider" in values or "llm_model" in values:
         provider = values.pop("llm_provider", None)
         model = values.pop("llm_model", None)
@@ -225,3 +230,8 @@ def resolve(flags: dict[str, Any], config_path: str | None = None, cwd: str | No
     if settings.cache_dir is None:
         settings.cache_dir = os.path.join(os.path.dirname(file) if file else (cwd or os.getcwd()), ".kblint_cache")
     return settings
+
+
+def llm_spec(settings: Settings) -> str | None:
+    """`provider:model` of the judge: --llm, the configuration file, or KBLINT_LLM; None when none is set."""
+    return settings.llm or os.environ.get("KBLINT_LLM") or None

@@ -16,7 +16,7 @@ from .yamlread.lines import json_ready
 
 
 def _item(b: Binding) -> dict[str, Any]:
-    out = {"id": b.id, "text": b.text, "binding": b.kind, "scope": b.scope, "severity": b.severity}
+    out: dict[str, Any] = {"id": b.id, "text": b.text, "binding": b.kind, "scope": b.scope, "severity": b.severity}
     if b.kind == "checker":
         out["checker"] = b.checker
         out["params"] = json_ready(dict(b.params))

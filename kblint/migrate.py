@@ -19,17 +19,21 @@ type does not declare, mixed and/or lists, mapping items, policy-shaped strings.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import enum
 import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from . import yamlread
 from .checkers.registry import registry
 from .infra.files import FileProblem, read_regular_file
-from .model.kbschema import KBSchema, RubricItem, schema_from_text
+from .model.kbschema import KBSchema, RubricItem, TypeSchema, schema_from_text
 from .model.plan import Binding, bind, build_plan
 from .yamlread import MappingNode, Node, ScalarNode, SequenceNode, YamlError
 from .yamlread.lines import YamlFileError
@@ -100,6 +104,7 @@ _NUMBERS = {
 _DETERMINERS = {"each", "every", "any", "all", "a", "an", "the", "this", "its", "their"}
 _GENERIC = {"entry", "entries"}
 _ARTICLES = r"(?:an?|the|its|their)\s+"
+_FIELD_NAME_WORDS = 3  # "the review status field" names a field; a longer phrase does not
 _HAVE = r"(?:has|have|includes?|contains?|records?|specif(?:y|ies)|lists?|provides?)"
 _PARTICIPLES = (
     r"(?:described|documented|recorded|specified|set|given|filled(?:\s+(?:in|out))?|present|provided|"
@@ -240,17 +245,17 @@ class _Match:
     reason: str
 
 
-def _field_names(ts) -> dict[str, str]:
+def _field_names(ts: TypeSchema) -> dict[str, str]:
     names = list(ts.fields) + list(ts.required) + list(ts.optional)
     return {str(n).lower(): str(n) for n in names}
 
 
-def _resolve_field(part: str, targets: list) -> str | None:
+def _resolve_field(part: str, targets: list[TypeSchema]) -> str | None:
     """The field a list member names, declared by every target type; None when it is not one."""
     part = part.strip()
     part = re.sub(rf"^{_ARTICLES}", "", part, flags=re.I)
     part = re.sub(r"\s+(?:field|value|classification)$", "", part, flags=re.I).strip()
-    if not part or len(part.split()) > 3:
+    if not part or len(part.split()) > _FIELD_NAME_WORDS:
         return None
     keys = {part.lower(), re.sub(r"[\s-]+", "_", part.lower()), re.sub(r"[\s_]+", "-", part.lower())}
     actual: str | None = None
@@ -278,7 +283,7 @@ def _split_list(text: str) -> tuple[list[str], str] | None:
     return parts, "or" if has_or else "and"
 
 
-def _fields_match(list_text: str, targets: list, type_label: str) -> _Match | None:
+def _fields_match(list_text: str, targets: list[TypeSchema], type_label: str) -> _Match | None:
     split = _split_list(list_text)
     if split is None:
         return None
@@ -299,7 +304,7 @@ def _fields_match(list_text: str, targets: list, type_label: str) -> _Match | No
     required = [n for n in names if all(n in ts.required_fields() for ts in targets)]
     optional = [n for n in names if n not in required]
 
-    def quoted(ns):
+    def quoted(ns: list[str]) -> str:
         return ", ".join(f"'{n}'" for n in ns)
 
     if conj == "or" and len(names) > 1:
@@ -330,72 +335,89 @@ def _fields_match(list_text: str, targets: list, type_label: str) -> _Match | No
     return None  # "has A and B" with two optional fields: no single checker says it
 
 
-def _match_predicate(
-    rest: str, subject: _Subject, paren: str | None, paren_text: str | None, targets: list, type_label: str
-) -> _Match | None:
-    rest = _MODAL.sub("", rest)
-    note = ""
-    if paren == "preference":
-        note = f"; the preference '({paren_text})' is advice, not a requirement, and is not checked"
+class _Next(enum.Enum):
+    """A predicate matcher's answer when none of its patterns matches: the next matcher is tried."""
 
-    if not subject.body:
-        if paren in (None, "preference"):
-            for pattern in _TAGS:
-                m = pattern.match(rest)
-                if m:
-                    n = _count(m.group("n")) if "n" in pattern.groupindex and m.group("n") else 1
-                    if n is None or n < 1:
-                        return None
-                    if n == 1:
-                        return _Match({"checker": "has_tags"}, "at least one tag is what has_tags checks" + note)
-                    return _Match(
-                        {"policy": f"tags count >= {n}"}, f"at least {n} tags is the policy 'tags count >= {n}'" + note
-                    )
-        for pattern in _OUTLINKS:
-            m = pattern.match(rest)
-            if m:
-                n = _count(m.group("n")) if "n" in pattern.groupindex and m.group("n") else 1
-                if n is None or n < 1 or paren == "other":
-                    return None
-                stub = paren == "stub"
-                if n == 1:
-                    return _Match(
-                        {"checker": "has_outlinks"},
-                        "at least one outgoing link is what has_outlinks checks (stubs are exempt)" + note,
-                    )
-                if stub:
-                    return _Match(
-                        {"checker": "has_outlinks", "params": {"min": n}},
-                        f"at least {n} outgoing links, stubs exempt, is has_outlinks with min {n}",
-                    )
+    TRY = 0
+
+
+_Outcome = _Match | None | _Next  # None: the predicate matched but says nothing a checker can check
+
+
+def _at_least(pattern: re.Pattern[str], m: re.Match[str]) -> int | None:
+    """The count an "at least N" pattern matched; 1 when it names none."""
+    return _count(m.group("n")) if "n" in pattern.groupindex and m.group("n") else 1
+
+
+def _match_tags(rest: str, paren: str | None, note: str) -> _Outcome:
+    for pattern in _TAGS:
+        m = pattern.match(rest)
+        if m:
+            n = _at_least(pattern, m)
+            if n is None or n < 1:
+                return None
+            if n == 1:
+                return _Match({"checker": "has_tags"}, "at least one tag is what has_tags checks" + note)
+            return _Match(
+                {"policy": f"tags count >= {n}"}, f"at least {n} tags is the policy 'tags count >= {n}'" + note
+            )
+    return _Next.TRY
+
+
+def _match_outlinks(rest: str, paren: str | None, note: str) -> _Outcome:
+    for pattern in _OUTLINKS:
+        m = pattern.match(rest)
+        if m:
+            n = _at_least(pattern, m)
+            if n is None or n < 1 or paren == "other":
+                return None
+            if n == 1:
                 return _Match(
-                    {"policy": f"outlinks count >= {n}"},
-                    f"at least {n} outgoing links is the policy 'outlinks count >= {n}'" + note,
+                    {"checker": "has_outlinks"},
+                    "at least one outgoing link is what has_outlinks checks (stubs are exempt)" + note,
                 )
-        if paren in (None, "preference"):
-            for pattern in _INLINKS:
-                m = pattern.match(rest)
-                if m:
-                    n = _count(m.group("n")) if "n" in pattern.groupindex and m.group("n") else 1
-                    if n is None or n < 1:
-                        return None
-                    if n == 1:
-                        return _Match(
-                            {"checker": "has_inlinks"}, "at least one incoming link is what has_inlinks checks" + note
-                        )
-                    return _Match(
-                        {"policy": f"inlinks count >= {n}"},
-                        f"at least {n} incoming links is the policy 'inlinks count >= {n}'" + note,
-                    )
-            if _CITES.match(rest):
+            if paren == "stub":
                 return _Match(
-                    {"checker": "cites_source"},
-                    "citing a source is what cites_source checks (a sources/source/source_url/url/"
-                    "references field, a Sources/References/Source/Bibliography section with content, "
-                    "or a 'Source:' line)" + note,
+                    {"checker": "has_outlinks", "params": {"min": n}},
+                    f"at least {n} outgoing links, stubs exempt, is has_outlinks with min {n}",
                 )
-    if paren not in (None, "preference"):
-        return None
+            return _Match(
+                {"policy": f"outlinks count >= {n}"},
+                f"at least {n} outgoing links is the policy 'outlinks count >= {n}'" + note,
+            )
+    return _Next.TRY
+
+
+def _match_inlinks(rest: str, paren: str | None, note: str) -> _Outcome:
+    for pattern in _INLINKS:
+        m = pattern.match(rest)
+        if m:
+            n = _at_least(pattern, m)
+            if n is None or n < 1:
+                return None
+            if n == 1:
+                return _Match(
+                    {"checker": "has_inlinks"}, "at least one incoming link is what has_inlinks checks" + note
+                )
+            return _Match(
+                {"policy": f"inlinks count >= {n}"},
+                f"at least {n} incoming links is the policy 'inlinks count >= {n}'" + note,
+            )
+    return _Next.TRY
+
+
+def _match_cites(rest: str, paren: str | None, note: str) -> _Outcome:
+    if not _CITES.match(rest):
+        return _Next.TRY
+    return _Match(
+        {"checker": "cites_source"},
+        "citing a source is what cites_source checks (a sources/source/source_url/url/"
+        "references field, a Sources/References/Source/Bibliography section with content, "
+        "or a 'Source:' line)" + note,
+    )
+
+
+def _match_section(rest: str, paren: str | None, note: str) -> _Outcome:
     for pattern in _SECTIONS:
         m = pattern.match(rest)
         if m:
@@ -413,7 +435,31 @@ def _match_predicate(
                 {"checker": "body_has_section", "params": {"heading": heading}},
                 f"a level-2 '## {heading}' heading is what body_has_section checks" + note,
             )
-    if subject.body or _SUBJECTIVE.search(rest):
+    return _Next.TRY
+
+
+def _predicate_matchers(about_body: bool, plain: bool) -> list[Callable[[str, str | None, str], _Outcome]]:
+    """The matchers that apply, in order: counts and citations are about the entry, sections about its body."""
+    if not plain:  # "(other ...)" and "(stub ...)" qualify only the outgoing-link count
+        return [] if about_body else [_match_outlinks]
+    if about_body:
+        return [_match_section]
+    return [_match_tags, _match_outlinks, _match_inlinks, _match_cites, _match_section]
+
+
+def _match_predicate(
+    rest: str, subject: _Subject, paren: str | None, paren_text: str | None, targets: list[TypeSchema], type_label: str
+) -> _Match | None:
+    rest = _MODAL.sub("", rest)
+    note = ""
+    if paren == "preference":
+        note = f"; the preference '({paren_text})' is advice, not a requirement, and is not checked"
+    plain = paren in (None, "preference")
+    for matcher in _predicate_matchers(subject.body, plain):
+        outcome = matcher(rest, paren, note)
+        if outcome is not _Next.TRY:
+            return outcome
+    if not plain or subject.body or _SUBJECTIVE.search(rest):
         return None
     m = _ACTIVE_FIELDS.match(rest) or _PASSIVE_FIELDS.match(rest)
     if m is not None:
@@ -437,11 +483,15 @@ def match_item(item: RubricItem, schema: KBSchema) -> tuple[dict, str] | None:
     for subject in _subjects(core, schema):
         applies_to: list[str] | None = None
         if item.scope == "type":
+            if item.type_name is None:
+                continue  # a type's item names its type
             if subject.kind == "type" and subject.type_name != item.type_name:
                 continue  # a type's item about another type: not plain
             target_names = [item.type_name]
             label = f"type '{item.type_name}'"
         elif subject.kind == "type":
+            if subject.type_name is None:
+                continue  # a type subject names its type
             target_names = [subject.type_name]
             applies_to = [subject.type_name]
             label = f"type '{subject.type_name}'"
@@ -481,7 +531,7 @@ def _compose(text: str, path: str) -> Node | None:
         raise MigrationError(f"{path}:{exc.line}: invalid YAML: {exc.reason}", path, exc.line) from None
 
 
-def _node_counts(root) -> dict[int, int]:
+def _node_counts(root: Node) -> dict[int, int]:
     """How many times each node is reached (an alias reaches its anchor's node again)."""
     counts: dict[int, int] = {}
     stack = [root]
@@ -498,7 +548,7 @@ def _node_counts(root) -> dict[int, int]:
     return counts
 
 
-def _get(mapping, key: str):
+def _get(mapping: Node | None, key: str) -> Node | None:
     """The value node of KEY written directly in MAPPING (the last one if repeated)."""
     if not isinstance(mapping, MappingNode):
         return None
@@ -509,13 +559,15 @@ def _get(mapping, key: str):
     return found
 
 
-def _rubric_nodes(root, scope: str, type_name: str | None):
+def _rubric_nodes(root: Node, scope: str, type_name: str | None) -> Node | None:
     if scope == "kb":
         return _get(root, "evaluation_rubric")
+    if type_name is None:
+        return None  # a type's items name their type
     return _get(_get(_get(root, "types"), type_name), "evaluation_rubric")
 
 
-def _span(node, text: str, counts: dict[int, int], seq, item: RubricItem) -> _Span | None:
+def _span(node: Node, text: str, counts: dict[int, int], seq: Node | None, item: RubricItem) -> _Span | None:
     if not isinstance(node, ScalarNode) or node.tag != yamlread.STR_TAG:
         return None
     if counts.get(id(node), 0) > 1 or counts.get(id(seq), 0) > 1:
@@ -544,7 +596,7 @@ def _double_quoted(text: str) -> str:
     return out
 
 
-def _flow(value) -> str:
+def _flow(value: object) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
@@ -609,7 +661,8 @@ def _read(path: str) -> tuple[str, int]:
 def _load_schema_text(text: str, path: str) -> KBSchema:
     """The KB schema kb.yaml TEXT at PATH describes."""
     try:
-        return schema_from_text(text, path, registry().plugins.types if registry().plugins else ())
+        plugins = registry().plugins
+        return schema_from_text(text, path, plugins.types if plugins else ())
     except YamlFileError as exc:
         raise MigrationError(f"{path}:{exc.line}: {exc.reason}", path, exc.line) from None
 
@@ -660,7 +713,7 @@ def _verify(path: str, original: str, migrated: str, proposals: list[Proposal]) 
             key = next((k for k in old.raw.get("types", {}) if str(k) == p.type_name), None)
             seq = old.raw["types"][key].get("evaluation_rubric") if key is not None else None
             target = expected["types"][key].get("evaluation_rubric") if key is not None else None
-        index = [i for i, raw in enumerate(seq or []) if raw == p.text and seq.line_of(i) == p.line]
+        index = [i for i, raw in enumerate(seq) if raw == p.text and seq.line_of(i) == p.line] if seq else []
         if len(index) != 1:
             raise MigrationError(f"{path}:{p.line}: internal error: cannot find item {p.text!r}", path, p.line)
         target[index[0]] = p.replacement
@@ -679,7 +732,7 @@ def _verify(path: str, original: str, migrated: str, proposals: list[Proposal]) 
             raise MigrationError(f"{path}:{p.line}: the migrated item {p.text!r} {why}; nothing written", path, p.line)
     # the plan breaks nothing that was not broken
     _, old_broken = _plan_index(old)
-    index, new_broken = _plan_index(new)
+    new_index, new_broken = _plan_index(new)
     added = new_broken - old_broken
     if added:
         scope, type_name, text, reason = sorted(added, key=str)[0]
@@ -687,7 +740,7 @@ def _verify(path: str, original: str, migrated: str, proposals: list[Proposal]) 
     for p in proposals:
         hits = [
             b
-            for (scope, type_name, _line, text), b in index.items()
+            for (scope, type_name, _line, text), b in new_index.items()
             if (scope, type_name, text) == (p.scope, p.type_name, p.text) and b.mapping
         ]
         if hits and any(b.kind != p.binding for b in hits):
@@ -696,7 +749,7 @@ def _verify(path: str, original: str, migrated: str, proposals: list[Proposal]) 
             )
 
 
-def _plain(value):
+def _plain(value: object) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -796,10 +849,8 @@ def write(result: MigrationResult) -> bool:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(result.migrated)
-        try:
+        with contextlib.suppress(OSError):
             os.chmod(tmp, os.stat(result.path).st_mode & 0o7777)
-        except OSError:
-            pass
         os.replace(tmp, result.path)
     except BaseException:
         if os.path.exists(tmp):

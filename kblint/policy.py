@@ -375,6 +375,7 @@ def _measurer(constraint: Constraint) -> Callable[[Measures], int | bool]:
         return lambda m: m.words()
     kind, name = constraint.subject.kind, constraint.subject.name
     if kind == "metadata":
+        assert name is not None  # a metadata subject always names its field (_Parser.subject)
         return lambda m: m.metadata_count(name)
     if kind in ("links", "outlinks"):
         return lambda m: m.links_count(name)
@@ -397,7 +398,7 @@ def evaluator(policy: Policy) -> Evaluator:
     None for a gate that does not apply (no outcome at all), "" when the entry satisfies it, else
     the message. Made once per rubric item: an entry is measured against every policy of its type."""
     gate = policy if isinstance(policy, Gate) else None
-    constraint = gate.constraint if gate is not None else policy
+    constraint = policy.constraint if isinstance(policy, Gate) else policy
     measure = _measurer(constraint)
     what = (f"status {gate.from_state}->{gate.to_state}: " if gate is not None else "") + _measured(constraint)
     if isinstance(constraint, Section):

@@ -21,8 +21,12 @@ FIXTURES = ROOT / "fixtures"
 
 # Property tests: a small profile in every run, a thorough one on request (HYPOTHESIS_PROFILE=thorough).
 settings.register_profile("ci", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("thorough", max_examples=10_000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+settings.register_profile(
+    "thorough",
+    max_examples=10_000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -108,13 +112,21 @@ def _text(stream: io.TextIOWrapper) -> str:
     return buffer.getvalue().decode("utf-8")
 
 
-def run_kblint_process(*args: str, cwd: Path | str = ROOT, input: bytes | None = None, env: dict | None = None,
-                       timeout: float = 120) -> Result:  # fmt: skip
+def run_kblint_process(
+    *args: str, cwd: Path | str = ROOT, input: bytes | None = None, env: dict | None = None, timeout: float = 120
+) -> Result:
     """kblint ARGS in a process of its own (for what only a real process shows: exit, signals, imports)."""
     full_env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-m", "kblint", *args], cwd=str(cwd), input=input, capture_output=True,
-                          env=full_env, timeout=timeout, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "kblint", *args],
+        cwd=str(cwd),
+        input=input,
+        capture_output=True,
+        env=full_env,
+        timeout=timeout,
+        check=False,
+    )
     return Result(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
 
 
@@ -150,5 +162,5 @@ def same_data(a, b) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return list(a) == list(b) and all(same_data(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_data(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_data(x, y) for x, y in zip(a, b, strict=False))
     return type(a) is type(b) and a == b

@@ -59,8 +59,7 @@ class FakeLLM:
         self._server.daemon_threads = True
         self._server.fake = self  # type: ignore[attr-defined]
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     # base URLs as a user would pass them to --llm-base-url
     @property
@@ -148,17 +147,32 @@ class FakeLLM:
                 vid = it["id"] + "-renamed" if it["id"] in self.rename_ids else it["id"]
                 verdicts.append({"id": vid, "verdict": verdict, "confidence": conf, "reason": f"judged {it['id']}"})
             obj = json.dumps({"verdicts": verdicts}, indent=2)
-            text = {"bare": obj, "fenced": f"```json\n{obj}\n```",
-                    "prose": f"Here is my review.\n\n```json\n{obj}\n```\nHope this helps."}[self.style]
+            text = {
+                "bare": obj,
+                "fenced": f"```json\n{obj}\n```",
+                "prose": f"Here is my review.\n\n```json\n{obj}\n```\nHope this helps.",
+            }[self.style]
         if path.endswith("/messages"):
-            return 200, {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model"),
-                         "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                         "usage": {"input_tokens": PROMPT_TOKENS, "output_tokens": COMPLETION_TOKENS}}
-        return 200, {"id": "chatcmpl-1", "object": "chat.completion", "model": body.get("model"),
-                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                  "finish_reason": "stop"}],
-                     "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
-                               "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}}
+            return 200, {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model"),
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": PROMPT_TOKENS, "output_tokens": COMPLETION_TOKENS},
+            }
+        return 200, {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "model": body.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {
+                "prompt_tokens": PROMPT_TOKENS,
+                "completion_tokens": COMPLETION_TOKENS,
+                "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
+            },
+        }
 
 
 class _Handler(BaseHTTPRequestHandler):

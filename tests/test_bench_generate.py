@@ -46,7 +46,10 @@ def workspace(tmp_path_factory) -> Path:
 def report(workspace: Path) -> dict:
     proc = subprocess.run(
         [sys.executable, "-m", "kblint", "validate", ".", "--format", "json", "--fail-on", "never", "--no-cache"],
-        cwd=workspace, capture_output=True, text=True, timeout=300,
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)},
     )
     assert proc.returncode == 0, proc.stderr
@@ -132,8 +135,11 @@ def test_kblint_reports_every_planted_defect(report: dict, manifest: dict):
     reported = defaultdict(set)
     for i in issues:
         reported[i["rule"]].add(i["path"])
-    missing = [d for d in manifest["defects"]
-               if d["path"] not in reported[d["rule"]] and d.get("source_path") not in reported[d["rule"]]]
+    missing = [
+        d
+        for d in manifest["defects"]
+        if d["path"] not in reported[d["rule"]] and d.get("source_path") not in reported[d["rule"]]
+    ]
     assert missing == []
 
 
@@ -146,24 +152,51 @@ def test_kblint_reports_nothing_unplanted_for_the_planted_rules(report: dict, ma
     reported = defaultdict(set)
     for i in report["issues"]:
         reported[i["rule"]].add(i["path"])
-    for rule in ("parse_error", "invalid_date", "unknown_type", "duplicate_id", "missing_required",
-                 "invalid_field", "broken_link", "orphan_entry", "unresolved_external"):
+    for rule in (
+        "parse_error",
+        "invalid_date",
+        "unknown_type",
+        "duplicate_id",
+        "missing_required",
+        "invalid_field",
+        "broken_link",
+        "orphan_entry",
+        "unresolved_external",
+    ):
         assert reported[rule] - planted[rule] == set(), rule
-    for rule in ("unknown_field", "invalid_status", "subdirectory_mismatch", "missing_title", "empty_body",
-                 "checker_error"):
+    for rule in (
+        "unknown_field",
+        "invalid_status",
+        "subdirectory_mismatch",
+        "missing_title",
+        "empty_body",
+        "checker_error",
+    ):
         assert reported[rule] == set(), rule
     assert report["summary"]["files"] == ENTRIES
 
 
 def test_cli_prints_a_summary_and_refuses_a_non_empty_directory(tmp_path: Path):
     out = tmp_path / "ws"
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", "--seed", "3",
-                           str(out)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", "--seed", "3", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("\n") == 1 and "60 entries" in proc.stdout and " s" in proc.stdout
-    again = subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", str(out)],
-                           capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 2 and "not empty" in again.stderr
-    forced = subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", "--seed", "3",
-                             "--force", str(out)], capture_output=True, text=True, timeout=120)
+    forced = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", "--seed", "3", "--force", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert forced.returncode == 0, forced.stderr

@@ -8,7 +8,6 @@ Entries are otherwise clean (descriptive title, a tag, a link), so the system ru
 
 from __future__ import annotations
 
-import inspect
 import json
 import subprocess
 import sys
@@ -16,18 +15,31 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from checker_examples import examples, run_example
+from conftest import ROOT, issues_of, run_kblint, write_kb
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kblint.checkers.registry import registry, validate_params
-
-from conftest import ROOT, issues_of, run_kblint, write_kb
 
 CHECKER_FIXTURES = ROOT / "fixtures" / "checkers"
 
 SPEC_CHECKERS = {
-    "descriptive_title", "has_tags", "has_outlinks", "has_inlinks", "status_present",
-    "priority_present", "has_field", "has_any_field", "body_has_section", "body_has_heading",
-    "body_has_pattern", "body_has_code_block", "body_min_words", "cites_source", "not_oversized",
+    "descriptive_title",
+    "has_tags",
+    "has_outlinks",
+    "has_inlinks",
+    "status_present",
+    "priority_present",
+    "has_field",
+    "has_any_field",
+    "body_has_section",
+    "body_has_heading",
+    "body_has_pattern",
+    "body_has_code_block",
+    "body_min_words",
+    "cites_source",
+    "not_oversized",
     "orphan_backlog_item",
 }
 
@@ -56,8 +68,14 @@ EXPECTED: dict[str, dict[str, list[str]]] = {
         "Entry has a priority": ["fail", "fail-empty", "fail-null"],
     },
     "has_field": {
-        "Entry describes the role": ["fail", "fail-empty-string", "fail-empty-list", "fail-null",
-                                     "fail-nested-empty", "fail-other-field"],
+        "Entry describes the role": [
+            "fail",
+            "fail-empty-string",
+            "fail-empty-list",
+            "fail-null",
+            "fail-nested-empty",
+            "fail-other-field",
+        ],
     },
     "has_any_field": {
         "Entry has a source URL or author": ["fail", "fail-empty", "fail-other-field"],
@@ -79,8 +97,7 @@ EXPECTED: dict[str, dict[str, list[str]]] = {
         "Entry body has at least ten words": ["fail", "fail-code", "fail-tilde-code"],
     },
     "cites_source": {
-        "Entry cites a source": ["fail", "fail-empty-section", "fail-empty-fields", "fail-label-only",
-                                 "fail-mid-line"],
+        "Entry cites a source": ["fail", "fail-empty-section", "fail-empty-fields", "fail-label-only", "fail-mid-line"],
         "Entry cites its evidence": ["fail-custom-default-section", "fail-custom-default-field"],
     },
     "not_oversized": {
@@ -94,8 +111,13 @@ EXPECTED: dict[str, dict[str, list[str]]] = {
 
 def _validate_json(*paths: str) -> dict:
     """`python -m kblint validate PATHS --format json --fail-on never`, run from the repo root."""
-    proc = subprocess.run([sys.executable, "-m", "kblint", "validate", *paths, "--format", "json",
-                           "--fail-on", "never"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kblint", "validate", *paths, "--format", "json", "--fail-on", "never"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -105,8 +127,11 @@ def _bound_items(kb_yaml: dict, checker: str) -> dict[str, str]:
     items = list(kb_yaml.get("evaluation_rubric") or [])
     for spec in (kb_yaml.get("types") or {}).values():
         items.extend(spec.get("evaluation_rubric") or [])
-    return {item["text"]: item.get("severity", "warning")
-            for item in items if isinstance(item, dict) and item.get("checker") == checker}
+    return {
+        item["text"]: item.get("severity", "warning")
+        for item in items
+        if isinstance(item, dict) and item.get("checker") == checker
+    }
 
 
 def _violations(report: dict, checker: str) -> list[dict]:
@@ -176,13 +201,20 @@ def test_descriptive_title_override_replaces_system_item():
 def test_has_inlinks_counts_links_from_other_kbs(tmp_path: Path):
     """Incoming links are counted over the whole workspace (every KB of the run)."""
     entry = "---\ntitle: {title}\ntype: note\ntags: [fixture]\n---\n{body}\n"
-    write_kb(tmp_path / "alpha", "name: alpha\nevaluation_rubric:\n"
-             "  - {text: \"Another entry links to this one\", checker: has_inlinks}\n", {
-                 "target.md": entry.format(title="Target", body="See [[beta:source]]."),
-             })
-    write_kb(tmp_path / "beta", "name: beta\n", {
-        "source.md": entry.format(title="Source", body="See [[alpha:target]]."),
-    })
+    write_kb(
+        tmp_path / "alpha",
+        'name: alpha\nevaluation_rubric:\n  - {text: "Another entry links to this one", checker: has_inlinks}\n',
+        {
+            "target.md": entry.format(title="Target", body="See [[beta:source]]."),
+        },
+    )
+    write_kb(
+        tmp_path / "beta",
+        "name: beta\n",
+        {
+            "source.md": entry.format(title="Source", body="See [[alpha:target]]."),
+        },
+    )
 
     both = run_kblint("validate", "alpha", "beta", "--format", "json", "--fail-on", "never", cwd=tmp_path)
     assert both.code == 0, both.stderr
@@ -207,16 +239,16 @@ def test_registry_holds_exactly_the_spec_checkers():
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_CHECKERS))
-def test_checker_docstring_has_passes_and_fails(name: str):
-    checker = registry().get(name)
-    doc = inspect.cleandoc(checker.func.__doc__ or "")
-    lines = [line.strip() for line in doc.splitlines()]
-    assert lines and lines[0], "the first line describes the checker"
-    passes = [line for line in lines if line.startswith("Passes:")]
-    fails = [line for line in lines if line.startswith("Fails:")]
-    assert len(passes) == 1 and passes[0][len("Passes:"):].strip()
-    assert len(fails) == 1 and fails[0][len("Fails:"):].strip()
-    assert checker.doc == doc.strip()
+def test_checker_docstring_examples(name: str, tmp_path: Path):
+    """Each checker's docstring describes it on its first line and shows an entry that passes and one
+    that fails; the examples are run."""
+    checker = registry().checkers[name]
+    assert checker.description and not checker.description.startswith(("Passes", "Fails"))
+    found = examples(checker.doc)
+    assert {e.passes for e in found} == {True, False}, checker.doc
+    for i, example in enumerate(found):
+        messages = run_example(tmp_path / str(i), name, example)
+        assert len(messages) == (0 if example.passes else 1), f"{example}: {messages}"
 
 
 def test_checkers_listing_names_every_checker():
@@ -236,7 +268,9 @@ def test_validate_params_fills_defaults():
     assert validate_params(reg.get("has_outlinks"), {"min": 3}) == ({"min": 3}, [])
     assert validate_params(reg.get("has_field"), {"field": "role"}) == ({"field": "role"}, [])
     assert validate_params(reg.get("body_has_heading"), {"heading": "Timeline", "level": 3}) == (
-        {"heading": "Timeline", "level": 3}, [])
+        {"heading": "Timeline", "level": 3},
+        [],
+    )
     assert validate_params(reg.get("descriptive_title"), {}) == ({}, [])
 
 
@@ -248,12 +282,14 @@ BAD_PARAMS = [
     pytest.param("has_tags", {"min": "two"}, ["has_tags", "min", "integer"], id="wrong-type-str"),
     pytest.param("has_tags", {"min": True}, ["has_tags", "min", "integer"], id="wrong-type-bool"),
     pytest.param("has_any_field", {"fields": "url"}, ["has_any_field", "fields", "list"], id="wrong-type-list"),
-    pytest.param("body_has_heading", {"heading": "Timeline", "level": "3"}, ["body_has_heading", "level"],
-                 id="wrong-type-level"),
+    pytest.param(
+        "body_has_heading", {"heading": "Timeline", "level": "3"}, ["body_has_heading", "level"], id="wrong-type-level"
+    ),
     pytest.param("has_tags", {"minimum": 2}, ["has_tags", "minimum"], id="unknown-param"),
     pytest.param("status_present", {"field": "status"}, ["status_present", "field"], id="unknown-param-none-declared"),
-    pytest.param("body_has_pattern", {"pattern": "(unclosed"}, ["body_has_pattern", "pattern", "regex"],
-                 id="invalid-regex"),
+    pytest.param(
+        "body_has_pattern", {"pattern": "(unclosed"}, ["body_has_pattern", "pattern", "regex"], id="invalid-regex"
+    ),
 ]
 
 
@@ -273,10 +309,14 @@ def test_validate_params_rejects_a_non_mapping():
 BROKEN_ITEMS = [
     # (params line of the item, checker, words the reason must contain)
     pytest.param("has_field", "params: {}", ["has_field", "field"], id="missing-required"),
-    pytest.param("has_tags", "params: {min: \"two\"}", ["has_tags", "min"], id="wrong-type"),
+    pytest.param("has_tags", 'params: {min: "two"}', ["has_tags", "min"], id="wrong-type"),
     pytest.param("has_tags", "params: {minimum: 2}", ["has_tags", "minimum"], id="unknown-param"),
-    pytest.param("body_has_pattern", "params: {pattern: \"(unclosed\"}", ["body_has_pattern", "pattern", "regex"],
-                 id="invalid-regex"),
+    pytest.param(
+        "body_has_pattern",
+        'params: {pattern: "(unclosed"}',
+        ["body_has_pattern", "pattern", "regex"],
+        id="invalid-regex",
+    ),
     pytest.param("has_feild", "params: {field: role}", ["has_feild"], id="unknown-checker"),
 ]
 
@@ -298,10 +338,15 @@ CLEAN_ENTRY = "---\ntitle: {title}\ntype: note\ntags: [fixture]\nstatus: draft\n
 @pytest.fixture
 def broken_kb(tmp_path: Path):
     def make(checker: str, params: str) -> Path:
-        return write_kb(tmp_path / "broken", BROKEN_KB.format(checker=checker, params=params), {
-            "one.md": CLEAN_ENTRY.format(title="First entry", other="two"),
-            "two.md": CLEAN_ENTRY.format(title="Second entry", other="one"),
-        })
+        return write_kb(
+            tmp_path / "broken",
+            BROKEN_KB.format(checker=checker, params=params),
+            {
+                "one.md": CLEAN_ENTRY.format(title="First entry", other="two"),
+                "two.md": CLEAN_ENTRY.format(title="Second entry", other="one"),
+            },
+        )
+
     return make
 
 
@@ -321,8 +366,13 @@ def test_broken_item_in_checkers_plan(broken_kb, checker, params, words):
 
     as_json = run_kblint("checkers", "--kb", str(kb), "--format", "json")
     assert as_json.code == 1
-    items = [item for kb_plan in as_json.json["kbs"] for scope in kb_plan["scopes"] for item in scope["items"]
-             if item["text"] == "The broken item"]
+    items = [
+        item
+        for kb_plan in as_json.json["kbs"]
+        for scope in kb_plan["scopes"]
+        for item in scope["items"]
+        if item["text"] == "The broken item"
+    ]
     assert len(items) == 1
     assert items[0]["binding"] == "broken"
     assert items[0]["line"] == BROKEN_ITEM_LINE
@@ -370,9 +420,13 @@ SELF_LINKS = [
 @pytest.mark.parametrize("rel, extra, body", SELF_LINKS)
 def test_has_outlinks_ignores_every_kind_of_self_link(tmp_path: Path, rel, extra, body):
     """§3: "a link to the entry itself does not count" — whatever spelling resolves to it."""
-    write_kb(tmp_path / "kb", "name: selflinks\n", {
-        rel: f"---\ntitle: Only a self link\ntype: note\ntags: [fixture]\n{extra}---\n{body}\n",
-    })
+    write_kb(
+        tmp_path / "kb",
+        "name: selflinks\n",
+        {
+            rel: f"---\ntitle: Only a self link\ntype: note\ntags: [fixture]\n{extra}---\n{body}\n",
+        },
+    )
     result = run_kblint("validate", "kb", "--format", "json", "--fail-on", "never", cwd=tmp_path)
     # The graph agrees the entry links nowhere (orphan_entry) ...
     assert len(issues_of(result.json, "orphan_entry")) == 1
@@ -382,39 +436,50 @@ def test_has_outlinks_ignores_every_kind_of_self_link(tmp_path: Path, rel, extra
 
 def test_cites_source_bare_source_label_followed_by_other_text(tmp_path: Path):
     """§5.2: passes on a line starting `Source:` *followed by text*; a bare label cites nothing."""
-    write_kb(tmp_path / "kb", "name: cites\nevaluation_rubric:\n"
-             "  - {text: \"Entry cites a source\", checker: cites_source}\n", {
-                 "one.md": "---\ntitle: Bare label\ntype: note\ntags: [fixture]\n---\n"
-                           "Source:\n\n## Notes\n\nSee [[two]] for the rest.\n",
-                 "two.md": "---\ntitle: Other\ntype: note\ntags: [fixture]\n---\nSee [[one]].\n"
-                           "Source: council minutes\n",
-             })
+    write_kb(
+        tmp_path / "kb",
+        'name: cites\nevaluation_rubric:\n  - {text: "Entry cites a source", checker: cites_source}\n',
+        {
+            "one.md": "---\ntitle: Bare label\ntype: note\ntags: [fixture]\n---\n"
+            "Source:\n\n## Notes\n\nSee [[two]] for the rest.\n",
+            "two.md": "---\ntitle: Other\ntype: note\ntags: [fixture]\n---\nSee [[one]].\nSource: council minutes\n",
+        },
+    )
     result = run_kblint("validate", "kb", "--format", "json", "--fail-on", "never", cwd=tmp_path)
     assert [i["entry_id"] for i in _violations(result.json, "cites_source")] == ["one"]
 
 
-INLINE_TRIPLE_BACKTICKS = ("---\ntitle: Inline code span\ntype: note\ntags: [fixture]\n---\n"
-                           "```make all``` builds it, one two three four five six seven eight, see [[two]].\n")
+INLINE_TRIPLE_BACKTICKS = (
+    "---\ntitle: Inline code span\ntype: note\ntags: [fixture]\n---\n"
+    "```make all``` builds it, one two three four five six seven eight, see [[two]].\n"
+)
 
 
 def test_body_has_code_block_inline_triple_backtick_span_is_not_a_block(tmp_path: Path):
     """CommonMark: a backtick fence's info string cannot contain backticks, so this is inline code."""
-    write_kb(tmp_path / "kb", "name: spans\nevaluation_rubric:\n"
-             "  - {text: \"Entry has a code block\", checker: body_has_code_block}\n", {
-                 "one.md": INLINE_TRIPLE_BACKTICKS,
-                 "two.md": "---\ntitle: Other\ntype: note\ntags: [fixture]\n---\nSee [[one]].\n",
-             })
+    write_kb(
+        tmp_path / "kb",
+        'name: spans\nevaluation_rubric:\n  - {text: "Entry has a code block", checker: body_has_code_block}\n',
+        {
+            "one.md": INLINE_TRIPLE_BACKTICKS,
+            "two.md": "---\ntitle: Other\ntype: note\ntags: [fixture]\n---\nSee [[one]].\n",
+        },
+    )
     result = run_kblint("validate", "kb", "--format", "json", "--fail-on", "never", cwd=tmp_path)
     assert sorted(i["entry_id"] for i in _violations(result.json, "body_has_code_block")) == ["one", "two"]
 
 
 def test_body_min_words_and_links_after_an_inline_triple_backtick_span(tmp_path: Path):
-    write_kb(tmp_path / "kb", "name: spans\nevaluation_rubric:\n"
-             "  - {text: \"Entry body has at least ten words\", checker: body_min_words, params: {min: 10}}\n", {
-                 "one.md": INLINE_TRIPLE_BACKTICKS,
-                 "two.md": "---\ntitle: Other\ntype: note\ntags: [fixture]\n---\n"
-                           "One two three four five six seven eight, see [[one]].\n",
-             })
+    write_kb(
+        tmp_path / "kb",
+        "name: spans\nevaluation_rubric:\n"
+        '  - {text: "Entry body has at least ten words", checker: body_min_words, params: {min: 10}}\n',
+        {
+            "one.md": INLINE_TRIPLE_BACKTICKS,
+            "two.md": "---\ntitle: Other\ntype: note\ntags: [fixture]\n---\n"
+            "One two three four five six seven eight, see [[one]].\n",
+        },
+    )
     result = run_kblint("validate", "kb", "--format", "json", "--fail-on", "never", cwd=tmp_path)
     # 12 words outside the code span; the [[two]] link after the span is a real link.
     assert _violations(result.json, "body_min_words") == []

@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import issues_of, run_kblint, write_kb
 
 KB = "name: ci\nevaluation_rubric:\n  - {text: Has status, checker: status_present}\n"
@@ -20,11 +19,15 @@ def entry(title: str, link: str, status: str | None = None) -> str:
 
 @pytest.fixture
 def kb(tmp_path: Path) -> Path:
-    return write_kb(tmp_path / "proj" / "ci", KB, {
-        "a.md": entry("Alpha", "b"),
-        "b.md": entry("Beta", "a", status="ok"),
-        "c.md": entry("Gamma", "a", status="ok"),
-    })
+    return write_kb(
+        tmp_path / "proj" / "ci",
+        KB,
+        {
+            "a.md": entry("Alpha", "b"),
+            "b.md": entry("Beta", "a", status="ok"),
+            "c.md": entry("Gamma", "a", status="ok"),
+        },
+    )
 
 
 # --- configuration ------------------------------------------------------------------------------
@@ -32,8 +35,9 @@ def kb(tmp_path: Path) -> Path:
 
 def test_kblint_toml_is_found_upward_and_flags_override(kb: Path):
     proj = kb.parent
-    (proj / "kblint.toml").write_text('fail_on = "warning"\nignore = ["orphan_entry"]\nformat = "json"\n',
-                                      encoding="utf-8")
+    (proj / "kblint.toml").write_text(
+        'fail_on = "warning"\nignore = ["orphan_entry"]\nformat = "json"\n', encoding="utf-8"
+    )
     sub = kb / "deeper"
     sub.mkdir()
     result = run_kblint("validate", "..", cwd=sub)
@@ -44,8 +48,9 @@ def test_kblint_toml_is_found_upward_and_flags_override(kb: Path):
 
 
 def test_pyproject_tool_table(kb: Path):
-    (kb.parent / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.kblint]\nselect = ["status_present"]\n'
-                                              'format = "json"\n', encoding="utf-8")
+    (kb.parent / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.kblint]\nselect = ["status_present"]\nformat = "json"\n', encoding="utf-8"
+    )
     report = run_kblint("validate", "ci", cwd=kb.parent).json
     assert {i["checker"] for i in report["issues"]} == {"status_present"}
 
@@ -83,11 +88,11 @@ def test_config_flag_and_unknown_keys(kb: Path, tmp_path: Path):
     conf.write_text('[llm]\nprovider = "openai"\nmodle = "x"\n', encoding="utf-8")
     result = run_kblint("validate", str(kb), "--config", str(conf))
     assert result.code == 2 and "llm.modle" in result.stderr
-    conf.write_text('fail_on = 3\n', encoding="utf-8")
+    conf.write_text("fail_on = 3\n", encoding="utf-8")
     result = run_kblint("validate", str(kb), "--config", str(conf))
     assert result.code == 2 and "'fail_on' must be one of" in result.stderr
     py = tmp_path / "pyproject.toml"
-    py.write_text('[tool.kblint]\nbogus = 1\n', encoding="utf-8")
+    py.write_text("[tool.kblint]\nbogus = 1\n", encoding="utf-8")
     result = run_kblint("validate", str(kb), "--config", str(py))
     assert result.code == 2 and "unknown key 'tool.kblint.bogus'" in result.stderr
     assert run_kblint("validate", str(kb), "--config", str(tmp_path / "none.toml")).code == 2
@@ -128,20 +133,32 @@ def test_baseline_round_trip(kb: Path, tmp_path: Path):
 
 
 def test_fingerprints_stable_under_unrelated_edits_and_distinct(tmp_path: Path):
-    kb = write_kb(tmp_path / "k", "name: k\ntypes:\n  t:\n    required: [title, x, y]\n", {
-        "e.md": "---\ntitle: E\ntype: t\ntags: [a]\n---\n[[gone]] [[lost]]\n",
-    })
-    before = {(i["rule"], i["field"], i["message"]): i["fingerprint"]
-              for i in run_kblint("validate", str(kb), "--format", "json").json["issues"]}
+    kb = write_kb(
+        tmp_path / "k",
+        "name: k\ntypes:\n  t:\n    required: [title, x, y]\n",
+        {
+            "e.md": "---\ntitle: E\ntype: t\ntags: [a]\n---\n[[gone]] [[lost]]\n",
+        },
+    )
+    before = {
+        (i["rule"], i["field"], i["message"]): i["fingerprint"]
+        for i in run_kblint("validate", str(kb), "--format", "json").json["issues"]
+    }
     assert len(set(before.values())) == len(before)  # two missing fields, two broken links: all distinct
-    (kb / "e.md").write_text("---\ntitle: E\ntype: t\nsummary: added\ntags: [a]\n---\n\nNew paragraph.\n\n"
-                             "[[gone]] and later [[lost]]\n", encoding="utf-8")
-    after = {(i["rule"], i["field"], i["message"]): i["fingerprint"]
-             for i in run_kblint("validate", str(kb), "--format", "json").json["issues"]}
+    (kb / "e.md").write_text(
+        "---\ntitle: E\ntype: t\nsummary: added\ntags: [a]\n---\n\nNew paragraph.\n\n[[gone]] and later [[lost]]\n",
+        encoding="utf-8",
+    )
+    after = {
+        (i["rule"], i["field"], i["message"]): i["fingerprint"]
+        for i in run_kblint("validate", str(kb), "--format", "json").json["issues"]
+    }
     assert after == before
     # and independent of the directory kblint runs from
-    moved = {(i["rule"], i["field"], i["message"]): i["fingerprint"]
-             for i in run_kblint("validate", ".", "--format", "json", cwd=kb).json["issues"]}
+    moved = {
+        (i["rule"], i["field"], i["message"]): i["fingerprint"]
+        for i in run_kblint("validate", ".", "--format", "json", cwd=kb).json["issues"]
+    }
     assert moved == before
 
 
@@ -156,8 +173,9 @@ def test_bad_baseline_file_is_exit_2(kb: Path, tmp_path: Path):
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo, check=True, capture_output=True
+    )
 
 
 def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb: Path):
@@ -190,7 +208,6 @@ def test_statistics_counts_per_rule_and_checker(kb: Path):
 
 def test_pre_commit_hook_and_action_definitions():
     import yaml
-
     from conftest import ROOT
 
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))

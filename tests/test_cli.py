@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, issues_of, run_kblint, write_kb
 
 from kblint import __version__
-
-from conftest import FIXTURES, ROOT, issues_of, run_kblint, write_kb
 
 KB_YAML = """\
 name: notes
@@ -29,12 +28,16 @@ GOOD = "---\ntitle: {title}\ntype: finding\ndate: 2025-01-02\ntags: [a]\n---\nSe
 
 @pytest.fixture
 def kb(tmp_path: Path) -> Path:
-    return write_kb(tmp_path / "notes", KB_YAML, {
-        "findings/one.md": GOOD.format(title="One").replace("[[other]]", "[[two]]"),
-        "findings/two.md": GOOD.format(title="Two").replace("[[other]]", "[[one]]"),
-        "findings/undated.md": "---\ntitle: Undated\ntype: finding\ntags: [a]\n---\nSee [[one]].\n",
-        "misplaced.md": GOOD.format(title="Misplaced").replace("[[other]]", "[[one]]"),
-    })
+    return write_kb(
+        tmp_path / "notes",
+        KB_YAML,
+        {
+            "findings/one.md": GOOD.format(title="One").replace("[[other]]", "[[two]]"),
+            "findings/two.md": GOOD.format(title="Two").replace("[[other]]", "[[one]]"),
+            "findings/undated.md": "---\ntitle: Undated\ntype: finding\ntags: [a]\n---\nSee [[one]].\n",
+            "misplaced.md": GOOD.format(title="Misplaced").replace("[[other]]", "[[one]]"),
+        },
+    )
 
 
 def test_version():
@@ -55,10 +58,16 @@ def test_text_report_lines_and_totals(kb: Path):
     result = run_kblint("validate", "notes", cwd=kb.parent)
     assert result.code == 1
     lines = result.stdout.splitlines()
-    assert "notes/findings/undated.md:1:1: error missing_required Entry 'undated' is missing required field 'date'" in lines
-    assert "notes/misplaced.md:3:1: warning subdirectory_mismatch Entry 'misplaced' of type 'finding' is not under findings/" in lines
+    assert (
+        "notes/findings/undated.md:1:1: error missing_required Entry 'undated' is missing required field 'date'"
+        in lines
+    )
+    assert (
+        "notes/misplaced.md:3:1: warning subdirectory_mismatch Entry 'misplaced' of type 'finding' is not under findings/"
+        in lines
+    )
     assert "notes (notes): 4 files, 4 entries: 1 error, 1 warning, 0 info, score 1.00" in lines
-    issue_lines = [l for l in lines if l.startswith("notes/")]
+    issue_lines = [line for line in lines if line.startswith("notes/")]
     assert issue_lines == sorted(issue_lines)
 
 
@@ -70,15 +79,40 @@ def test_json_report_shape(kb: Path):
     assert set(kbr) == {"name", "path", "files", "entries", "counts", "score", "coverage"}
     assert kbr["path"] == "notes" and kbr["files"] == 4 and kbr["entries"] == 4
     assert set(kbr["coverage"]) == {"schema", "checker", "policy", "judgment", "broken", "judgment_evaluated"}
-    assert set(report["judgment"]) == {"enabled", "reason", "evaluator", "calls", "cache_hits", "prompt_tokens",
-                                       "completion_tokens", "not_evaluated"}
+    assert set(report["judgment"]) == {
+        "enabled",
+        "reason",
+        "evaluator",
+        "calls",
+        "cache_hits",
+        "prompt_tokens",
+        "completion_tokens",
+        "not_evaluated",
+    }
     assert report["judgment"]["enabled"] is False
     issue = issues_of(report, "missing_required")[0]
-    assert {"kb_name", "entry_id", "path", "line", "column", "tier", "rule", "severity", "field", "message",
-            "rubric_item", "fingerprint"} <= set(issue)
+    assert {
+        "kb_name",
+        "entry_id",
+        "path",
+        "line",
+        "column",
+        "tier",
+        "rule",
+        "severity",
+        "field",
+        "message",
+        "rubric_item",
+        "fingerprint",
+    } <= set(issue)
     assert issue["path"] == "notes/findings/undated.md" and issue["tier"] == "schema"
-    assert report["summary"] == {"files": 4, "entries": 4, "counts": {"error": 1, "warning": 1, "info": 0},
-                                 "fail_on": "error", "exit_code": 1}
+    assert report["summary"] == {
+        "files": 4,
+        "entries": 4,
+        "counts": {"error": 1, "warning": 1, "info": 0},
+        "fail_on": "error",
+        "exit_code": 1,
+    }
 
 
 def test_paths_are_relative_to_the_current_directory(kb: Path):
@@ -140,8 +174,9 @@ def test_single_file_in_its_kb_context(kb: Path):
 
 def test_candidate_outside_the_kb(kb: Path, tmp_path: Path):
     cand = tmp_path / "draft.md"
-    cand.write_text("---\ntitle: Draft finding\ntype: finding\ntags: [a]\n---\nSee [[one]] and [[missing]].\n",
-                    encoding="utf-8")
+    cand.write_text(
+        "---\ntitle: Draft finding\ntype: finding\ntags: [a]\n---\nSee [[one]] and [[missing]].\n", encoding="utf-8"
+    )
     report = run_kblint("validate", str(cand), "--kb", str(kb), "--format", "json").json
     assert report["summary"]["files"] == 1
     rules = sorted(i["rule"] for i in report["issues"])
@@ -150,17 +185,24 @@ def test_candidate_outside_the_kb(kb: Path, tmp_path: Path):
 
 def test_stdin_candidate_replaces_existing_entry(kb: Path):
     fixed = GOOD.format(title="Undated now dated").replace("[[other]]", "[[one]]").encode()
-    result = run_kblint("validate", "--kb", str(kb), "--stdin", "--stdin-path", "findings/undated.md",
-                        "--format", "json", input=fixed)
+    result = run_kblint(
+        "validate", "--kb", str(kb), "--stdin", "--stdin-path", "findings/undated.md", "--format", "json", input=fixed
+    )
     report = result.json
     assert result.code == 0, result.stderr
     assert report["summary"]["files"] == 1 and report["issues"] == []
     bad = b"---\ntitle: New\ntype: finding\n---\n"
-    report = run_kblint("validate", "--kb", str(kb), "--stdin", "--stdin-path", "new.md", "--format", "json",
-                        input=bad).json
+    report = run_kblint(
+        "validate", "--kb", str(kb), "--stdin", "--stdin-path", "new.md", "--format", "json", input=bad
+    ).json
     assert sorted((i["rule"], i.get("checker")) for i in report["issues"]) == [
-        ("empty_body", None), ("missing_required", None), ("orphan_entry", None),
-        ("rubric_violation", "has_outlinks"), ("rubric_violation", "has_tags"), ("subdirectory_mismatch", None)]
+        ("empty_body", None),
+        ("missing_required", None),
+        ("orphan_entry", None),
+        ("rubric_violation", "has_outlinks"),
+        ("rubric_violation", "has_tags"),
+        ("subdirectory_mismatch", None),
+    ]
     assert all(i["path"].endswith("new.md") for i in report["issues"])
 
 
@@ -179,10 +221,13 @@ def test_missing_path_and_no_kb_yaml_are_exit_2(tmp_path: Path):
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("content, line, words", [
-    ("name: x\ntypes:\n  a: [b\n", 4, "invalid YAML"),
-    ("- just\n- a list\n", 1, "must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "content, line, words",
+    [
+        ("name: x\ntypes:\n  a: [b\n", 4, "invalid YAML"),
+        ("- just\n- a list\n", 1, "must be a mapping"),
+    ],
+)
 def test_invalid_kb_yaml_is_exit_2_with_file_and_line(tmp_path: Path, content: str, line: int, words: str):
     (tmp_path / "kb.yaml").write_text(content, encoding="utf-8")
     result = run_kblint("validate", str(tmp_path))
@@ -204,17 +249,21 @@ def test_other_kbs_still_linted_when_one_kb_yaml_is_invalid(tmp_path: Path):
 
 
 def test_discovery_skips_what_spec_skips(tmp_path: Path):
-    kb = write_kb(tmp_path / "kb", "name: kb\nexclude_me: true\n", {
-        "a.md": "---\ntype: note\ntitle: A\ntags: [t]\n---\n[[b]]\n",
-        "b.md": "---\ntype: note\ntitle: B\ntags: [t]\n---\n[[a]]\n",
-        "README.md": "not an entry",
-        "docs/readme.MD": "not an entry either",
-        ".hidden/x.md": "not an entry",
-        ".draft.md": "not an entry",
-        "_templates/t.md": "not an entry",
-        "nested/kb.yaml": "name: nested\n",
-        "nested/n.md": "---\ntype: note\ntitle: N\ntags: [t]\n---\n[[kb:a]]\n",
-    })
+    kb = write_kb(
+        tmp_path / "kb",
+        "name: kb\nexclude_me: true\n",
+        {
+            "a.md": "---\ntype: note\ntitle: A\ntags: [t]\n---\n[[b]]\n",
+            "b.md": "---\ntype: note\ntitle: B\ntags: [t]\n---\n[[a]]\n",
+            "README.md": "not an entry",
+            "docs/readme.MD": "not an entry either",
+            ".hidden/x.md": "not an entry",
+            ".draft.md": "not an entry",
+            "_templates/t.md": "not an entry",
+            "nested/kb.yaml": "name: nested\n",
+            "nested/n.md": "---\ntype: note\ntitle: N\ntags: [t]\n---\n[[kb:a]]\n",
+        },
+    )
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "o.md").write_text("---\ntype: note\ntitle: O\ntags: [t]\n---\n", encoding="utf-8")
     os.symlink(tmp_path / "outside", kb / "linked")
@@ -228,11 +277,15 @@ def test_discovery_skips_what_spec_skips(tmp_path: Path):
 def test_git_ignored_files_are_skipped(tmp_path: Path):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    kb = write_kb(tmp_path / "repo" / "kb", "name: kb\n", {
-        "a.md": "---\ntype: note\ntitle: A\ntags: [t]\n---\n[[a-friend]]\n",
-        "a-friend.md": "---\ntype: note\ntitle: F\ntags: [t]\n---\n[[a]]\n",
-        "scratch/ignored.md": "no frontmatter at all",
-    })
+    kb = write_kb(
+        tmp_path / "repo" / "kb",
+        "name: kb\n",
+        {
+            "a.md": "---\ntype: note\ntitle: A\ntags: [t]\n---\n[[a-friend]]\n",
+            "a-friend.md": "---\ntype: note\ntitle: F\ntags: [t]\n---\n[[a]]\n",
+            "scratch/ignored.md": "no frontmatter at all",
+        },
+    )
     (tmp_path / "repo" / ".gitignore").write_text("scratch/\n", encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
     report = run_kblint("validate", str(kb), "--format", "json").json
@@ -318,9 +371,13 @@ def test_ctrl_c_is_exit_2_with_a_message(kb: Path):
     import sys
     import time
 
-    proc = subprocess.Popen([sys.executable, "-m", "kblint", "validate", "--stdin", "--stdin-path", "new.md", "--kb", str(kb)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kblint", "validate", "--stdin", "--stdin-path", "new.md", "--kb", str(kb)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - the child runs no threads
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # until Python catches SIGINT (its KeyboardInterrupt handler)
@@ -348,15 +405,23 @@ def test_output_that_cannot_be_written_is_one_line_and_exit_2():
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     for fmt in ("text", "json"):
         with open("/dev/full", "w") as full:
-            proc = subprocess.run([sys.executable, "-m", "kblint", "validate", str(FIXTURES / "example"), "--format",
-                                   fmt, "--no-cache"], stdout=full, stderr=subprocess.PIPE, env=env, timeout=60)
+            proc = subprocess.run(
+                [sys.executable, "-m", "kblint", "validate", str(FIXTURES / "example"), "--format", fmt, "--no-cache"],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                env=env,
+                timeout=60,
+            )
         assert proc.returncode == 2
         assert proc.stderr.decode() == "kblint: cannot write the report: No space left on device\n"
 
 
 def test_a_reader_that_goes_away_ends_the_run_quietly():
-    proc = subprocess.Popen([sys.executable, "-m", "kblint", "validate", str(FIXTURES / "example"), "--no-cache"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kblint", "validate", str(FIXTURES / "example"), "--no-cache"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # as `| head -0` does
     assert proc.wait(timeout=60) == 1 and proc.stderr.read() == b""

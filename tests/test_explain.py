@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from conftest import run_kblint
 
 from kblint.checkers.registry import registry
 from kblint.measures import count_values
 from kblint.rules import RULES
-
-from conftest import run_kblint
 
 
 @pytest.mark.parametrize("name", sorted(RULES))

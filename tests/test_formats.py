@@ -8,12 +8,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import run_kblint, write_kb
 
 from kblint.model.issue import Issue, KBReport, Report
 from kblint.report import FORMATS, github, junit, render, sarif
-
-from conftest import run_kblint, write_kb
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -103,7 +101,7 @@ def test_sarif_results(example_sarif: dict, example_json: dict):
     issues = example_json["issues"]
     assert len(results) == len(issues)
     levels = {"error": "error", "warning": "warning", "info": "note"}
-    for res, issue in zip(results, issues):
+    for res, issue in zip(results, issues, strict=False):
         assert res["ruleId"] == rule_id(issue)
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
         assert res["level"] == levels[issue["severity"]]
@@ -126,15 +124,50 @@ def crafted_report(tmp_path: Path) -> Report:
     odd = str(tmp_path / "sub dir" / "we:ird,100%.md")
     plain = str(tmp_path / "plain.md")
     issues = [
-        Issue(rule="broken_link", severity="warning", tier="structure", kb_name="odd kb", entry_id="weird",
-              path=odd, line=3, column=7, message="Link target '50%:\r\nx, y' not found", discriminator="t"),
-        Issue(rule="rubric_violation", severity="error", tier="checker", kb_name="odd kb", entry_id="weird",
-              path=odd, line=1, column=1, message="Entry has 0 tags, needs 1", checker="ns:has,tags",
-              rubric_item="Tagged, 100%"),
-        Issue(rule="orphan_entry", severity="info", tier="structure", kb_name="odd kb", entry_id="plain",
-              path=plain, message="Entry 'plain' has no links in or out"),
-        Issue(rule="config_error", severity="error", tier="config", kb_name="odd kb", entry_id=None,
-              path=str(tmp_path / "kb.yaml"), line=4, message="bad <item> & \x01control"),
+        Issue(
+            rule="broken_link",
+            severity="warning",
+            tier="structure",
+            kb_name="odd kb",
+            entry_id="weird",
+            path=odd,
+            line=3,
+            column=7,
+            message="Link target '50%:\r\nx, y' not found",
+            discriminator="t",
+        ),
+        Issue(
+            rule="rubric_violation",
+            severity="error",
+            tier="checker",
+            kb_name="odd kb",
+            entry_id="weird",
+            path=odd,
+            line=1,
+            column=1,
+            message="Entry has 0 tags, needs 1",
+            checker="ns:has,tags",
+            rubric_item="Tagged, 100%",
+        ),
+        Issue(
+            rule="orphan_entry",
+            severity="info",
+            tier="structure",
+            kb_name="odd kb",
+            entry_id="plain",
+            path=plain,
+            message="Entry 'plain' has no links in or out",
+        ),
+        Issue(
+            rule="config_error",
+            severity="error",
+            tier="config",
+            kb_name="odd kb",
+            entry_id=None,
+            path=str(tmp_path / "kb.yaml"),
+            line=4,
+            message="bad <item> & \x01control",
+        ),
     ]
     return Report(kbs=[kb], issues=issues, fail_on="error")
 
@@ -194,10 +227,14 @@ def test_github_on_the_example(example_json: dict):
     assert not any(line.startswith("::notice") for line in lines)
     counts = example_json["summary"]["counts"]
     assert counts["info"] > 0
-    assert lines[-1] == (f"kblint: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info "
-                         "(info issues are not annotated)")
-    assert ("::warning file=fixtures/example/notes/timeline.md,line=5,col=1,title=rubric_violation/has_tags::"
-            "Entry 'timeline' has 1 tag, needs 2 [Entry has at least two tags]") in lines
+    assert lines[-1] == (
+        f"kblint: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info "
+        "(info issues are not annotated)"
+    )
+    assert (
+        "::warning file=fixtures/example/notes/timeline.md,line=5,col=1,title=rubric_violation/has_tags::"
+        "Entry 'timeline' has 1 tag, needs 2 [Entry has at least two tags]"
+    ) in lines
 
 
 def test_github_is_the_default_on_github_actions():
@@ -238,8 +275,9 @@ def test_junit_on_the_example(example_json: dict):
     for f in fails:
         assert f.get("message").startswith(f.get("type") + ": ")
         assert f.text.startswith("fixtures/example/")
-    assert ("missing_required: Entry 'unnamed-source' is missing required field 'role'"
-            in {f.get("message") for f in fails})
+    assert "missing_required: Entry 'unnamed-source' is missing required field 'role'" in {
+        f.get("message") for f in fails
+    }
     others = [c for c in cases if c.get("name") == "harbor-investigation (all other entries)"]
     if others:  # the Report does not list clean entries: they share one testcase
         count = int(others[0].find("./properties/property[@name='count']").get("value"))
@@ -266,14 +304,22 @@ def test_junit_fail_on(example_json: dict):
 @pytest.fixture
 def two_kbs(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
-    write_kb(ws / "alpha", "name: alpha\n", {
-        "one.md": "---\ntitle: One\ntags: [a]\n---\nSee [[two]].\n",
-        "two.md": "---\ntitle: Two\ntags: [a]\n---\nSee [[one]].\n",
-    })
-    write_kb(ws / "beta", 'name: beta\nevaluation_rubric:\n  - {text: "Has x", checker: no_such_checker}\n', {
-        "a&b<c>.md": "---\ntitle: A & B <c> \"q\"\ntags: [a]\n---\n",
-        "fine.md": "---\ntitle: Fine\ntags: [a]\n---\nSee [[a&b<c>]].\n",
-    })
+    write_kb(
+        ws / "alpha",
+        "name: alpha\n",
+        {
+            "one.md": "---\ntitle: One\ntags: [a]\n---\nSee [[two]].\n",
+            "two.md": "---\ntitle: Two\ntags: [a]\n---\nSee [[one]].\n",
+        },
+    )
+    write_kb(
+        ws / "beta",
+        'name: beta\nevaluation_rubric:\n  - {text: "Has x", checker: no_such_checker}\n',
+        {
+            "a&b<c>.md": '---\ntitle: A & B <c> "q"\ntags: [a]\n---\n',
+            "fine.md": "---\ntitle: Fine\ntags: [a]\n---\nSee [[a&b<c>]].\n",
+        },
+    )
     return ws
 
 

@@ -10,7 +10,6 @@ import json
 import os
 
 import pytest
-
 from conftest import FIXTURES, ROOT, run_kblint
 
 GOLDEN = [

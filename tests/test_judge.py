@@ -9,11 +9,23 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
-from kblint.judge import (PROMPT_VERSION, JudgeConfig, JudgeItem, JudgeRequest, JudgeUnavailable, Verdict, cache_clear,
-                          cache_info, dry_run, judge, render_prompt, verdict_rule)
 from llm_server import ALWAYS, COMPLETION_TOKENS, PROMPT_TOKENS, FakeLLM, closed_port
+
+from kblint.judge import (
+    PROMPT_VERSION,
+    JudgeConfig,
+    JudgeItem,
+    JudgeRequest,
+    JudgeUnavailable,
+    Verdict,
+    cache_clear,
+    cache_info,
+    dry_run,
+    judge,
+    render_prompt,
+    verdict_rule,
+)
 
 KEY = "sk-kblint-test-SECRET-4f9a2c"
 
@@ -33,15 +45,25 @@ def cfg(server: FakeLLM | None = None, provider: str = "openai", **kw) -> JudgeC
     return JudgeConfig(provider=provider, model="test-model", **kw)
 
 
-def req(key: str, items: dict[str, str], body: str = "Some body text.", guidelines: dict | None = None,
-        **entry) -> JudgeRequest:
+def req(
+    key: str, items: dict[str, str], body: str = "Some body text.", guidelines: dict | None = None, **entry
+) -> JudgeRequest:
     e = {"id": key, "type": "note", "title": f"Title of {key}", "metadata": {"tags": ["a"]}, "body": body, **entry}
-    return JudgeRequest(key=key, entry=e, items=[JudgeItem(i, t) for i, t in items.items()],
-                        guidelines={"voice": "plain"} if guidelines is None else guidelines)
+    return JudgeRequest(
+        key=key,
+        entry=e,
+        items=[JudgeItem(i, t) for i, t in items.items()],
+        guidelines={"voice": "plain"} if guidelines is None else guidelines,
+    )
 
 
-ITEMS = {"clear": "the entry is clear", "bad": "the entry is FAIL", "unsure": "UNSURE about this",
-         "low": "LOW confidence fail", "na": "NA for this type"}
+ITEMS = {
+    "clear": "the entry is clear",
+    "bad": "the entry is FAIL",
+    "unsure": "UNSURE about this",
+    "low": "LOW confidence fail",
+    "na": "NA for this type",
+}
 
 
 def by_id(outcome):
@@ -58,8 +80,12 @@ def test_openai_end_to_end(server):
     assert [o.key for o in outcomes] == ["e1", "e2"]
     v = by_id(outcomes[0])
     assert {k: (x.verdict, x.confidence) for k, x in v.items()} == {
-        "clear": ("pass", 0.95), "bad": ("fail", 0.9), "unsure": ("uncertain", 0.5), "low": ("fail", 0.4),
-        "na": ("not_applicable", 0.9)}
+        "clear": ("pass", 0.95),
+        "bad": ("fail", 0.9),
+        "unsure": ("uncertain", 0.5),
+        "low": ("fail", 0.4),
+        "na": ("not_applicable", 0.9),
+    }
     assert v["bad"].reason == "judged bad" and not v["bad"].cached
     assert [x.item_id for x in outcomes[0].verdicts] == list(ITEMS)  # the caller's order
     assert outcomes[0].errors == [] and outcomes[0].not_evaluated == []
@@ -107,7 +133,12 @@ def test_from_spec_reads_the_environment():
     env = {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": "ak", "OPENAI_BASE_URL": "http://h:1/v1/"}
     c = JudgeConfig.from_spec("openai:gpt-4o-mini", base_url=None, env=env)
     assert (c.provider, c.model, c.base_url, c.api_key, c.evaluator) == (
-        "openai", "gpt-4o-mini", "http://h:1/v1", KEY, "openai:gpt-4o-mini")
+        "openai",
+        "gpt-4o-mini",
+        "http://h:1/v1",
+        KEY,
+        "openai:gpt-4o-mini",
+    )
     assert KEY not in repr(c)
     assert JudgeConfig.from_spec("openai:m", base_url="http://x/v1", env=env).base_url == "http://x/v1"
     assert JudgeConfig.from_spec("openai:m", env={}).base_url == "https://api.openai.com/v1"
@@ -132,7 +163,7 @@ def test_missing_api_key_for_a_hosted_provider_is_unavailable_without_sending():
 
 
 def test_exactly_one_json_block_even_when_the_body_has_fences(server):
-    body = "Intro\n\n```json\n{\"a\": 1}\n```\n\n````python\nx = 1\n````\n"
+    body = 'Intro\n\n```json\n{"a": 1}\n```\n\n````python\nx = 1\n````\n'
     outcomes, _, _ = judge([req("e1", {"a": "item"}, body=body)], cfg(server))
     r = server.requests[0]
     assert r["json_fences"] == 1 and r["last_user"].count("```") == 2
@@ -263,8 +294,7 @@ def test_unreachable_provider(server):
 
 
 def test_unknown_host_is_unavailable():
-    outcomes, _, unavailable = judge([req("e1", {"a": "one"})],
-                                     cfg(base_url="http://kblint-no-such-host.invalid/v1"))
+    outcomes, _, unavailable = judge([req("e1", {"a": "one"})], cfg(base_url="http://kblint-no-such-host.invalid/v1"))
     assert unavailable is not None and "kblint-no-such-host.invalid" in unavailable
     assert outcomes[0].not_evaluated == ["a"]
 
@@ -296,14 +326,16 @@ def test_cache_is_per_entry_content_and_item_text(server, tmp_path):
     judge([req("e1", {"a": "one", "b": "two"}), req("e2", {"a": "one", "b": "two"})], c)
     server.reset()
     # one entry's body edited: only that entry, all of its items
-    outcomes, stats, _ = judge([req("e1", {"a": "one", "b": "two"}, body="Edited."),
-                                req("e2", {"a": "one", "b": "two"})], c)
+    outcomes, stats, _ = judge(
+        [req("e1", {"a": "one", "b": "two"}, body="Edited."), req("e2", {"a": "one", "b": "two"})], c
+    )
     assert server.sent_item_ids() == [["a", "b"]] and server.requests[0]["block"]["entry"]["id"] == "e1"
     assert stats.cache_hits == 2 and [v.cached for v in outcomes[1].verdicts] == [True, True]
     server.reset()
     # one item's text edited: only that item
-    outcomes, stats, _ = judge([req("e1", {"a": "one", "b": "two"}, body="Edited."),
-                                req("e2", {"a": "one", "b": "two FAIL"})], c)
+    outcomes, stats, _ = judge(
+        [req("e1", {"a": "one", "b": "two"}, body="Edited."), req("e2", {"a": "one", "b": "two FAIL"})], c
+    )
     assert server.sent_item_ids() == [["b"]] and server.requests[0]["block"]["entry"]["id"] == "e2"
     assert by_id(outcomes[1])["b"].verdict == "fail" and not by_id(outcomes[1])["b"].cached
     assert by_id(outcomes[1])["a"].cached and stats.cache_hits == 3
@@ -313,9 +345,12 @@ def test_cache_is_per_entry_content_and_item_text(server, tmp_path):
     r = req("e1", {"a": "one"}, body="Edited.")
     r.entry["metadata"] = {"tags": ["b"]}
     judge([r], c)
-    judge([req("e1", {"a": "one"}, body="Edited.")],
-          JudgeConfig(provider="openai", model="other-model", base_url=server.openai_url, api_key=KEY,
-                      cache_dir=str(tmp_path)))
+    judge(
+        [req("e1", {"a": "one"}, body="Edited.")],
+        JudgeConfig(
+            provider="openai", model="other-model", base_url=server.openai_url, api_key=KEY, cache_dir=str(tmp_path)
+        ),
+    )
     judge([req("e1", {"a": "one"}, body="Edited.")], cfg(server, provider="anthropic", cache_dir=str(tmp_path)))
     assert server.count == 4
 
@@ -382,8 +417,9 @@ def test_api_key_never_written_to_the_cache(server, tmp_path):
     assert len(files) == 10
     for p in files:
         assert KEY not in p.read_text() and "SECRET" not in p.read_text()
-    assert "SECRET" not in subprocess.run(["grep", "-r", "SECRET", str(tmp_path)], capture_output=True,
-                                          text=True).stdout
+    assert (
+        "SECRET" not in subprocess.run(["grep", "-r", "SECRET", str(tmp_path)], capture_output=True, text=True).stdout
+    )
 
 
 # -------------------------------------------------------------------------------------------------
@@ -418,8 +454,9 @@ def test_max_calls_budget(server):
 
 def test_max_calls_counts_retries(server):
     server.garbage = 1
-    outcomes, stats, _ = judge([req("e1", {"a": "one"}), req("e2", {"a": "one"})], cfg(server, concurrency=1,
-                                                                                        max_calls=2))
+    outcomes, stats, _ = judge(
+        [req("e1", {"a": "one"}), req("e2", {"a": "one"})], cfg(server, concurrency=1, max_calls=2)
+    )
     assert stats.calls == 2 and outcomes[0].verdicts and outcomes[1].not_evaluated == ["a"]
 
 
@@ -479,8 +516,11 @@ def test_verdict_rule():
 def test_parse_answer_leniency():
     from kblint.judge.prompt import parse_answer
 
-    got, problem = parse_answer('<think>hmm {"x"}</think>\n{"verdicts": [{"id": "a", "verdict": "Not applicable", '
-                                '"confidence": "0.8", "reason": "r"}, {"id": "b", "verdict": "FAIL"}]}', ["a", "b"])
+    got, problem = parse_answer(
+        '<think>hmm {"x"}</think>\n{"verdicts": [{"id": "a", "verdict": "Not applicable", '
+        '"confidence": "0.8", "reason": "r"}, {"id": "b", "verdict": "FAIL"}]}',
+        ["a", "b"],
+    )
     assert problem is None and got == {"a": ("not_applicable", 0.8, "r"), "b": ("fail", 0.5, "")}
     got, problem = parse_answer('[{"id": "a", "verdict": "pass", "confidence": 2}]', ["a"])
     assert got == {"a": ("pass", 1.0, "")} and problem is None

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-
 from conftest import issues_of, run_kblint, write_kb
 from llm_server import FakeLLM, closed_port
 
@@ -39,8 +37,19 @@ def server():
 
 
 def judge_args(server: FakeLLM, cache: Path, *extra: str) -> list[str]:
-    return ["--llm", "openai:test-model", "--llm-base-url", server.openai_url, "--cache-dir", str(cache),
-            "--format", "json", "--fail-on", "never", *extra]
+    return [
+        "--llm",
+        "openai:test-model",
+        "--llm-base-url",
+        server.openai_url,
+        "--cache-dir",
+        str(cache),
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        *extra,
+    ]
 
 
 ENV = {"OPENAI_API_KEY": KEY}
@@ -54,14 +63,19 @@ def test_verdicts_become_issues_and_the_block_is_filled(kb: Path, server: FakeLL
     assert sorted(len(ids) for ids in server.sent_item_ids()) == [5, 5]
     violations = issues_of(report, "llm_rubric_violation")
     assert sorted((i["entry_id"], i["rubric_item"], i["severity"]) for i in violations) == [
-        ("a", "Claims are FAIL checked", "error"), ("b", "Claims are FAIL checked", "error")]
+        ("a", "Claims are FAIL checked", "error"),
+        ("b", "Claims are FAIL checked", "error"),
+    ]
     v = violations[0]
     assert v["confidence"] == 0.9 and v["evaluator"] == "openai:test-model" and v["cached"] is False
     assert v["tier"] == "judgment" and v["message"]
     uncertain = issues_of(report, "judgment_uncertain")
     assert sorted((i["entry_id"], i["rubric_item"]) for i in uncertain) == [
-        ("a", "Reasoning is LOW quality"), ("a", "Tone is UNSURE"), ("b", "Reasoning is LOW quality"),
-        ("b", "Tone is UNSURE")]
+        ("a", "Reasoning is LOW quality"),
+        ("a", "Tone is UNSURE"),
+        ("b", "Reasoning is LOW quality"),
+        ("b", "Tone is UNSURE"),
+    ]
     assert all(i["severity"] == "info" for i in uncertain)
     assert not any("NA attributed" in (i["rubric_item"] or "") for i in report["issues"])
     block = report["judgment"]
@@ -104,16 +118,38 @@ def test_budget_leaves_items_not_evaluated(kb: Path, server: FakeLLM, tmp_path: 
     block = result.json["judgment"]
     assert server.count == 1 and block["calls"] == 1
     assert block["not_evaluated"] == 5 and "budget" in block["not_evaluated_reason"]
-    text = run_kblint("validate", str(kb), "--llm", "openai:test-model", "--llm-base-url", server.openai_url,
-                      "--cache-dir", str(tmp_path / "d"), "--max-llm-calls", "1", "--fail-on", "never",
-                      env=ENV).stdout
+    text = run_kblint(
+        "validate",
+        str(kb),
+        "--llm",
+        "openai:test-model",
+        "--llm-base-url",
+        server.openai_url,
+        "--cache-dir",
+        str(tmp_path / "d"),
+        "--max-llm-calls",
+        "1",
+        "--fail-on",
+        "never",
+        env=ENV,
+    ).stdout
     assert "5 checks not evaluated (budget exhausted" in text
 
 
 def test_unreachable_provider(kb: Path, tmp_path: Path):
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    args = ["validate", str(kb), "--llm", "openai:m", "--llm-base-url", url, "--cache-dir", str(tmp_path / "c"),
-            "--format", "json"]
+    args = [
+        "validate",
+        str(kb),
+        "--llm",
+        "openai:m",
+        "--llm-base-url",
+        url,
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--format",
+        "json",
+    ]
     result = run_kblint(*args, env=ENV)
     assert result.code == 0  # warnings only; the run completes
     unavailable = issues_of(result.json, "judgment_unavailable")
@@ -139,8 +175,19 @@ def test_dry_run_sends_nothing(kb: Path, server: FakeLLM, tmp_path: Path):
 
 def test_anthropic_protocol_and_env_configuration(kb: Path, server: FakeLLM, tmp_path: Path):
     env = {"ANTHROPIC_API_KEY": KEY, "KBLINT_LLM": "anthropic:claude-test"}
-    report = run_kblint("validate", str(kb), "--llm-base-url", server.anthropic_url, "--cache-dir",
-                        str(tmp_path / "c"), "--format", "json", "--fail-on", "never", env=env).json
+    report = run_kblint(
+        "validate",
+        str(kb),
+        "--llm-base-url",
+        server.anthropic_url,
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        env=env,
+    ).json
     assert {r["path"] for r in server.requests} == {"/v1/messages"}
     assert all(r["headers"]["x-api-key"] == KEY for r in server.requests)
     assert report["judgment"]["evaluator"] == "anthropic:claude-test"
@@ -159,8 +206,9 @@ def test_no_judgment_and_config_file(kb: Path, server: FakeLLM, tmp_path: Path):
     assert server.count == 0 and report["judgment"]["enabled"] is False
     assert "--no-judgment" in report["judgment"]["reason"] and report["judgment"]["not_evaluated"] == 10
     conf = tmp_path / "kblint.toml"
-    conf.write_text(f'[llm]\nprovider = "openai"\nmodel = "from-config"\nbase_url = "{server.openai_url}"\n'
-                    f'concurrency = 2\n', encoding="utf-8")
-    report = run_kblint("validate", str(kb), "--config", str(conf), "--format", "json", "--no-cache",
-                        env=ENV).json
+    conf.write_text(
+        f'[llm]\nprovider = "openai"\nmodel = "from-config"\nbase_url = "{server.openai_url}"\nconcurrency = 2\n',
+        encoding="utf-8",
+    )
+    report = run_kblint("validate", str(kb), "--config", str(conf), "--format", "json", "--no-cache", env=ENV).json
     assert report["judgment"]["evaluator"] == "openai:from-config" and server.count == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import issues_of, run_kblint, write_kb
 
 from kblint.model.entry import frontmatter_links, split_and_load
 from kblint.model.markdown import markdown_links, strip_code, wikilinks
@@ -15,16 +16,16 @@ def body_links(body: str, body_line: int, entry_dir: str) -> list:
     text = strip_code(body)
     return [*wikilinks(text, body_line), *markdown_links(text, body_line, entry_dir)]
 
-from conftest import issues_of, run_kblint, write_kb
-
 
 def targets(links):
-    return [(l.kb, l.target, l.relation) for l in links]
+    return [(link.kb, link.target, link.relation) for link in links]
 
 
 def test_wikilink_forms():
-    body = ("[[plain]] [[with-label|Label]] [[heading#Section]] [[block^abc]] [[other-kb:remote]] "
-            "![[embedded]] [[  spaced  ]] [[Note: not a kb]] [[dir/deep]] [[named.md]]\n")
+    body = (
+        "[[plain]] [[with-label|Label]] [[heading#Section]] [[block^abc]] [[other-kb:remote]] "
+        "![[embedded]] [[  spaced  ]] [[Note: not a kb]] [[dir/deep]] [[named.md]]\n"
+    )
     links = body_links(body, 5, "")
     assert targets(links) == [
         (None, "plain", "wikilink"),
@@ -38,27 +39,34 @@ def test_wikilink_forms():
         (None, "dir/deep", "wikilink"),
         (None, "named", "wikilink"),
     ]
-    assert [l.path for l in links][-2:] == ["dir/deep.md", "named.md"]
-    assert all(l.line == 5 for l in links)
+    assert [link.path for link in links][-2:] == ["dir/deep.md", "named.md"]
+    assert all(link.line == 5 for link in links)
     assert links[1].column == 11
 
 
 def test_code_and_non_links_are_not_links():
-    body = ("Inline `[[in-code]]` and ``[[double `tick` code]]``.\n"
-            "```\n[[in-fence]]\n```\n"
-            "~~~python\n[[in-tilde-fence]]\n~~~\n"
-            "A footnote [[1]](#note), an empty [[]], a broken [[across\nlines]], and [[real]].\n")
+    body = (
+        "Inline `[[in-code]]` and ``[[double `tick` code]]``.\n"
+        "```\n[[in-fence]]\n```\n"
+        "~~~python\n[[in-tilde-fence]]\n~~~\n"
+        "A footnote [[1]](#note), an empty [[]], a broken [[across\nlines]], and [[real]].\n"
+    )
     links = body_links(body, 1, "")
     assert targets(links) == [(None, "real", "wikilink")]
     assert links[0].line == 9
 
 
 def test_markdown_links():
-    body = ("[rel](other.md) [up](../top.md#part) [abs](https://example.com/x.md) "
-            "[mail](mailto:a@b.c) [frag](#here) [img](pic.png) ![image](pic.md) [sp](my%20note.md)\n")
+    body = (
+        "[rel](other.md) [up](../top.md#part) [abs](https://example.com/x.md) "
+        "[mail](mailto:a@b.c) [frag](#here) [img](pic.png) ![image](pic.md) [sp](my%20note.md)\n"
+    )
     links = body_links(body, 1, "sub")
-    assert [(l.relation, l.path) for l in links] == [
-        ("mdlink", "sub/other.md"), ("mdlink", "top.md"), ("mdlink", "sub/my note.md")]
+    assert [(link.relation, link.path) for link in links] == [
+        ("mdlink", "sub/other.md"),
+        ("mdlink", "top.md"),
+        ("mdlink", "sub/my note.md"),
+    ]
 
 
 def test_frontmatter_link_forms():
@@ -76,10 +84,16 @@ def test_frontmatter_link_forms():
     )
     links = frontmatter_links(raw, object_ref_fields=("owner",))
     assert targets(links) == [
-        ("other", "a", "cites"), (None, "b", "mentions"), (None, "c", "related"), ("other", "d", "related"),
-        (None, "e", "related"), (None, "f", "references"), ("other", "g", "references"), (None, "h", "owner"),
+        ("other", "a", "cites"),
+        (None, "b", "mentions"),
+        (None, "c", "related"),
+        ("other", "d", "related"),
+        (None, "e", "related"),
+        (None, "f", "references"),
+        ("other", "g", "references"),
+        (None, "h", "owner"),
     ]
-    assert [l.line for l in links] == [3, 4, 5, 6, 7, 8, 8, 9]  # each block-list item on its own line
+    assert [link.line for link in links] == [3, 4, 5, 6, 7, 8, 8, 9]  # each block-list item on its own line
 
 
 KB_A = """\
@@ -95,33 +109,42 @@ KB_B = "name: beta\n"
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    write_kb(tmp_path / "alpha", KB_A, {
-        "hub.md": (
-            "---\nid: hub\ntitle: Hub\ntags: [x]\n"
-            "links:\n  - {target: by-id, relation: related}\n  - {to: Stem-Name, type: related}\n"
-            "  - beta:remote-entry\n  - {target: ghost}\n  - {target: thing, kb: gamma}\n"
-            "references: [Alias One]\n"
-            "---\n"
-            "Body [[BY-ID]] [[alias two]] [[beta:Remote Alias]] [[beta:missing-in-beta]] "
-            "[[nowhere]] [[nowhere|again]] [[self-ref]] ![[diagram.png]] ![[absent.png]] "
-            "[file](sub/stem-name.md) [gone](sub/gone.md) [[sub/stem-name]] [[stem-name.md]]\n"
-        ),
-        "by-id-file.md": "---\nid: by-id\ntitle: By id\n---\nBody.\n",
-        "sub/stem-name.md": "---\ntitle: Stem\n---\nBody.\n",
-        "aliased.md": "---\ntitle: Aliased\naliases: [Alias One, Alias Two]\n---\nBody.\n",
-        "self-ref.md": "---\ntitle: Self\n---\nI link to [[self-ref]] only.\n",
-        "project.md": "---\ntitle: P\ntype: project\nlead: nobody\n---\nBody [[hub]].\n",
-        "diagram.png": b"\x89PNG",
-    })
+    write_kb(
+        tmp_path / "alpha",
+        KB_A,
+        {
+            "hub.md": (
+                "---\nid: hub\ntitle: Hub\ntags: [x]\n"
+                "links:\n  - {target: by-id, relation: related}\n  - {to: Stem-Name, type: related}\n"
+                "  - beta:remote-entry\n  - {target: ghost}\n  - {target: thing, kb: gamma}\n"
+                "references: [Alias One]\n"
+                "---\n"
+                "Body [[BY-ID]] [[alias two]] [[beta:Remote Alias]] [[beta:missing-in-beta]] "
+                "[[nowhere]] [[nowhere|again]] [[self-ref]] ![[diagram.png]] ![[absent.png]] "
+                "[file](sub/stem-name.md) [gone](sub/gone.md) [[sub/stem-name]] [[stem-name.md]]\n"
+            ),
+            "by-id-file.md": "---\nid: by-id\ntitle: By id\n---\nBody.\n",
+            "sub/stem-name.md": "---\ntitle: Stem\n---\nBody.\n",
+            "aliased.md": "---\ntitle: Aliased\naliases: [Alias One, Alias Two]\n---\nBody.\n",
+            "self-ref.md": "---\ntitle: Self\n---\nI link to [[self-ref]] only.\n",
+            "project.md": "---\ntitle: P\ntype: project\nlead: nobody\n---\nBody [[hub]].\n",
+            "diagram.png": b"\x89PNG",
+        },
+    )
     (tmp_path / "alpha" / "cross-kb-links.yaml").write_text(
         "- {source: hub, target: remote-entry, target_kb: beta, relation: related}\n"
         "- {source: hub, target: not-there, target_kb: beta, relation: related}\n"
         "- {source: no-such-entry, target: remote-entry, target_kb: beta}\n"
         "- {source: hub, target: far, target_kb: delta}\n",
-        encoding="utf-8")
-    write_kb(tmp_path / "beta", KB_B, {
-        "remote-entry.md": "---\ntitle: Remote\naliases: [Remote Alias]\n---\nBack to [[alpha:hub]].\n",
-    })
+        encoding="utf-8",
+    )
+    write_kb(
+        tmp_path / "beta",
+        KB_B,
+        {
+            "remote-entry.md": "---\ntitle: Remote\naliases: [Remote Alias]\n---\nBack to [[alpha:hub]].\n",
+        },
+    )
     return tmp_path
 
 
@@ -165,21 +188,29 @@ def test_single_kb_run_makes_other_kbs_external(workspace: Path):
 
 
 def test_self_link_does_not_count_and_orphans(tmp_path: Path):
-    kb = write_kb(tmp_path / "kb", "name: k\n", {
-        "lonely.md": "---\ntitle: Lonely\n---\nOnly [[lonely]] here.\n",
-        "a.md": "---\ntitle: A\n---\nTo [[b]].\n",
-        "b.md": "---\ntitle: B\n---\nNo links out.\n",
-    })
+    kb = write_kb(
+        tmp_path / "kb",
+        "name: k\n",
+        {
+            "lonely.md": "---\ntitle: Lonely\n---\nOnly [[lonely]] here.\n",
+            "a.md": "---\ntitle: A\n---\nTo [[b]].\n",
+            "b.md": "---\ntitle: B\n---\nNo links out.\n",
+        },
+    )
     report = run_kblint("validate", str(kb), "--format", "json").json
     assert [Path(i["path"]).name for i in issues_of(report, "orphan_entry")] == ["lonely.md"]
 
 
 def test_an_id_wins_over_another_entrys_alias_or_stem(tmp_path: Path):
-    kb = write_kb(tmp_path / "kb", "name: k\n", {
-        "a-alias.md": "---\ntitle: Aliased\ntype: note\ntags: [t]\naliases: [target]\n---\nTo [[hub]].\n",
-        "z.md": "---\nid: target\ntitle: Real target\ntype: note\ntags: [t]\n---\nNo links out.\n",
-        "hub.md": "---\ntitle: Hub\ntype: note\ntags: [t]\n---\nTo [[target]] and [[a-alias]].\n",
-    })
+    kb = write_kb(
+        tmp_path / "kb",
+        "name: k\n",
+        {
+            "a-alias.md": "---\ntitle: Aliased\ntype: note\ntags: [t]\naliases: [target]\n---\nTo [[hub]].\n",
+            "z.md": "---\nid: target\ntitle: Real target\ntype: note\ntags: [t]\n---\nNo links out.\n",
+            "hub.md": "---\ntitle: Hub\ntype: note\ntags: [t]\n---\nTo [[target]] and [[a-alias]].\n",
+        },
+    )
     report = run_kblint("validate", str(kb), "--format", "json").json
     # [[target]] reaches z (its id), not the entry that merely has the alias; else z would be an orphan
     assert issues_of(report, "orphan_entry") == []
@@ -187,10 +218,14 @@ def test_an_id_wins_over_another_entrys_alias_or_stem(tmp_path: Path):
 
 
 def test_a_links_item_without_a_target_is_reported(tmp_path: Path):
-    kb = write_kb(tmp_path / "kb", "name: k\n", {
-        "a.md": "---\ntitle: A\ntype: note\ntags: [t]\nlinks:\n  - {target: b}\n  - {targt: b, relation: x}\n---\n",
-        "b.md": "---\ntitle: B\ntype: note\ntags: [t]\n---\n[[a]]\n",
-    })
+    kb = write_kb(
+        tmp_path / "kb",
+        "name: k\n",
+        {
+            "a.md": "---\ntitle: A\ntype: note\ntags: [t]\nlinks:\n  - {target: b}\n  - {targt: b, relation: x}\n---\n",
+            "b.md": "---\ntitle: B\ntype: note\ntags: [t]\n---\n[[a]]\n",
+        },
+    )
     report = run_kblint("validate", str(kb), "--format", "json").json
     (issue,) = [i for i in issues_of(report, "invalid_field") if i["field"] == "links"]
     assert issue["line"] == 7 and "has no 'target'" in issue["message"] and "targt" in issue["message"]
@@ -200,14 +235,19 @@ def test_broken_links_suggest_a_near_id_in_a_large_kb():
     from kblint.model.graph import KBIndex
 
     index = KBIndex("k", "/kb", {})
-    ids = [f"{word}-{other}-{n}" for n in range(30) for word in ("harbor", "council", "ledger", "zoning")
-           for other in ("report", "minutes", "vote", "budget", "audit")]
+    ids = [
+        f"{word}-{other}-{n}"
+        for n in range(30)
+        for word in ("harbor", "council", "ledger", "zoning")
+        for other in ("report", "minutes", "vote", "budget", "audit")
+    ]
     ids += ["inspection-of-the-north-pier", "quayside-warehouse-fire"]
     from kblint.model.facts import EntryFacts
 
     for name in ids:
-        index.add(EntryFacts(kb_name="k", path=f"/kb/{name}.md", relpath=f"{name}.md", parsed=True, reported=True,
-                             id=name))
+        index.add(
+            EntryFacts(kb_name="k", path=f"/kb/{name}.md", relpath=f"{name}.md", parsed=True, reported=True, id=name)
+        )
     assert len(index.ids) > 500
     assert index.suggest("inspection-of-the-nort-pier") == "inspection-of-the-north-pier"  # the start kept
     assert index.suggest("xnspection-of-the-north-pier") == "inspection-of-the-north-pier"  # the end kept
@@ -217,11 +257,17 @@ def test_broken_links_suggest_a_near_id_in_a_large_kb():
 
 
 def test_broken_link_message_names_the_near_id(tmp_path: Path):
-    kb = write_kb(tmp_path / "kb", "name: k\n", {
-        "pier.md": "---\ntitle: Pier\ntype: note\ntags: [t]\n---\nSee [[quayside-warehouse-fir]] and [[nothing-like-it]].\n",
-        "quayside-warehouse-fire.md": "---\ntitle: Fire\ntype: note\ntags: [t]\n---\nSee [[pier]].\n",
-    })
+    kb = write_kb(
+        tmp_path / "kb",
+        "name: k\n",
+        {
+            "pier.md": "---\ntitle: Pier\ntype: note\ntags: [t]\n---\nSee [[quayside-warehouse-fir]] and [[nothing-like-it]].\n",
+            "quayside-warehouse-fire.md": "---\ntitle: Fire\ntype: note\ntags: [t]\n---\nSee [[pier]].\n",
+        },
+    )
     report = run_kblint("validate", str(kb), "--format", "json").json
     messages = sorted(i["message"] for i in issues_of(report, "broken_link"))
-    assert messages == ["Link target 'nothing-like-it' not found",
-                        "Link target 'quayside-warehouse-fir' not found; did you mean 'quayside-warehouse-fire'?"]
+    assert messages == [
+        "Link target 'nothing-like-it' not found",
+        "Link target 'quayside-warehouse-fir' not found; did you mean 'quayside-warehouse-fire'?",
+    ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kblint.model.markdown import fences, headings, strip_code
 
@@ -34,25 +35,54 @@ def fenced_by_lines(lines: list[str]) -> list[bool]:
 
 def strip_by_lines(body: str) -> str:
     lines = body.split("\n")
-    text = "\n".join(" " * len(line) if fenced else line for line, fenced in zip(lines, fenced_by_lines(lines)))
+    text = "\n".join(
+        " " * len(line) if fenced else line for line, fenced in zip(lines, fenced_by_lines(lines), strict=False)
+    )
     return INLINE_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
 def headings_by_lines(body: str, first_line: int) -> list[tuple[int, str, int]]:
     lines = body.split("\n")
     found = []
-    for i, (line, fenced) in enumerate(zip(lines, fenced_by_lines(lines))):
+    for i, (line, fenced) in enumerate(zip(lines, fenced_by_lines(lines), strict=False)):
         h = None if fenced else HEADING.match(line)
         if h:
             found.append((len(h.group(1)), (h.group(2) or "").strip(), first_line + i))
     return found
 
 
-_pieces = st.sampled_from([
-    "```", "````", "```python", "~~~", "~~~~", "  ```", "    ```", "\t```", "``` x ```", "```a`b",
-    "# H", "## Heading ##", "   ### deep", "    # code", "#nospace", "####### seven", "text", "a `code` b",
-    "``two ` ticks``", "`unclosed", "[[link]]", "", " ", "~~~ yaml", "``", "`", "x ``` y", "#",
-])  # fmt: skip
+_pieces = st.sampled_from(
+    [
+        "```",
+        "````",
+        "```python",
+        "~~~",
+        "~~~~",
+        "  ```",
+        "    ```",
+        "\t```",
+        "``` x ```",
+        "```a`b",
+        "# H",
+        "## Heading ##",
+        "   ### deep",
+        "    # code",
+        "#nospace",
+        "####### seven",
+        "text",
+        "a `code` b",
+        "``two ` ticks``",
+        "`unclosed",
+        "[[link]]",
+        "",
+        " ",
+        "~~~ yaml",
+        "``",
+        "`",
+        "x ``` y",
+        "#",
+    ]
+)
 
 
 @given(st.lists(_pieces, max_size=14), st.integers(min_value=1, max_value=9))

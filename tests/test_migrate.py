@@ -7,12 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from kblint.model.kbschema import RubricItem, load_kb_schema
-from kblint.migrate import MigrationError, match_item, propose, summary, unified_diff, write
-from kblint.model.plan import build_plan
-
 from conftest import FIXTURES, run_kblint
+
+from kblint.migrate import MigrationError, match_item, propose, summary, unified_diff, write
+from kblint.model.kbschema import RubricItem, load_kb_schema
+from kblint.model.plan import build_plan
 
 FIXTURE = FIXTURES / "migrate"
 CORPUS = Path("/work/shared/corpus")
@@ -24,8 +23,7 @@ EXPECTED = {
     "Finding has at least one tag": {"checker": "has_tags"},
     "Finding is linked from at least one other entry": {"checker": "has_inlinks"},
     "Finding has confidence and sources": {"checker": "has_field", "params": {"field": "sources"}},
-    "Finding links to at least two related entries (unless a stub)":
-        {"checker": "has_outlinks", "params": {"min": 2}},
+    "Finding links to at least two related entries (unless a stub)": {"checker": "has_outlinks", "params": {"min": 2}},
     "Writing has a date": {"covered_by": "schema", "field": "date"},
     "Publisher or url is documented": {"checker": "has_any_field", "params": {"fields": ["publisher", "url"]}},
     "Writing has title and date": {"covered_by": "schema", "field": "date"},
@@ -35,10 +33,16 @@ EXPECTED = {
     "Entry cites at least one source (primary preferred)": {"checker": "cites_source"},
     "Entries have at least two tags": {"policy": "tags count >= 2"},
     "Every entry links to at least three other entries": {"policy": "outlinks count >= 3"},
-    "Findings have a Sources section":
-        {"checker": "body_has_section", "params": {"heading": "Sources"}, "applies_to": ["finding"]},
-    "Writing entries include date and writing_type classification":
-        {"covered_by": "schema", "fields": ["date", "writing_type"], "applies_to": ["writing"]},
+    "Findings have a Sources section": {
+        "checker": "body_has_section",
+        "params": {"heading": "Sources"},
+        "applies_to": ["finding"],
+    },
+    "Writing entries include date and writing_type classification": {
+        "covered_by": "schema",
+        "fields": ["date", "writing_type"],
+        "applies_to": ["writing"],
+    },
 }
 LEFT = {
     "People entries describe the specific relationship to the investigation",
@@ -102,9 +106,14 @@ def test_proposals_carry_scope_line_and_reason():
 
 def test_mapping_and_policy_items_are_never_touched():
     result = propose(str(FIXTURE))
-    untouched = {"Finding states how confident we are and why", "Finding has a Timeline section",
-                 "status review->confirmed requires metadata.sources count >= 1", "tags count >= 1",
-                 "Entry has at least one tag", "Findings name the people involved"}
+    untouched = {
+        "Finding states how confident we are and why",
+        "Finding has a Timeline section",
+        "status review->confirmed requires metadata.sources count >= 1",
+        "tags count >= 1",
+        "Entry has at least one tag",
+        "Findings name the people involved",
+    }
     seen = {p.text for p in result.proposals} | set(result.left)
     assert not untouched & seen
 
@@ -126,10 +135,14 @@ def test_unified_diff_changes_only_bound_item_lines():
     assert len(added) == len(removed)
     for line in added:
         assert "{text: " in line
-    assert '  - {text: "Writing entries include date and writing_type classification", covered_by: schema, ' \
-           'fields: [date, writing_type], applies_to: [writing]}   # → schema, applies_to [writing]' in added
-    assert "      - {text: Writing has a date, covered_by: schema, field: date}   # plain, with a comment → " \
-           "covered_by schema field date" in added
+    assert (
+        '  - {text: "Writing entries include date and writing_type classification", covered_by: schema, '
+        "fields: [date, writing_type], applies_to: [writing]}   # → schema, applies_to [writing]" in added
+    )
+    assert (
+        "      - {text: Writing has a date, covered_by: schema, field: date}   # plain, with a comment → "
+        "covered_by schema field date" in added
+    )
     assert "  - {text: 'Entries have at least two tags', policy: \"tags count >= 2\"}" in "\n".join(added)
 
 
@@ -157,7 +170,7 @@ def test_write_keeps_every_other_line_byte_identical(kb: Path):
     for p in result.proposals:
         bound.setdefault(p.line, []).append(p)
     assert len(bound) == len(EXPECTED) - 1  # two items share the flow-list line
-    for number, (before, after) in enumerate(zip(old, new), start=1):
+    for number, (before, after) in enumerate(zip(old, new, strict=False), start=1):
         if number not in bound:
             assert after == before, f"line {number} changed"
             continue
@@ -235,21 +248,21 @@ ODD = (
     "    required: [title, date, writing_type]\r\n"
     "    optional: [url]\r\n"
     "    evaluation_rubric:\r\n"
-    "      - \"Writing has\r\n"
-    "        a date\"   # a scalar over two lines\r\n"
+    '      - "Writing has\r\n'
+    '        a date"   # a scalar over two lines\r\n'
     "      - >-\r\n"
     "        Writing has a date\r\n"
     "        and writing_type\r\n"
     "\r\n"
     "      # a comment after a block scalar\r\n"
-    "      - &anc \"Writing has an url\"\r\n"
+    '      - &anc "Writing has an url"\r\n'
     "      - Writing has a url, always\r\n"
     "  note:\r\n"
     "    optional: [url]\r\n"
-    "    evaluation_rubric: [*anc, \"Note has at least 2 tags\"]\r\n"
+    '    evaluation_rubric: [*anc, "Note has at least 2 tags"]\r\n'
     "evaluation_rubric:\r\n"
     "  - Entries have a Q&A section\r\n"
-    "  - \"Body has a \\\"Notes\\\" section\"\r\n"
+    '  - "Body has a \\"Notes\\" section"\r\n'
     "  - Entries link to 2 or more other entries\r\n"
 )
 
@@ -258,9 +271,14 @@ def test_bom_crlf_multiline_and_anchors(tmp_path: Path):
     (tmp_path / "kb.yaml").write_bytes(ODD.encode("utf-8"))
     result = propose(str(tmp_path))
     got = {p.text: p.replacement for p in result.proposals}
-    assert set(got) == {"Writing has a date", "Writing has a date and writing_type", "Note has at least 2 tags",
-                        "Entries have a Q&A section", 'Body has a "Notes" section',
-                        "Entries link to 2 or more other entries"}
+    assert set(got) == {
+        "Writing has a date",
+        "Writing has a date and writing_type",
+        "Note has at least 2 tags",
+        "Entries have a Q&A section",
+        'Body has a "Notes" section',
+        "Entries link to 2 or more other entries",
+    }
     # an anchored item (shared with another type through an alias) is never edited
     assert result.left.count("Writing has an url") == 2
     assert write(result)
@@ -268,10 +286,13 @@ def test_bom_crlf_multiline_and_anchors(tmp_path: Path):
     assert data.startswith(b"\xef\xbb\xbfname: odd\r\n")
     assert b"\n" not in data.replace(b"\r\n", b"")  # every line still ends in CRLF
     text = data.decode("utf-8")
-    assert '      - {text: "Writing has a date", covered_by: schema, field: date}   # a scalar over two lines\r\n' \
-        in text
-    assert "      - {text: \"Writing has a date and writing_type\", covered_by: schema, fields: [date, " \
-           "writing_type]}\r\n\r\n      # a comment after a block scalar\r\n" in text
+    assert (
+        '      - {text: "Writing has a date", covered_by: schema, field: date}   # a scalar over two lines\r\n' in text
+    )
+    assert (
+        '      - {text: "Writing has a date and writing_type", covered_by: schema, fields: [date, '
+        "writing_type]}\r\n\r\n      # a comment after a block scalar\r\n" in text
+    )
     assert '{text: Entries have a Q&A section, checker: body_has_section, params: {heading: "Q&A"}}' in text
     assert '[*anc, {text: "Note has at least 2 tags", policy: "tags count >= 2"}]' in text
     assert not build_plan(load_kb_schema(str(tmp_path))).broken()
@@ -284,14 +305,17 @@ def test_only_string_items_it_can_bind_change(tmp_path: Path):
         "      - Finding has at least one tag, always [sic]\n"
         "      - Finding: has a Sources section\n"
         "      - Finding has a References section #a comment\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     result = propose(str(tmp_path))
     assert [p.text for p in result.proposals] == ["Finding has a References section"]
     assert result.left == ["Finding has at least one tag, always [sic]"]
     write(result)
     text = (tmp_path / "kb.yaml").read_text(encoding="utf-8")
-    assert "      - {text: Finding has a References section, checker: body_has_section, " \
-           "params: {heading: References}} #a comment\n" in text
+    assert (
+        "      - {text: Finding has a References section, checker: body_has_section, "
+        "params: {heading: References}} #a comment\n" in text
+    )
     assert "      - Finding: has a Sources section\n" in text  # a (broken) mapping item: left alone
     assert propose(str(tmp_path)).proposals == []
 
@@ -299,15 +323,18 @@ def test_only_string_items_it_can_bind_change(tmp_path: Path):
 def test_plain_scalar_with_a_comma_is_double_quoted(tmp_path: Path):
     (tmp_path / "kb.yaml").write_text(
         "types:\n  writing:\n    required: [title, date, author]\n    evaluation_rubric:\n"
-        "      - Writing has author, date   # plain\n", encoding="utf-8")
+        "      - Writing has author, date   # plain\n",
+        encoding="utf-8",
+    )
     result = propose(str(tmp_path))
     assert write(result)
-    assert '      - {text: "Writing has author, date", covered_by: schema, fields: [author, date]}   # plain\n' in \
-        (tmp_path / "kb.yaml").read_text(encoding="utf-8")
+    assert '      - {text: "Writing has author, date", covered_by: schema, fields: [author, date]}   # plain\n' in (
+        tmp_path / "kb.yaml"
+    ).read_text(encoding="utf-8")
 
 
 def test_invalid_yaml_raises_with_file_and_line(tmp_path: Path):
-    (tmp_path / "kb.yaml").write_text("name: x\nevaluation_rubric:\n  - \"open\n  - b: [\n", encoding="utf-8")
+    (tmp_path / "kb.yaml").write_text('name: x\nevaluation_rubric:\n  - "open\n  - b: [\n', encoding="utf-8")
     with pytest.raises(MigrationError) as info:
         propose(str(tmp_path))
     assert re.match(rf"{re.escape(str(tmp_path / 'kb.yaml'))}:\d+: invalid YAML", str(info.value))
@@ -381,26 +408,45 @@ def test_stays_judgment(tmp_path: Path, text: str):
 
 BINDS = [
     ("type", "writing", "Writing must have a date.", {"covered_by": "schema", "field": "date"}),
-    ("type", "writing", "Each writing specifies its writing type",
-     {"covered_by": "schema", "field": "writing_type"}),
-    ("type", "writing", "Origin or first_appeared is documented",
-     {"checker": "has_any_field", "params": {"fields": ["origin", "first_appeared"]}}),
+    ("type", "writing", "Each writing specifies its writing type", {"covered_by": "schema", "field": "writing_type"}),
+    (
+        "type",
+        "writing",
+        "Origin or first_appeared is documented",
+        {"checker": "has_any_field", "params": {"fields": ["origin", "first_appeared"]}},
+    ),
     ("type", "writing", "Either date or url is present", {"covered_by": "schema", "field": "date"}),
     ("type", "writing", "The url field is set", {"checker": "has_field", "params": {"field": "url"}}),
-    ("type", "person", "Person has role and movement_role",
-     {"checker": "has_field", "params": {"field": "movement_role"}}),
-    ("kb", None, "Person entries have a role described", {"covered_by": "schema", "field": "role",
-                                                           "applies_to": ["person"]}),
+    (
+        "type",
+        "person",
+        "Person has role and movement_role",
+        {"checker": "has_field", "params": {"field": "movement_role"}},
+    ),
+    (
+        "kb",
+        None,
+        "Person entries have a role described",
+        {"covered_by": "schema", "field": "role", "applies_to": ["person"]},
+    ),
     ("kb", None, "Entries have at least 3 tags", {"policy": "tags count >= 3"}),
     ("kb", None, "Entry has one or more tags", {"checker": "has_tags"}),
     ("kb", None, "Entry links to at least one related entry", {"checker": "has_outlinks"}),
     ("kb", None, "Entry links to another entry", {"checker": "has_outlinks"}),
     ("kb", None, "Entry is linked from at least two other entries", {"policy": "inlinks count >= 2"}),
     ("kb", None, "Entry should cite a source", {"checker": "cites_source"}),
-    ("kb", None, "Entry includes a '## Key Findings' section",
-     {"checker": "body_has_section", "params": {"heading": "Key Findings"}}),
-    ("kb", None, "Entry body has a section called Timeline",
-     {"checker": "body_has_section", "params": {"heading": "Timeline"}}),
+    (
+        "kb",
+        None,
+        "Entry includes a '## Key Findings' section",
+        {"checker": "body_has_section", "params": {"heading": "Key Findings"}},
+    ),
+    (
+        "kb",
+        None,
+        "Entry body has a section called Timeline",
+        {"checker": "body_has_section", "params": {"heading": "Timeline"}},
+    ),
     ("type", "person", "People have at least one tag", {"checker": "has_tags"}),
 ]
 
@@ -435,10 +481,12 @@ def test_corpus_kbs_migrate_cleanly(tmp_path: Path):
         copy = tmp_path / kb_yaml.parent.name
         copy.mkdir()
         shutil.copy(kb_yaml, copy / "kb.yaml")
-        write(result.__class__(str(copy / "kb.yaml"), result.proposals, result.left, result.original,
-                               result.migrated))
+        write(result.__class__(str(copy / "kb.yaml"), result.proposals, result.left, result.original, result.migrated))
         assert propose(str(copy)).proposals == []
         assert not build_plan(load_kb_schema(str(copy))).broken()
-        changed = [i for i, (a, b) in enumerate(zip(result.original.splitlines(), result.migrated.splitlines()))
-                   if a != b]
+        changed = [
+            i
+            for i, (a, b) in enumerate(zip(result.original.splitlines(), result.migrated.splitlines(), strict=False))
+            if a != b
+        ]
         assert len(changed) == len(result.proposals)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import issues_of, run_kblint, same_data, write_kb
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kblint.engine.pass_entries import KBContext, lint_source
 from kblint.model.entry import ParseFailure, RawEntry, decode, split_and_load
-from kblint.yamlread import DEFAULT_LIMITS
 from kblint.model.kbschema import default_schema
 from kblint.model.plan import build_plan
-
-from conftest import issues_of, run_kblint, same_data, write_kb
+from kblint.yamlread import DEFAULT_LIMITS
 
 
 def parse(data: bytes):
@@ -116,8 +116,10 @@ def test_top_level_key_lines():
 
 
 _key_line = st.one_of(
-    st.tuples(st.sampled_from(["a", "ab", "b", "title", "x-y"]),
-              st.sampled_from([": 1", ": text", ":", ": [a, b]", ": 'q # not a comment'", ": |", ": &x v"])).map("".join),
+    st.tuples(
+        st.sampled_from(["a", "ab", "b", "title", "x-y"]),
+        st.sampled_from([": 1", ": text", ":", ": [a, b]", ": 'q # not a comment'", ": |", ": &x v"]),
+    ).map("".join),
     st.sampled_from(["  - item", "  nested: 1", "# comment", "", "  more text", '"a": quoted', "'b': quoted"]),
 )
 
@@ -157,10 +159,35 @@ def test_parser_never_raises_on_text(text):
 
 
 _yaml_ish = st.lists(
-    st.sampled_from(["title: x", "date: 2025-13-45", "tags: [a", "- item", "key: value---", "  nested: 1",
-                     "links:", "  - target: y", "---", "", "[[link]]", "`code`", "```", "# Heading",
-                     "status: !!python/object:os.system x", "a: &x 1", "b: *x", "c: *missing", "d: 2024-02-29",
-                     "e: 0x1F", "f: {a: [b, {c: d}]}", "? complex", "\t", "\ufeff", "\r"]),
+    st.sampled_from(
+        [
+            "title: x",
+            "date: 2025-13-45",
+            "tags: [a",
+            "- item",
+            "key: value---",
+            "  nested: 1",
+            "links:",
+            "  - target: y",
+            "---",
+            "",
+            "[[link]]",
+            "`code`",
+            "```",
+            "# Heading",
+            "status: !!python/object:os.system x",
+            "a: &x 1",
+            "b: *x",
+            "c: *missing",
+            "d: 2024-02-29",
+            "e: 0x1F",
+            "f: {a: [b, {c: d}]}",
+            "? complex",
+            "\t",
+            "\ufeff",
+            "\r",
+        ]
+    ),
     max_size=12,
 )
 
@@ -172,16 +199,20 @@ def test_parser_never_raises_on_frontmatter_shaped_text(lines):
 
 
 def test_every_file_is_counted_and_no_traceback(tmp_path: Path):
-    kb = write_kb(tmp_path / "kb", "name: broken\n", {
-        "empty.md": b"",
-        "nofence.md": b"just text\n",
-        "unterminated.md": b"---\ntitle: x\n",
-        "glued.md": b"---\ntitle: x\nresearch_status: partial---\n\nbody\n",
-        "yaml.md": b"---\ntitle: [x\n---\n",
-        "list.md": b"---\n- a\n---\n",
-        "utf8.md": b"---\ntitle: \xff\n---\n",
-        "good.md": b"---\ntitle: Good\ntags: [a]\n---\nBody with [[good]].\n",
-    })
+    kb = write_kb(
+        tmp_path / "kb",
+        "name: broken\n",
+        {
+            "empty.md": b"",
+            "nofence.md": b"just text\n",
+            "unterminated.md": b"---\ntitle: x\n",
+            "glued.md": b"---\ntitle: x\nresearch_status: partial---\n\nbody\n",
+            "yaml.md": b"---\ntitle: [x\n---\n",
+            "list.md": b"---\n- a\n---\n",
+            "utf8.md": b"---\ntitle: \xff\n---\n",
+            "good.md": b"---\ntitle: Good\ntags: [a]\n---\nBody with [[good]].\n",
+        },
+    )
     result = run_kblint("validate", str(kb), "--format", "json")
     assert "Traceback" not in result.stderr
     assert result.code == 1
@@ -190,7 +221,8 @@ def test_every_file_is_counted_and_no_traceback(tmp_path: Path):
     assert report["summary"]["entries"] == 1
     errors = issues_of(report, "parse_error")
     assert sorted(Path(i["path"]).name for i in errors) == sorted(
-        ["empty.md", "nofence.md", "unterminated.md", "glued.md", "yaml.md", "list.md", "utf8.md"])
+        ["empty.md", "nofence.md", "unterminated.md", "glued.md", "yaml.md", "list.md", "utf8.md"]
+    )
     glued = next(i for i in errors if i["path"].endswith("glued.md"))
     assert "glued" in glued["message"] and glued["line"] == 1
     yaml_error = next(i for i in errors if i["path"].endswith("yaml.md"))
@@ -198,13 +230,52 @@ def test_every_file_is_counted_and_no_traceback(tmp_path: Path):
 
 
 _fm_lines = st.lists(
-    st.sampled_from(["title: x", "title: 'quoted: yes'", "date: 2025-13-45", "d: 2024-02-29", "t: 2024-02-29 10:30:00",
-                     "n: ~", "n2: null", "b: yes", "b2: false", "i: 0x1F", "i2: 1_000", "i3: 0o17", "s: 1:30",
-                     "f: .5", "f2: -.inf", "f3: .nan", "tags: [a, b]", "tags:", "  - x", "  - 3", "links:",
-                     "  - target: y", "    relation: z", "  - {to: q, type: r}", "m: {a: [b, {c: d}]}",
-                     "1: one", "true: yes", "? [a, b]", ": v", "<<: {k: v}", "=: eq", "x: !!str 12",
-                     "y: !!binary aGVsbG8=", "z: !!set {a, b}", "o: !!omap [{a: 1}]", "a: &x 1", "c: *x",
-                     "dup: 1", "dup: 2", "e: ''", "e2:", "u: \"\\u00e9t\\u00e9\""]),
+    st.sampled_from(
+        [
+            "title: x",
+            "title: 'quoted: yes'",
+            "date: 2025-13-45",
+            "d: 2024-02-29",
+            "t: 2024-02-29 10:30:00",
+            "n: ~",
+            "n2: null",
+            "b: yes",
+            "b2: false",
+            "i: 0x1F",
+            "i2: 1_000",
+            "i3: 0o17",
+            "s: 1:30",
+            "f: .5",
+            "f2: -.inf",
+            "f3: .nan",
+            "tags: [a, b]",
+            "tags:",
+            "  - x",
+            "  - 3",
+            "links:",
+            "  - target: y",
+            "    relation: z",
+            "  - {to: q, type: r}",
+            "m: {a: [b, {c: d}]}",
+            "1: one",
+            "true: yes",
+            "? [a, b]",
+            ": v",
+            "<<: {k: v}",
+            "=: eq",
+            "x: !!str 12",
+            "y: !!binary aGVsbG8=",
+            "z: !!set {a, b}",
+            "o: !!omap [{a: 1}]",
+            "a: &x 1",
+            "c: *x",
+            "dup: 1",
+            "dup: 2",
+            "e: ''",
+            "e2:",
+            'u: "\\u00e9t\\u00e9"',
+        ]
+    ),
     max_size=10,
 )
 

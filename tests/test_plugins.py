@@ -6,14 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, issues_of, run_kblint, write_kb
 
 PLUGIN_SRC = ROOT / "plugins" / "kblint-journalism"
 
 
-def make_dist(site: Path, name: str, entry_points: dict[str, str], modules: dict[str, str] | None = None,
-              version: str = "0.1.0") -> None:
+def make_dist(
+    site: Path, name: str, entry_points: dict[str, str], modules: dict[str, str] | None = None, version: str = "0.1.0"
+) -> None:
     """Write an installed distribution's metadata (and modules) into SITE, as pip would."""
     dist = site / f"{name.replace('-', '_')}-{version}.dist-info"
     dist.mkdir(parents=True)
@@ -54,33 +54,45 @@ def test_plugin_checkers_are_listed_with_their_package(journalism_site: dict):
     rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.strip()}
     assert "kblint-journalism" in rows["journalism.named_sources"]
     assert "min=1" in rows["journalism.named_sources"]
-    assert "kblint-journalism 0.1.0 (journalism): journalism.named_sources, journalism.corroborated, type claim" \
+    assert (
+        "kblint-journalism 0.1.0 (journalism): journalism.named_sources, journalism.corroborated, type claim"
         in result.stdout
+    )
     explained = run_kblint("explain", "journalism.corroborated", env=journalism_site)
-    assert "runs after the graph pass" in explained.stdout and "Passes:" in explained.stdout
+    assert "runs after the graph pass" in explained.stdout and "Passes (min: 2):" in explained.stdout
 
 
 def test_plugin_type_checker_and_graph_checker_run(tmp_path: Path, journalism_site: dict):
-    kb = write_kb(tmp_path / "desk", JOURNALISM_KB, {
-        "claims/strong.md": claim("[minutes, interview]"),
-        "claims/weak.md": claim("[anonymous]"),
-        "docs/d1.md": "---\ntitle: D1\ntype: document\ntags: [x]\nurl: https://x.example\ndocument_type: memo\n---\n"
-                      "[[strong]] [[weak]]\n",
-        "docs/d2.md": "---\ntitle: D2\ntype: document\ntags: [x]\nurl: https://x.example\ndocument_type: memo\n---\n"
-                      "[[strong]]\n",
-        "notes/n.md": "---\ntitle: N\ntype: note\ntags: [x]\nsources: [anonymous]\n---\n[[d1]]\n",
-    })
+    kb = write_kb(
+        tmp_path / "desk",
+        JOURNALISM_KB,
+        {
+            "claims/strong.md": claim("[minutes, interview]"),
+            "claims/weak.md": claim("[anonymous]"),
+            "docs/d1.md": "---\ntitle: D1\ntype: document\ntags: [x]\nurl: https://x.example\ndocument_type: memo\n---\n"
+            "[[strong]] [[weak]]\n",
+            "docs/d2.md": "---\ntitle: D2\ntype: document\ntags: [x]\nurl: https://x.example\ndocument_type: memo\n---\n"
+            "[[strong]]\n",
+            "notes/n.md": "---\ntitle: N\ntype: note\ntags: [x]\nsources: [anonymous]\n---\n[[d1]]\n",
+        },
+    )
     cov = run_kblint("checkers", "--kb", str(kb), env=journalism_site)
     assert cov.code == 0
     assert "[checker] Claim is corroborated by two documents → journalism.corroborated(min=2)" in cov.stdout
     assert "[judgment] Claim says what is not known" in cov.stdout
     report = run_kblint("validate", str(kb), "--format", "json", env=journalism_site).json
     found = sorted((i["entry_id"], i["checker"]) for i in issues_of(report, "rubric_violation"))
-    assert found == [("n", "journalism.named_sources"), ("weak", "journalism.corroborated"),
-                     ("weak", "journalism.named_sources")]
+    assert found == [
+        ("n", "journalism.named_sources"),
+        ("weak", "journalism.corroborated"),
+        ("weak", "journalism.named_sources"),
+    ]
     assert issues_of(report, "unknown_type") == []
-    weak = next(i for i in issues_of(report, "rubric_violation") if i["checker"] == "journalism.named_sources"
-                and i["entry_id"] == "weak")
+    weak = next(
+        i
+        for i in issues_of(report, "rubric_violation")
+        if i["checker"] == "journalism.named_sources" and i["entry_id"] == "weak"
+    )
     assert weak["field"] == "sources" and weak["line"] == 5
 
 
@@ -98,21 +110,37 @@ def test_without_the_plugin_its_checker_is_unknown(tmp_path: Path):
 
 def test_broken_clashing_and_shadowing_plugins_are_reported(tmp_path: Path):
     site = tmp_path / "site"
-    make_dist(site, "kblint-broken", {"broken": "kblint_broken:plugin"},
-              {"kblint_broken": "raise ImportError('needs a missing library')\n"})
+    make_dist(
+        site,
+        "kblint-broken",
+        {"broken": "kblint_broken:plugin"},
+        {"kblint_broken": "raise ImportError('needs a missing library')\n"},
+    )
     check = "def check(entry, params, context):\n    '''Always passes.'''\n    return None\n"
-    make_dist(site, "kblint-first", {"first": "kblint_first:plugin"},
-              {"kblint_first": check + "class plugin:\n    checkers = {'shared.check': check}\n"})
-    make_dist(site, "kblint-second", {"second": "kblint_second:plugin"},
-              {"kblint_second": check + "class plugin:\n    checkers = {'shared.check': check, 'has_tags': check,"
-                                        " 'plain': check}\n"})
+    make_dist(
+        site,
+        "kblint-first",
+        {"first": "kblint_first:plugin"},
+        {"kblint_first": check + "class plugin:\n    checkers = {'shared.check': check}\n"},
+    )
+    make_dist(
+        site,
+        "kblint-second",
+        {"second": "kblint_second:plugin"},
+        {
+            "kblint_second": check + "class plugin:\n    checkers = {'shared.check': check, 'has_tags': check,"
+            " 'plain': check}\n"
+        },
+    )
     env = env_with(site)
     result = run_kblint("checkers", env=env)
     assert result.code == 0
-    for text in ("plugin kblint-broken: failed to import (kblint_broken:plugin): ImportError: needs a missing library",
-                 "plugin kblint-second: checker 'shared.check' is also defined by plugin kblint-first",
-                 "plugin kblint-second: checker 'has_tags' shadows the core checker",
-                 "plugin kblint-second: checker 'plain' must be namespaced"):
+    for text in (
+        "plugin kblint-broken: failed to import (kblint_broken:plugin): ImportError: needs a missing library",
+        "plugin kblint-second: checker 'shared.check' is also defined by plugin kblint-first",
+        "plugin kblint-second: checker 'has_tags' shadows the core checker",
+        "plugin kblint-second: checker 'plain' must be namespaced",
+    ):
         assert text in result.stderr
         assert text in result.stdout
     rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.strip()}
@@ -151,3 +179,17 @@ def test_the_quick_look_for_plugins_sees_what_importlib_metadata_would(tmp_path:
     make_dist(site, "kblint-journalism", {"journalism": "kblint_journalism:plugin"})
     monkeypatch.setattr(sys, "path", [str(site)])
     assert _may_declare_plugins()
+
+
+@pytest.mark.parametrize("name", ["journalism.named_sources", "journalism.corroborated"])
+def test_plugin_docstring_examples(name: str, journalism_site: dict, tmp_path: Path):
+    """A plugin checker documents itself as a core one does, and its examples hold."""
+    from checker_examples import examples, run_example
+
+    result = run_kblint("explain", name, env=journalism_site)
+    assert result.code == 0, result.stderr
+    found = examples(result.stdout[result.stdout.index("Passes") :])
+    assert {e.passes for e in found} == {True, False}
+    for i, example in enumerate(found):
+        messages = run_example(tmp_path / str(i), name, example, env=journalism_site)
+        assert len(messages) == (0 if example.passes else 1), f"{example}: {messages}"

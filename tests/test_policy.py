@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import issues_of, run_kblint, write_kb
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kblint.explain import policy_examples
 from kblint.policy import Count, Gate, PolicyError, Required, Section, Subject, Words, parse, tokenize
-
-from conftest import issues_of, run_kblint, write_kb
 
 SPEC_EXAMPLES = [
     "metadata.source_url count >= 2",
@@ -28,9 +29,11 @@ SPEC_EXAMPLES = [
 
 
 def test_arrow_and_operators_tokenize_with_or_without_spaces():
-    assert parse("status proposed->accepted requires tags count>=2") == \
-        parse("status proposed -> accepted requires tags count >= 2") == \
-        Gate("proposed", "accepted", Count(Subject("tags"), ">=", 2))
+    assert (
+        parse("status proposed->accepted requires tags count>=2")
+        == parse("status proposed -> accepted requires tags count >= 2")
+        == Gate("proposed", "accepted", Count(Subject("tags"), ">=", 2))
+    )
     assert [t.text for t in tokenize("links.actor count!=1")] == ["links.actor", "count", "!=", "1", ""]
 
 
@@ -38,22 +41,26 @@ def test_typed_expressions():
     assert parse("metadata.reviewers required") == Required(Subject("metadata", "reviewers"))
     assert parse('body.section "See also" required') == Section("See also")
     assert parse("body.words < 500") == Words("<", 500)
-    assert parse("status * -> published requires inlinks count > 0") == \
-        Gate("*", "published", Count(Subject("inlinks"), ">", 0))
+    assert parse("status * -> published requires inlinks count > 0") == Gate(
+        "*", "published", Count(Subject("inlinks"), ">", 0)
+    )
 
 
-@pytest.mark.parametrize("text, column, expected", [
-    ("metadata.url count > = 1", 21, "unknown operator '='"),
-    ("tags count >=", 13, "expected a whole number"),
-    ("tags count >= two", 14, "expected a whole number"),
-    ("tags many >= 2", 5, "expected 'count' or 'required'"),
-    ("body.section References required", 13, "quoted section heading"),
-    ("status draft accepted requires tags required", 13, "'->'"),
-    ("status draft -> accepted tags required", 25, "'requires'"),
-    ("metadata. count >= 1", 9, "expected a name after 'metadata.'"),
-    ("tags count >= 2 extra", 16, "the end of the policy"),
-    ("body.section 'open", 13, "unterminated"),
-])
+@pytest.mark.parametrize(
+    "text, column, expected",
+    [
+        ("metadata.url count > = 1", 21, "unknown operator '='"),
+        ("tags count >=", 13, "expected a whole number"),
+        ("tags count >= two", 14, "expected a whole number"),
+        ("tags many >= 2", 5, "expected 'count' or 'required'"),
+        ("body.section References required", 13, "quoted section heading"),
+        ("status draft accepted requires tags required", 13, "'->'"),
+        ("status draft -> accepted tags required", 25, "'requires'"),
+        ("metadata. count >= 1", 9, "expected a name after 'metadata.'"),
+        ("tags count >= 2 extra", 16, "the end of the policy"),
+        ("body.section 'open", 13, "unterminated"),
+    ],
+)
 def test_errors_point_at_the_column(text, column, expected):
     with pytest.raises(PolicyError) as info:
         parse(text)
@@ -66,16 +73,43 @@ def test_errors_point_at_the_column(text, column, expected):
 
 @given(st.text(max_size=60))
 def test_parser_raises_only_its_own_error(text):
-    try:
+    with contextlib.suppress(PolicyError):
         parse(text)
-    except PolicyError:
-        pass
 
 
-_pieces = st.lists(st.sampled_from(
-    ["status", "draft", "*", "->", "requires", "tags", "links", "outlinks", "inlinks", "links.actor",
-     "metadata.url", "body.words", "body.section", "'X y'", '"Q"', "count", "required", ">=", ">", "<=", "<",
-     "==", "!=", "0", "3", "12"]), max_size=9)
+_pieces = st.lists(
+    st.sampled_from(
+        [
+            "status",
+            "draft",
+            "*",
+            "->",
+            "requires",
+            "tags",
+            "links",
+            "outlinks",
+            "inlinks",
+            "links.actor",
+            "metadata.url",
+            "body.words",
+            "body.section",
+            "'X y'",
+            '"Q"',
+            "count",
+            "required",
+            ">=",
+            ">",
+            "<=",
+            "<",
+            "==",
+            "!=",
+            "0",
+            "3",
+            "12",
+        ]
+    ),
+    max_size=9,
+)
 
 
 @given(_pieces, st.booleans())
@@ -153,17 +187,24 @@ Too short [[good-paper]].
 
 @pytest.fixture
 def pol_kb(tmp_path: Path) -> Path:
-    return write_kb(tmp_path / "pol", KB, {
-        "papers/good-paper.md": GOOD_PAPER,
-        "papers/bad-paper.md": BAD_PAPER,
-        "actors/alice.md": "---\ntitle: Alice\ntype: actor\ntags: [x]\n---\n[[good-paper]]\n",
-        "actors/bob.md": "---\ntitle: Bob\ntype: actor\ntags: [x]\n---\n[[good-paper]]\n",
-    })
+    return write_kb(
+        tmp_path / "pol",
+        KB,
+        {
+            "papers/good-paper.md": GOOD_PAPER,
+            "papers/bad-paper.md": BAD_PAPER,
+            "actors/alice.md": "---\ntitle: Alice\ntype: actor\ntags: [x]\n---\n[[good-paper]]\n",
+            "actors/bob.md": "---\ntitle: Bob\ntype: actor\ntags: [x]\n---\n[[good-paper]]\n",
+        },
+    )
 
 
 def policy_issues(report: dict) -> dict[tuple[str, str], str]:
-    return {(i["entry_id"], i["policy"]): i["message"] for i in issues_of(report, "rubric_violation")
-            if i.get("checker") == "policy"}
+    return {
+        (i["entry_id"], i["policy"]): i["message"]
+        for i in issues_of(report, "rubric_violation")
+        if i.get("checker") == "policy"
+    }
 
 
 def test_every_spec_example_works_end_to_end(pol_kb: Path):
@@ -174,22 +215,26 @@ def test_every_spec_example_works_end_to_end(pol_kb: Path):
         ("bad-paper", "metadata.reviewers count >= 2"): "metadata.reviewers count is 1, policy requires >= 2",
         ("bad-paper", "outlinks count >= 3"): "outlinks count is 2, policy requires >= 3",
         ("bad-paper", "tags count >= 2"): "tags count is 1, policy requires >= 2",
-        ("bad-paper", "body.section 'References' required"):
-            "body.section 'References' is missing, policy requires it",
-        ("bad-paper", "status proposed->accepted requires metadata.reviewers count >= 2"):
-            "status proposed->accepted: metadata.reviewers count is 1, policy requires >= 2",
+        ("bad-paper", "body.section 'References' required"): "body.section 'References' is missing, policy requires it",
+        (
+            "bad-paper",
+            "status proposed->accepted requires metadata.reviewers count >= 2",
+        ): "status proposed->accepted: metadata.reviewers count is 1, policy requires >= 2",
         ("bad-paper", "inlinks required"): "inlinks count is 0, policy requires >= 1",
         ("bad-paper", "body.words >= 12"): "body.words is 5, policy requires >= 12",
     }
     # links.actor: bad-paper links to bob (type actor) → 1, passes; good-paper to alice → passes
     assert ("bad-paper", "links.actor count >= 1") not in found
     assert not any(entry == "good-paper" for entry, _ in found)
-    expected_bad = {p for p in SPEC_EXAMPLES if p != "links.actor count >= 1"} | {"inlinks required",
-                                                                                "body.words >= 12"}
+    expected_bad = {p for p in SPEC_EXAMPLES if p != "links.actor count >= 1"} | {
+        "inlinks required",
+        "body.words >= 12",
+    }
     assert {p for e, p in found if e == "bad-paper"} == expected_bad
     assert found[("bad-paper", "tags count >= 2")] == "tags count is 1, policy requires >= 2"
-    assert found[("bad-paper", "metadata.source_url count >= 2")] == \
-        "metadata.source_url count is 1, policy requires >= 2"  # only valid URLs count
+    assert (
+        found[("bad-paper", "metadata.source_url count >= 2")] == "metadata.source_url count is 1, policy requires >= 2"
+    )  # only valid URLs count
     issue = next(i for i in issues_of(report, "rubric_violation") if i.get("policy") == "tags count >= 2")
     assert (issue["tier"], issue["field"], issue["line"]) == ("policy", "tags", 5)
 
@@ -204,16 +249,20 @@ def test_policy_items_show_in_coverage(pol_kb: Path):
 
 
 def test_links_name_matches_relation_or_target_type(tmp_path: Path):
-    kb = write_kb(tmp_path / "k", """\
+    kb = write_kb(
+        tmp_path / "k",
+        """\
 name: k
 evaluation_rubric: ["links.actor count >= 2"]
 types:
   actor: {}
-""", {
-        "a.md": "---\ntitle: A\ntype: note\ntags: [t]\nlinks: [{target: x, relation: actor}, {target: p}]\n---\n[[p]]\n",
-        "x.md": "---\ntitle: X\ntype: note\ntags: [t]\n---\n[[a]]\n",
-        "p.md": "---\ntitle: P\ntype: actor\ntags: [t]\n---\n[[a]]\n",
-    })
+""",
+        {
+            "a.md": "---\ntitle: A\ntype: note\ntags: [t]\nlinks: [{target: x, relation: actor}, {target: p}]\n---\n[[p]]\n",
+            "x.md": "---\ntitle: X\ntype: note\ntags: [t]\n---\n[[a]]\n",
+            "p.md": "---\ntitle: P\ntype: actor\ntags: [t]\n---\n[[a]]\n",
+        },
+    )
     found = policy_issues(run_kblint("validate", str(kb), "--format", "json").json)
     # a: x by relation, p by type (linked twice, counted once) → 2; x and p: 1 each
     assert sorted(found) == [("p", "links.actor count >= 2"), ("x", "links.actor count >= 2")]
@@ -229,19 +278,45 @@ def test_links_count_on_the_graph_is_the_count_of_distinct_targets_it_defines():
     from kblint.model.link import Link, LinkKey, PackedLinks, link_key, names_itself, own_names
 
     def facts(kb: str, name: str, type_: str, links: list[Link], aliases=()) -> EntryFacts:
-        return EntryFacts(kb_name=kb, path=f"/{kb}/{name}.md", relpath=f"{name}.md", parsed=True, reported=True,
-                          id=name, type=type_, aliases=tuple(aliases), links=PackedLinks.of(links))
+        return EntryFacts(
+            kb_name=kb,
+            path=f"/{kb}/{name}.md",
+            relpath=f"{name}.md",
+            parsed=True,
+            reported=True,
+            id=name,
+            type=type_,
+            aliases=tuple(aliases),
+            links=PackedLinks.of(links),
+        )
 
-    a = facts("k", "a", "note", [
-        Link("p", "wikilink", None, 1), Link("P", "wikilink", None, 2), Link("a", "wikilink", None, 3),
-        Link("Alias-A", "related", None, 4), Link("x", "actor", None, 5), Link("x", "wikilink", None, 6),
-        Link("q.md", "mdlink", None, 7, path="q.md"), Link("a.md", "mdlink", None, 8, path="a.md"),
-        Link("p", "wikilink", "other", 9), Link("r", "actor", "other", 10), Link("ghost", "actor", None, 11),
-        Link("p", "cites", None, 12, origin="/k/cross-kb-links.yaml"), Link("r", "wikilink", "nowhere", 13),
-    ], aliases=["alias-a"])
-    kbs = [GraphKB("k", "/k", [a, facts("k", "p", "actor", []), facts("k", "x", "note", []),
-                               facts("k", "q", "actor", [])]),
-           GraphKB("other", "/other", [facts("other", "p", "note", []), facts("other", "r", "actor", [])])]
+    a = facts(
+        "k",
+        "a",
+        "note",
+        [
+            Link("p", "wikilink", None, 1),
+            Link("P", "wikilink", None, 2),
+            Link("a", "wikilink", None, 3),
+            Link("Alias-A", "related", None, 4),
+            Link("x", "actor", None, 5),
+            Link("x", "wikilink", None, 6),
+            Link("q.md", "mdlink", None, 7, path="q.md"),
+            Link("a.md", "mdlink", None, 8, path="a.md"),
+            Link("p", "wikilink", "other", 9),
+            Link("r", "actor", "other", 10),
+            Link("ghost", "actor", None, 11),
+            Link("p", "cites", None, 12, origin="/k/cross-kb-links.yaml"),
+            Link("r", "wikilink", "nowhere", 13),
+        ],
+        aliases=["alias-a"],
+    )
+    kbs = [
+        GraphKB(
+            "k", "/k", [a, facts("k", "p", "actor", []), facts("k", "x", "note", []), facts("k", "q", "actor", [])]
+        ),
+        GraphKB("other", "/other", [facts("other", "p", "note", []), facts("other", "r", "actor", [])]),
+    ]
     graph, _ = analyse(kbs)
 
     def target_type(link: Link) -> str | None:
@@ -250,9 +325,14 @@ def test_links_count_on_the_graph_is_the_count_of_distinct_targets_it_defines():
 
     def by_definition(name):
         own = own_names(a)
-        return len({link_key(link, a.kb_name) for link in a.links
-                    if not names_itself(link.kb or a.kb_name, link.path, link.target, a, own)
-                    and (name is None or link.relation == name or target_type(link) == name)})
+        return len(
+            {
+                link_key(link, a.kb_name)
+                for link in a.links
+                if not names_itself(link.kb or a.kb_name, link.path, link.target, a, own)
+                and (name is None or link.relation == name or target_type(link) == name)
+            }
+        )
 
     for name in (None, "actor", "note", "wikilink", "cites", "mdlink", "nothing"):
         assert FactsMeasures(a, graph.inlinks, graph.type_of_target).links_count(name) == by_definition(name), name
@@ -261,8 +341,12 @@ def test_links_count_on_the_graph_is_the_count_of_distinct_targets_it_defines():
 
 
 def test_broken_policy_is_a_config_error_with_a_caret(tmp_path: Path):
-    kb = write_kb(tmp_path / "k", "name: k\nevaluation_rubric:\n  - \"metadata.url count > = 1\"\n"
-                                  "  - {text: Bad mapping, policy: 'tags count'}\n", {})
+    kb = write_kb(
+        tmp_path / "k",
+        'name: k\nevaluation_rubric:\n  - "metadata.url count > = 1"\n'
+        "  - {text: Bad mapping, policy: 'tags count'}\n",
+        {},
+    )
     report = run_kblint("validate", str(kb), "--format", "json").json
     errors = issues_of(report, "config_error")
     assert [e["line"] for e in errors] == [3, 4]
@@ -274,8 +358,9 @@ def test_broken_policy_is_a_config_error_with_a_caret(tmp_path: Path):
 
 def test_suppression_names_one_policy_item_by_id(pol_kb: Path):
     path = pol_kb / "papers" / "bad-paper.md"
-    path.write_text(BAD_PAPER.replace("status: accepted\n", "status: accepted\nkblint: {disable: [cited]}\n"),
-                    encoding="utf-8")
+    path.write_text(
+        BAD_PAPER.replace("status: accepted\n", "status: accepted\nkblint: {disable: [cited]}\n"), encoding="utf-8"
+    )
     report = run_kblint("validate", str(pol_kb), "--format", "json", "--fail-on", "never").json
     found = policy_issues(report)
     assert ("bad-paper", "inlinks required") not in found
@@ -287,10 +372,14 @@ def test_explain_policy_examples_all_parse_and_run(tmp_path: Path):
     examples = policy_examples()
     assert len(examples) >= 8 and set(SPEC_EXAMPLES) <= set(examples)
     rubric = "".join(f"  - {e!r}\n" for e in examples)
-    kb = write_kb(tmp_path / "k", f"name: k\nevaluation_rubric:\n{rubric}", {
-        "a.md": "---\ntitle: A\ntype: note\ntags: [t]\nstatus: accepted\n---\n[[b]]\n",
-        "b.md": "---\ntitle: B\ntype: note\ntags: [t]\n---\n[[a]]\n",
-    })
+    kb = write_kb(
+        tmp_path / "k",
+        f"name: k\nevaluation_rubric:\n{rubric}",
+        {
+            "a.md": "---\ntitle: A\ntype: note\ntags: [t]\nstatus: accepted\n---\n[[b]]\n",
+            "b.md": "---\ntitle: B\ntype: note\ntags: [t]\n---\n[[a]]\n",
+        },
+    )
     cov = run_kblint("checkers", "--kb", str(kb), "--format", "json").json
     bindings = [i["binding"] for s in cov["kbs"][0]["scopes"] if s["scope"] == "kb" for i in s["items"]]
     assert bindings == ["policy"] * len(examples)
@@ -312,48 +401,60 @@ evaluation_rubric:
 def entry(status: str, reviewers: int = 0, tags: int = 1) -> str:
     revs = ", ".join(f"r{i}" for i in range(reviewers))
     tag_list = ", ".join(f"t{i}" for i in range(tags))
-    return (f"---\ntitle: E\ntype: note\nstatus: {status}\nreviewers: [{revs}]\ntags: [{tag_list}]\n---\n"
-            "[[other]]\n")
+    return f"---\ntitle: E\ntype: note\nstatus: {status}\nreviewers: [{revs}]\ntags: [{tag_list}]\n---\n[[other]]\n"
 
 
 def gate_hits(report: dict) -> set[tuple[str, str]]:
-    return {(i["entry_id"], i["policy"].split(" requires")[0]) for i in issues_of(report, "rubric_violation")
-            if i.get("checker") == "policy"}
+    return {
+        (i["entry_id"], i["policy"].split(" requires")[0])
+        for i in issues_of(report, "rubric_violation")
+        if i.get("checker") == "policy"
+    }
 
 
 def test_gates_without_base_apply_to_the_current_status(tmp_path: Path):
-    kb = write_kb(tmp_path / "g", GATE_KB, {
-        "accepted.md": entry("accepted", reviewers=1),
-        "proposed.md": entry("proposed", reviewers=0),
-        "published.md": entry("published", tags=1),
-        "other.md": entry("draft", reviewers=2, tags=2),
-    })
+    kb = write_kb(
+        tmp_path / "g",
+        GATE_KB,
+        {
+            "accepted.md": entry("accepted", reviewers=1),
+            "proposed.md": entry("proposed", reviewers=0),
+            "published.md": entry("published", tags=1),
+            "other.md": entry("draft", reviewers=2, tags=2),
+        },
+    )
     hits = gate_hits(run_kblint("validate", str(kb), "--format", "json").json)
     assert hits == {("accepted", "status proposed->accepted"), ("published", "status * -> published")}
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo, check=True, capture_output=True
+    )
 
 
 def test_gates_with_base_apply_only_to_real_transitions(tmp_path: Path):
     repo = tmp_path / "repo"
-    kb = write_kb(repo / "g", GATE_KB, {
-        "moved.md": entry("proposed", reviewers=1),
-        "was-draft.md": entry("draft", reviewers=1),
-        "already.md": entry("accepted", reviewers=1),
-        "edited.md": entry("accepted", reviewers=1),
-        "pub.md": entry("draft", tags=1),
-        "other.md": entry("draft", reviewers=2, tags=2),
-    })
+    kb = write_kb(
+        repo / "g",
+        GATE_KB,
+        {
+            "moved.md": entry("proposed", reviewers=1),
+            "was-draft.md": entry("draft", reviewers=1),
+            "already.md": entry("accepted", reviewers=1),
+            "edited.md": entry("accepted", reviewers=1),
+            "pub.md": entry("draft", tags=1),
+            "other.md": entry("draft", reviewers=2, tags=2),
+        },
+    )
     git(repo, "init", "-q")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "base")
     (kb / "moved.md").write_text(entry("accepted", reviewers=1), encoding="utf-8")  # proposed → accepted
     (kb / "was-draft.md").write_text(entry("accepted", reviewers=1), encoding="utf-8")  # draft → accepted
-    (kb / "edited.md").write_text(entry("accepted", reviewers=1).replace("[[other]]", "[[other]] more"),
-                                  encoding="utf-8")  # status unchanged
+    (kb / "edited.md").write_text(
+        entry("accepted", reviewers=1).replace("[[other]]", "[[other]] more"), encoding="utf-8"
+    )  # status unchanged
     (kb / "pub.md").write_text(entry("published", tags=1), encoding="utf-8")  # draft → published
     (kb / "new.md").write_text(entry("published", tags=1), encoding="utf-8")  # new → published
     (kb / "new-accepted.md").write_text(entry("accepted", reviewers=0), encoding="utf-8")  # new: from *
@@ -366,6 +467,11 @@ def test_gates_with_base_apply_only_to_real_transitions(tmp_path: Path):
     # without --base every accepted entry meets the first gate
     hits = gate_hits(run_kblint("validate", str(kb), "--format", "json").json)
     assert {e for e, g in hits if g == "status proposed->accepted"} == {
-        "moved", "was-draft", "already", "edited", "new-accepted"}
+        "moved",
+        "was-draft",
+        "already",
+        "edited",
+        "new-accepted",
+    }
     bad = run_kblint("validate", str(kb), "--base", "no-such-ref")
     assert bad.code == 2 and "no such git revision" in bad.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import issues_of, run_kblint, write_kb
 
 from kblint.checkers.base import Checker
 from kblint.checkers.registry import registry
@@ -12,8 +13,6 @@ from kblint.config import Settings
 from kblint.engine.run import run
 from kblint.model.kbschema import load_kb_schema
 from kblint.model.plan import build_plan, is_policy_shaped
-
-from conftest import issues_of, run_kblint, write_kb
 
 EVERY_FORM = """\
 name: forms
@@ -66,11 +65,15 @@ types:
 
 @pytest.fixture
 def forms_kb(tmp_path: Path) -> Path:
-    return write_kb(tmp_path / "forms", EVERY_FORM, {
-        "findings/f1.md": "---\ntitle: F1\ntype: finding\ndate: 2025-01-01\ntags: [a]\n---\nSee [[p1]].\n",
-        "findings/f2.md": "---\ntitle: F2\ntype: finding\ndate: 2025-01-02\ntags: [a, b]\n---\n## Summary\n[[f1]]\n",
-        "people/p1.md": "---\ntitle: P1\ntype: person\nrole: x\ntags: [a, b]\n---\nSee [[f1]].\n",
-    })
+    return write_kb(
+        tmp_path / "forms",
+        EVERY_FORM,
+        {
+            "findings/f1.md": "---\ntitle: F1\ntype: finding\ndate: 2025-01-01\ntags: [a]\n---\nSee [[p1]].\n",
+            "findings/f2.md": "---\ntitle: F2\ntype: finding\ndate: 2025-01-02\ntags: [a, b]\n---\n## Summary\n[[f1]]\n",
+            "people/p1.md": "---\ntitle: P1\ntype: person\nrole: x\ntags: [a, b]\n---\nSee [[f1]].\n",
+        },
+    )
 
 
 def plan_of(kb: Path):
@@ -93,7 +96,9 @@ def test_every_form_binds(forms_kb: Path):
     kinds = {b.text: (b.kind, b.reason) for b in kb_scope.items}
     assert kinds["Entries explain why the subject matters"] == ("judgment", None)
     assert kinds["Entry has at least two tags"][0] == "checker"
-    assert "unknown checker 'has_tagz'" in kinds["Bad checker"][1] and "did you mean 'has_tags'" in kinds["Bad checker"][1]
+    assert (
+        "unknown checker 'has_tagz'" in kinds["Bad checker"][1] and "did you mean 'has_tags'" in kinds["Bad checker"][1]
+    )
     assert "needs param 'field'" in kinds["Missing param"][1]
     assert "param 'min' must be an integer" in kinds["Ill-typed param"][1]
     assert "not a valid regex" in kinds["Bad regex"][1]
@@ -111,8 +116,12 @@ def test_resolution_order_merge_and_applies_to(forms_kb: Path):
     plan = plan_of(forms_kb)
     finding = [b.text for b in plan.for_type("finding")]
     # system items first, then the type's, then the KB's; same text merged in first position
-    assert finding[:4] == ["Entry has a descriptive title", "Entry body is non-empty", "Entry has at least one tag",
-                           "Entry links to at least one related entry (unless a stub)"]
+    assert finding[:4] == [
+        "Entry has a descriptive title",
+        "Entry body is non-empty",
+        "Entry has at least one tag",
+        "Entry links to at least one related entry (unless a stub)",
+    ]
     assert finding[4:7] == ["Finding has a date", "Finding names a confidence", "Finding weighs the evidence"]
     assert "Findings have a summary heading" in finding
     assert "Findings have a summary heading" not in [b.text for b in plan.for_type("person")]
@@ -144,8 +153,9 @@ def test_coverage_and_validate_execute_the_same_plan(forms_kb: Path):
     assert sorted(i["line"] for i in config) == broken_lines == [12, 14, 16, 19, 22, 25, 39]
     assert all(i["path"].endswith("kb.yaml") and i["entry_id"] is None for i in config)
     # every checker item that fails on an entry is a violation carrying the item and checker
-    violations = {(i["entry_id"], i["checker"], i["rubric_item"], i["severity"])
-                  for i in issues_of(report, "rubric_violation")}
+    violations = {
+        (i["entry_id"], i["checker"], i["rubric_item"], i["severity"]) for i in issues_of(report, "rubric_violation")
+    }
     assert violations == {
         ("f1", "has_tags", "Entry has at least two tags", "error"),
         ("f1", "body_has_heading", "Findings have a summary heading", "warning"),
@@ -193,18 +203,22 @@ def test_judgment_summary_in_text(forms_kb: Path):
 
 
 def test_scores_and_pass_threshold(tmp_path: Path):
-    kb = write_kb(tmp_path / "s", """\
+    kb = write_kb(
+        tmp_path / "s",
+        """\
 name: scored
 pass_threshold: 0.75
 evaluation_rubric:
   - {text: "Has status", checker: status_present, weight: 2}
   - {text: "Has priority", checker: priority_present}
   - "A judgment item has no outcome"
-""", {
-        "a.md": "---\ntitle: A\ntype: note\ntags: [x]\nstatus: ok\npriority: 1\n---\n[[b]]\n",
-        "b.md": "---\ntitle: B\ntype: note\ntags: [x]\nstatus: ok\n---\n[[a]]\n",
-        "c.md": "---\ntitle: C\ntype: note\ntags: [x]\n---\n[[a]]\n",
-    })
+""",
+        {
+            "a.md": "---\ntitle: A\ntype: note\ntags: [x]\nstatus: ok\npriority: 1\n---\n[[b]]\n",
+            "b.md": "---\ntitle: B\ntype: note\ntags: [x]\nstatus: ok\n---\n[[a]]\n",
+            "c.md": "---\ntitle: C\ntype: note\ntags: [x]\n---\n[[a]]\n",
+        },
+    )
     report = run_kblint("validate", str(kb), "--format", "json", "--fail-on", "never").json
     # three system checker items pass everywhere (weight 1 each); the judgment item has no outcome.
     # a: 6/6; b: 5/6 (priority fails); c: 3/6 (status, weight 2, and priority fail)
@@ -224,11 +238,15 @@ def test_a_checker_that_raises_is_a_checker_error_and_the_run_goes_on(tmp_path: 
     reg = registry()
     reg.add(Checker("test.explode", explode, source="tests"))
     try:
-        kb = write_kb(tmp_path / "x", "name: x\nevaluation_rubric:\n  - {text: Explodes, checker: test.explode}\n"
-                                      "  - {text: Has status, checker: status_present}\n", {
-            "a.md": "---\ntitle: A\ntype: note\ntags: [t]\n---\n[[a2]]\n",
-            "a2.md": "---\ntitle: A2\ntype: note\ntags: [t]\nstatus: s\n---\n[[a]]\n",
-        })
+        kb = write_kb(
+            tmp_path / "x",
+            "name: x\nevaluation_rubric:\n  - {text: Explodes, checker: test.explode}\n"
+            "  - {text: Has status, checker: status_present}\n",
+            {
+                "a.md": "---\ntitle: A\ntype: note\ntags: [t]\n---\n[[a2]]\n",
+                "a2.md": "---\ntitle: A2\ntype: note\ntags: [t]\nstatus: s\n---\n[[a]]\n",
+            },
+        )
         report, _ = run(Settings(paths=[str(kb)]))
     finally:
         reg.checkers.pop("test.explode")
@@ -239,7 +257,9 @@ def test_a_checker_that_raises_is_a_checker_error_and_the_run_goes_on(tmp_path: 
 
 
 def test_malformed_kb_yaml_values_are_config_errors(tmp_path: Path):
-    kb = write_kb(tmp_path / "m", """\
+    kb = write_kb(
+        tmp_path / "m",
+        """\
 name: [w]
 types:
   t:
@@ -248,7 +268,9 @@ types:
       size:
         type: number
         min: abc
-""", {"a.md": "---\ntitle: A\ntype: t\ntags: [x]\nkind: 3\nsize: 2\n---\n[[a]]\n"})
+""",
+        {"a.md": "---\ntitle: A\ntype: t\ntags: [x]\nkind: 3\nsize: 2\n---\n[[a]]\n"},
+    )
     report = run_kblint("validate", str(kb), "--format", "json").json
     errors = sorted((i["line"], i["message"].split(":")[0]) for i in issues_of(report, "config_error"))
     assert [line for line, _ in errors] == [1, 5, 8]

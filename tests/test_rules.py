@@ -12,7 +12,6 @@ import functools
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, Result, issues_of, run_kblint, write_kb
 
 RULES_DIR = "fixtures/rules"
@@ -22,19 +21,40 @@ RULES_DIR = "fixtures/rules"
 FOCUS_TIERS = {"structure", "schema", "config"}
 
 RULE_TIER = {
-    "parse_error": "structure", "duplicate_id": "structure", "missing_title": "structure",
-    "empty_body": "structure", "missing_type": "structure", "unknown_type": "schema",
-    "subdirectory_mismatch": "schema", "missing_required": "schema", "invalid_field": "schema",
-    "invalid_date": "schema", "unknown_field": "schema", "invalid_status": "schema",
-    "broken_link": "structure", "unresolved_external": "structure", "orphan_entry": "structure",
+    "parse_error": "structure",
+    "duplicate_id": "structure",
+    "missing_title": "structure",
+    "empty_body": "structure",
+    "missing_type": "structure",
+    "unknown_type": "schema",
+    "subdirectory_mismatch": "schema",
+    "missing_required": "schema",
+    "invalid_field": "schema",
+    "invalid_date": "schema",
+    "unknown_field": "schema",
+    "invalid_status": "schema",
+    "broken_link": "structure",
+    "unresolved_external": "structure",
+    "orphan_entry": "structure",
 }
 
 # Default severities (SPEC §8 table).
 RULES_SEVERITY = {
-    "parse_error": "error", "duplicate_id": "error", "missing_title": "error", "empty_body": "warning",
-    "missing_type": "info", "unknown_type": "warning", "subdirectory_mismatch": "warning",
-    "missing_required": "error", "invalid_field": "warning", "invalid_date": "error", "unknown_field": "info",
-    "invalid_status": "warning", "broken_link": "warning", "unresolved_external": "info", "orphan_entry": "info",
+    "parse_error": "error",
+    "duplicate_id": "error",
+    "missing_title": "error",
+    "empty_body": "warning",
+    "missing_type": "info",
+    "unknown_type": "warning",
+    "subdirectory_mismatch": "warning",
+    "missing_required": "error",
+    "invalid_field": "warning",
+    "invalid_date": "error",
+    "unknown_field": "info",
+    "invalid_status": "warning",
+    "broken_link": "warning",
+    "unresolved_external": "info",
+    "orphan_entry": "info",
 }
 
 # rule -> the issues of that rule the fail KB must report, exactly:
@@ -146,7 +166,6 @@ PASS_EXTRAS = {
 }
 
 
-
 @functools.lru_cache(maxsize=None)
 def lint(path: str, *args: str) -> Result:
     """Run `kblint validate PATH --format json ARGS` from the repository root (cached per run)."""
@@ -242,8 +261,6 @@ def test_pass_fixture_reports_none_of_the_rule(rule: str):
     assert report["summary"]["entries"] == md_files(path)
 
 
-
-
 # ---------------------------------------------------------------------------------------------
 # Rule-specific behaviour.
 
@@ -270,17 +287,22 @@ def test_enforce_makes_unknown_type_an_error():
 def test_enforce_raises_only_invalid_field_and_unknown_type():
     result = lint(fixture("invalid_field", "enforce"))
     report = result.json
-    got = sorted((Path(i["path"]).name, i["rule"], i["severity"], i["field"])
-                 for i in report["issues"] if i["tier"] in FOCUS_TIERS)
-    assert got == sorted([
-        ("bad-select.md", "invalid_field", "error", "confidence"),
-        ("rule-range.md", "invalid_field", "error", "priority"),  # validation.rules too
-        ("lenient-select.md", "invalid_field", "warning", "flavour"),  # allow_other: stays a warning
-        ("bad-date.md", "invalid_date", "error", "seen_on"),  # an error whatever enforce says
-        ("bad-status.md", "invalid_status", "warning", "status"),
-        ("extra-key.md", "unknown_field", "info", "colour"),
-        ("no-confidence.md", "missing_required", "error", "confidence"),
-    ])
+    got = sorted(
+        (Path(i["path"]).name, i["rule"], i["severity"], i["field"])
+        for i in report["issues"]
+        if i["tier"] in FOCUS_TIERS
+    )
+    assert got == sorted(
+        [
+            ("bad-select.md", "invalid_field", "error", "confidence"),
+            ("rule-range.md", "invalid_field", "error", "priority"),  # validation.rules too
+            ("lenient-select.md", "invalid_field", "warning", "flavour"),  # allow_other: stays a warning
+            ("bad-date.md", "invalid_date", "error", "seen_on"),  # an error whatever enforce says
+            ("bad-status.md", "invalid_status", "warning", "status"),
+            ("extra-key.md", "unknown_field", "info", "colour"),
+            ("no-confidence.md", "missing_required", "error", "confidence"),
+        ]
+    )
     assert result.code == 1
     # the same kind of misfit without enforce is a warning
     plain = lint(fixture("invalid_field", "fail")).json
@@ -346,16 +368,28 @@ def test_invalid_date_is_never_also_invalid_field():
 
 def test_both_field_vocabularies_are_accepted():
     kb_yaml = (ROOT / fixture("invalid_field", "fail") / "kb.yaml").read_text(encoding="utf-8")
-    for spelling in ("values:", "options:", "type: string", "type: text", "type: integer", "type: number",
-                     "type: boolean", "type: checkbox"):
+    for spelling in (
+        "values:",
+        "options:",
+        "type: string",
+        "type: text",
+        "type: integer",
+        "type: number",
+        "type: boolean",
+        "type: checkbox",
+    ):
         assert spelling in kb_yaml  # guard: the fixture really uses both spellings
     fail = lint(fixture("invalid_field", "fail")).json
     passing = lint(fixture("invalid_field", "pass")).json
     # no spelling is an unknown field type
     assert issues_of(fail, "config_error") == [] and issues_of(passing, "config_error") == []
     flagged = {i["field"] for i in issues_of(fail, "invalid_field")}
-    pairs = {"values/options": {"confidence", "sector"}, "string/text": {"headline", "teaser"},
-             "integer/number": {"score", "weight"}, "boolean/checkbox": {"published", "verified"}}
+    pairs = {
+        "values/options": {"confidence", "sector"},
+        "string/text": {"headline", "teaser"},
+        "integer/number": {"score", "weight"},
+        "boolean/checkbox": {"published", "verified"},
+    }
     for pair, fields in pairs.items():
         assert fields <= flagged, f"{pair}: {fields - flagged} not checked"
     assert issues_of(passing, "invalid_field") == []
@@ -410,9 +444,15 @@ def test_missing_type_entries_are_checked_as_notes():
 
 def test_broken_link_messages_name_the_target():
     found = by_path(lint(fixture("broken_link", "fail")).json, "broken_link")
-    targets = {"wikilink.md": "no-such-entry", "fm-links.md": "ghost", "legacy.md": "phantom",
-               "mdlink.md": "missing", "objref.md": "nobody-inc", "references.md": "absent-report",
-               "transclusion.md": "missing-diagram.svg"}
+    targets = {
+        "wikilink.md": "no-such-entry",
+        "fm-links.md": "ghost",
+        "legacy.md": "phantom",
+        "mdlink.md": "missing",
+        "objref.md": "nobody-inc",
+        "references.md": "absent-report",
+        "transclusion.md": "missing-diagram.svg",
+    }
     assert set(found) == set(targets)
     for name, target in targets.items():
         assert f"'{target}'" in found[name]["message"], found[name]["message"]
@@ -432,7 +472,9 @@ def test_strict_links_makes_external_links_broken():
     plain = lint(path).json
     strict = lint(path, "--strict-links").json
     assert issues_of(strict, "unresolved_external") == []
-    assert [row[:3] for row in located(strict, "broken_link")] == [row[:3] for row in located(plain, "unresolved_external")]
+    assert [row[:3] for row in located(strict, "broken_link")] == [
+        row[:3] for row in located(plain, "unresolved_external")
+    ]
     assert {i["severity"] for i in issues_of(strict, "broken_link")} == {"warning"}
 
 
@@ -448,10 +490,14 @@ def test_cross_kb_links_resolve_when_the_kb_is_loaded():
 
 
 def test_impossible_date_under_metadata_is_reported_once(tmp_path):
-    write_kb(tmp_path / "kb", "name: nested\n", {
-        "a.md": "---\ntitle: A\ntype: note\ntags: [x]\nmetadata:\n  date: 2025-13-45\n---\nSee [[b]].\n",
-        "b.md": "---\ntitle: B\ntype: note\ntags: [x]\n---\nSee [[a]].\n",
-    })
+    write_kb(
+        tmp_path / "kb",
+        "name: nested\n",
+        {
+            "a.md": "---\ntitle: A\ntype: note\ntags: [x]\nmetadata:\n  date: 2025-13-45\n---\nSee [[b]].\n",
+            "b.md": "---\ntitle: B\ntype: note\ntags: [x]\n---\nSee [[a]].\n",
+        },
+    )
     result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
     found = issues_of(result.json, "invalid_date")
     assert len(found) == 1, found
@@ -459,14 +505,18 @@ def test_impossible_date_under_metadata_is_reported_once(tmp_path):
 
 
 def test_iso8601_rule_on_a_datetime_field_gives_invalid_date(tmp_path):
-    write_kb(tmp_path / "kb", (
-        "name: iso\n"
-        "validation:\n  rules:\n    - {field: reviewed_on, format: ISO8601}\n"
-        "types:\n  report:\n    fields:\n      reviewed_on: {type: datetime}\n"
-    ), {
-        "a.md": '---\ntitle: A\ntype: report\ntags: [x]\nreviewed_on: "2025-99-01"\n---\nSee [[b]].\n',
-        "b.md": "---\ntitle: B\ntype: note\ntags: [x]\n---\nSee [[a]].\n",
-    })
+    write_kb(
+        tmp_path / "kb",
+        (
+            "name: iso\n"
+            "validation:\n  rules:\n    - {field: reviewed_on, format: ISO8601}\n"
+            "types:\n  report:\n    fields:\n      reviewed_on: {type: datetime}\n"
+        ),
+        {
+            "a.md": '---\ntitle: A\ntype: report\ntags: [x]\nreviewed_on: "2025-99-01"\n---\nSee [[b]].\n',
+            "b.md": "---\ntitle: B\ntype: note\ntags: [x]\n---\nSee [[a]].\n",
+        },
+    )
     report = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path).json
     assert [(i["line"], i["field"]) for i in issues_of(report, "invalid_date")] == [(5, "reviewed_on")]
     assert issues_of(report, "invalid_field") == []

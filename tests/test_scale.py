@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, run_kblint, write_kb
 
 
@@ -49,8 +48,10 @@ def test_issues_held_or_spilled_give_the_same_report(held: int, cached: bool, tm
 
 
 def workspace(tmp: Path) -> Path:
-    entries = {f"n{i:02d}.md": f"---\ntitle: Note {i}\ntype: note\ntags: [t]\n---\nTo [[n{(i + 1) % 12:02d}]].\n"
-               for i in range(12)}
+    entries = {
+        f"n{i:02d}.md": f"---\ntitle: Note {i}\ntype: note\ntags: [t]\n---\nTo [[n{(i + 1) % 12:02d}]].\n"
+        for i in range(12)
+    }
     entries["n05.md"] = "---\ntitle: Note 5\ntype: note\n---\nTo [[n06]] and [[ghost]].\n"
     return write_kb(tmp / "kb", "name: kb\nevaluation_rubric: ['tags count >= 1']\n", entries)
 
@@ -71,7 +72,9 @@ def test_result_cache_reuses_and_invalidates(tmp_path: Path):
     # deleting a link target makes the now-broken link appear in an unchanged entry
     os.remove(kb / "n07.md")
     deleted = report(*args)
-    assert [(i["entry_id"], i["rule"]) for i in deleted["issues"] if i["rule"] == "broken_link"] == [("n06", "broken_link")]
+    assert [(i["entry_id"], i["rule"]) for i in deleted["issues"] if i["rule"] == "broken_link"] == [
+        ("n06", "broken_link")
+    ]
     # changing kb.yaml re-lints everything: a new policy applies to cached entries
     (kb / "kb.yaml").write_text("name: kb\nevaluation_rubric: ['tags count >= 2']\n", encoding="utf-8")
     stricter = report(*args)
@@ -108,24 +111,29 @@ def test_shards_together_equal_the_whole_run(tmp_path: Path):
 
 def test_run_cache_takes_an_unchanged_run_and_nothing_else(tmp_path: Path):
     kb = workspace(tmp_path)
-    (kb / "n01.md").write_text("---\ntitle: Note 1\ntype: note\ntags: [t]\n---\nTo [[n02]], see [[diagram.png]].\n",
-                               encoding="utf-8")
+    (kb / "n01.md").write_text(
+        "---\ntitle: Note 1\ntype: note\ntags: [t]\n---\nTo [[n02]], see [[diagram.png]].\n", encoding="utf-8"
+    )
     cache = tmp_path / "cache"
     args = (str(kb), "--cache-dir", str(cache))
     cold = report(*args)
     assert [i["message"] for i in cold["issues"] if i["rule"] == "broken_link"] == [
-        "Link target 'diagram.png' not found", "Link target 'ghost' not found"]
+        "Link target 'diagram.png' not found",
+        "Link target 'ghost' not found",
+    ]
     assert len(list((cache / "runs").glob("*.jsonl"))) == 1
     assert report(*args) == cold
     # filters apply to the cached outcome as to a fresh one
-    assert report(*args, "--select", "orphan_entry,broken_link") == report(*args, "--select",
-                                                                             "orphan_entry,broken_link", "--no-cache")
+    assert report(*args, "--select", "orphan_entry,broken_link") == report(
+        *args, "--select", "orphan_entry,broken_link", "--no-cache"
+    )
     # a setting that shapes the issues is a different run
     assert report(*args, "--strict-links")["issues"] == report(*args, "--strict-links", "--no-cache")["issues"]
     # a file a link names (not an entry) appearing changes the outcome, though no entry changed
     (kb / "diagram.png").write_bytes(b"\x89PNG")
     assert [i["message"] for i in report(*args)["issues"] if i["rule"] == "broken_link"] == [
-        "Link target 'ghost' not found"]
+        "Link target 'ghost' not found"
+    ]
     # a new entry is a new run
     (kb / "ghost.md").write_text("---\ntitle: Ghost\ntype: note\ntags: [t]\n---\nTo [[n05]].\n", encoding="utf-8")
     fresh = report(*args)

@@ -40,13 +40,32 @@ def test_agent_loop_schema_then_gate_with_stdin():
         "links: [{target: mara-quist, relation: ordered_by}]\n"
         "---\n\nTwo inspectors describe the order given by [[mara-quist]].\n\n## Sources\n\n- Two interviews.\n"
     )
-    gate = run_kblint("validate", "--kb", "fixtures/example", "--stdin", "--stdin-path",
-                      "findings/inspections-stopped.md", "--format", "json", "--fail-on", "warning",
-                      input=draft.encode())
+    gate = run_kblint(
+        "validate",
+        "--kb",
+        "fixtures/example",
+        "--stdin",
+        "--stdin-path",
+        "findings/inspections-stopped.md",
+        "--format",
+        "json",
+        "--fail-on",
+        "warning",
+        input=draft.encode(),
+    )
     assert gate.code == 0, gate.stdout
     assert gate.json["summary"]["files"] == 1 and gate.json["issues"] == []
-    bad = run_kblint("validate", "--kb", "fixtures/example", "--stdin", "--stdin-path", "findings/x.md",
-                     "--fail-on", "warning", input=b"---\ntitle: Notes\ntype: finding\n---\n")
+    bad = run_kblint(
+        "validate",
+        "--kb",
+        "fixtures/example",
+        "--stdin",
+        "--stdin-path",
+        "findings/x.md",
+        "--fail-on",
+        "warning",
+        input=b"---\ntitle: Notes\ntype: finding\n---\n",
+    )
     assert bad.code == 1 and "missing_required" in bad.stdout and "descriptive_title" in bad.stdout
 
 

@@ -21,8 +21,13 @@ main()
 
 
 def loaded_modules(*args: str) -> list[str]:
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=list(args), heavy=HEAVY)], cwd=str(ROOT),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=list(args), heavy=HEAVY)],
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return json.loads(proc.stderr.strip().splitlines()[-1])
 
 
@@ -31,14 +36,18 @@ def test_version_imports_no_library_and_not_the_engine():
 
 
 def test_validate_imports_no_library_it_does_not_use():
-    assert loaded_modules("validate", "fixtures/example", "--format", "json", "--no-cache") == ["kblint.engine.run",
-                                                                                                 "typer"]
+    assert loaded_modules("validate", "fixtures/example", "--format", "json", "--no-cache") == [
+        "kblint.engine.run",
+        "typer",
+    ]
     assert loaded_modules("validate", "fixtures/example", "--no-cache") == ["kblint.engine.run", "typer"]
 
 
 def test_a_missing_dependency_is_one_line_and_exit_2():
-    code = ("import sys; sys.modules['typer'] = None; sys.argv = ['kblint', 'validate']\n"
-            "from kblint.__main__ import main; main()")
+    code = (
+        "import sys; sys.modules['typer'] = None; sys.argv = ['kblint', 'validate']\n"
+        "from kblint.__main__ import main; main()"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "'typer' is not installed" in proc.stderr

@@ -23,16 +23,23 @@ def rules_of(report: dict, entry: str) -> set[tuple[str, str | None]]:
 
 
 def test_frontmatter_and_comment_suppressions(tmp_path: Path):
-    kb = write_kb(tmp_path / "s", KB, {
-        "plain.md": "---\ntitle: Plain\ntype: note\n---\n[[by-rule]]\n",
-        "by-rule.md": "---\ntitle: By rule\ntype: note\nkblint: {disable: [rubric_violation]}\n---\n[[plain]]\n",
-        "by-checker.md": "---\ntitle: By checker\ntype: note\n---\n<!-- kblint-disable has_tags, priority_present -->\n"
-                         "[[plain]]\n",
-        "by-id.md": "---\ntitle: By id\ntype: note\nkblint:\n  disable: needs-status\n---\n[[plain]]\n",
-    })
+    kb = write_kb(
+        tmp_path / "s",
+        KB,
+        {
+            "plain.md": "---\ntitle: Plain\ntype: note\n---\n[[by-rule]]\n",
+            "by-rule.md": "---\ntitle: By rule\ntype: note\nkblint: {disable: [rubric_violation]}\n---\n[[plain]]\n",
+            "by-checker.md": "---\ntitle: By checker\ntype: note\n---\n<!-- kblint-disable has_tags, priority_present -->\n"
+            "[[plain]]\n",
+            "by-id.md": "---\ntitle: By id\ntype: note\nkblint:\n  disable: needs-status\n---\n[[plain]]\n",
+        },
+    )
     report = lint(kb)
-    assert rules_of(report, "plain") == {("rubric_violation", "has_tags"), ("rubric_violation", "status_present"),
-                                         ("rubric_violation", "priority_present")}
+    assert rules_of(report, "plain") == {
+        ("rubric_violation", "has_tags"),
+        ("rubric_violation", "status_present"),
+        ("rubric_violation", "priority_present"),
+    }
     assert rules_of(report, "by-rule") == set()
     assert rules_of(report, "by-checker") == {("rubric_violation", "status_present")}
     assert rules_of(report, "by-id") == {("rubric_violation", "has_tags"), ("rubric_violation", "priority_present")}
@@ -41,12 +48,16 @@ def test_frontmatter_and_comment_suppressions(tmp_path: Path):
 
 
 def test_unused_suppression(tmp_path: Path):
-    kb = write_kb(tmp_path / "s", KB, {
-        "a.md": "---\ntitle: A\ntype: note\ntags: [t]\nstatus: s\npriority: 1\n"
-                "kblint: {disable: [broken_link, needs-status, not_a_thing, llm_rubric_violation]}\n---\n[[b]]\n",
-        "b.md": "---\ntitle: B\ntype: note\ntags: [t]\nstatus: s\npriority: 1\n---\n[[a]] [[gone]]\n"
-                "<!-- kblint-disable broken_link -->\n",
-    })
+    kb = write_kb(
+        tmp_path / "s",
+        KB,
+        {
+            "a.md": "---\ntitle: A\ntype: note\ntags: [t]\nstatus: s\npriority: 1\n"
+            "kblint: {disable: [broken_link, needs-status, not_a_thing, llm_rubric_violation]}\n---\n[[b]]\n",
+            "b.md": "---\ntitle: B\ntype: note\ntags: [t]\nstatus: s\npriority: 1\n---\n[[a]] [[gone]]\n"
+            "<!-- kblint-disable broken_link -->\n",
+        },
+    )
     report = lint(kb)
     unused = sorted((i["entry_id"], i["line"], i["message"]) for i in issues_of(report, "unused_suppression"))
     assert unused == [

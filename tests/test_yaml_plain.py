@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime
 
 import yaml
-from hypothesis import given, strategies as st
+from conftest import same_data
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kblint.yamlread import plain as plainyaml
-
-from conftest import same_data
 
 TYPICAL = """id: ashmore-expedition-of-1929
 title: "Ashmore Expedition of 1929"
@@ -63,24 +63,97 @@ def test_typical_frontmatter_is_read_without_pyyaml_and_exactly():
 
 
 def test_what_is_not_plain_is_declined():
-    for text in ["a: &x 1\nb: *x", "a: 1 # note", "a: |\n  block", "a: !!str 1", "a: 2025-13-45", "a: \"esc\\n\"",
-                 "a: b\n  continued", "a: [b,\n  c]", "<<: {a: 1}", "a:\tb", "", "just text", "a: b: c",
-                 "- a\n b: c", "a: [x, [y]]", "a: 'it''s'"]:
+    for text in [
+        "a: &x 1\nb: *x",
+        "a: 1 # note",
+        "a: |\n  block",
+        "a: !!str 1",
+        "a: 2025-13-45",
+        'a: "esc\\n"',
+        "a: b\n  continued",
+        "a: [b,\n  c]",
+        "<<: {a: 1}",
+        "a:\tb",
+        "",
+        "just text",
+        "a: b: c",
+        "- a\n b: c",
+        "a: [x, [y]]",
+        "a: 'it''s'",
+    ]:
         assert plainyaml.load(text) is None, text
 
 
 _keys = st.sampled_from(["id", "title", "a-b", "_x", "Key", "true", "null", "y", "on", "x1"])
-_values = st.sampled_from([
-    "", "word", "two words", "1", "-5", "0x1F", "0o17", "1_000", "1.5", "-.5", ".inf", "-.nan", "1e3", "1:30",
-    "2024-02-29", "2024-13-45", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43", "yes", "No", "~", "null",
-    "'single'", "''", '"double"', '""', '"a, b"', "'a: b'", "a:b", "a: b", "http://x/y?z=1", "x?", "? x", "-", "- x",
-    "[a, b]", "[]", "[ ]", "[a,]", "[a, [b]]", "[1, 'q', \"r\", yes]", "[a?]", "{a: b}", "{}", "{a: b, c: 1}",
-    "{a}", "{a: b: c}", "é ü ☃", "end:", "- [a]", "%x", "@x", "`x`", "a #b", "-1x", "--x", "=", "<<", "...", "---"])
+_values = st.sampled_from(
+    [
+        "",
+        "word",
+        "two words",
+        "1",
+        "-5",
+        "0x1F",
+        "0o17",
+        "1_000",
+        "1.5",
+        "-.5",
+        ".inf",
+        "-.nan",
+        "1e3",
+        "1:30",
+        "2024-02-29",
+        "2024-13-45",
+        "2001-12-14t21:59:43.10-05:00",
+        "2001-12-14 21:59:43",
+        "yes",
+        "No",
+        "~",
+        "null",
+        "'single'",
+        "''",
+        '"double"',
+        '""',
+        '"a, b"',
+        "'a: b'",
+        "a:b",
+        "a: b",
+        "http://x/y?z=1",
+        "x?",
+        "? x",
+        "-",
+        "- x",
+        "[a, b]",
+        "[]",
+        "[ ]",
+        "[a,]",
+        "[a, [b]]",
+        "[1, 'q', \"r\", yes]",
+        "[a?]",
+        "{a: b}",
+        "{}",
+        "{a: b, c: 1}",
+        "{a}",
+        "{a: b: c}",
+        "é ü ☃",
+        "end:",
+        "- [a]",
+        "%x",
+        "@x",
+        "`x`",
+        "a #b",
+        "-1x",
+        "--x",
+        "=",
+        "<<",
+        "...",
+        "---",
+    ]
+)
 _indents = st.sampled_from(["", "  ", "    ", " "])
 _line = st.one_of(
-    st.tuples(_indents, _keys, st.sampled_from([": ", " : ", ":  ", ":"]), _values).map(lambda t: "".join(t)),
-    st.tuples(_indents, st.sampled_from(["- ", "-   ", "-"]), _values).map(lambda t: "".join(t)),
-    st.tuples(_indents, st.sampled_from(["- "]), _keys, st.just(": "), _values).map(lambda t: "".join(t)),
+    st.tuples(_indents, _keys, st.sampled_from([": ", " : ", ":  ", ":"]), _values).map("".join),
+    st.tuples(_indents, st.sampled_from(["- ", "-   ", "-"]), _values).map("".join),
+    st.tuples(_indents, st.sampled_from(["- "]), _keys, st.just(": "), _values).map("".join),
     st.just(""),
 )
 
@@ -90,10 +163,39 @@ def test_plain_reader_agrees_with_pyyaml(lines):
     assert_read_as_pyyaml_reads("\n".join(lines))
 
 
-_plain_values = st.sampled_from([
-    "word", "two words", "1", "-5", "1.5", "2024-02-29", "yes", "~", "'single'", '"double"', "[a, b]", "{a: b}",
-    "http://x/y?z=1", "é ü ☃", "[]", "0x1F", "1_000", ".inf", "No", "null", "1:30", "a:b", "2001-12-14 21:59:43",
-    "[1, 'q', \"r\", yes]", "{a: b, c: 1}", "x?", "-.5", "0o17", "''"])
+_plain_values = st.sampled_from(
+    [
+        "word",
+        "two words",
+        "1",
+        "-5",
+        "1.5",
+        "2024-02-29",
+        "yes",
+        "~",
+        "'single'",
+        '"double"',
+        "[a, b]",
+        "{a: b}",
+        "http://x/y?z=1",
+        "é ü ☃",
+        "[]",
+        "0x1F",
+        "1_000",
+        ".inf",
+        "No",
+        "null",
+        "1:30",
+        "a:b",
+        "2001-12-14 21:59:43",
+        "[1, 'q', \"r\", yes]",
+        "{a: b, c: 1}",
+        "x?",
+        "-.5",
+        "0o17",
+        "''",
+    ]
+)
 _scalar_text = st.one_of(_plain_values, _plain_values, _values.filter(lambda v: v not in ("", "-", "- x")))
 
 
@@ -134,8 +236,11 @@ _tree = st.recursive(
 )
 
 
-@given(st.lists(st.tuples(st.one_of(_keys, st.sampled_from(["id", "links", "meta"])), _tree), min_size=1, max_size=6),
-       st.sampled_from([2, 4]), st.booleans())
+@given(
+    st.lists(st.tuples(st.one_of(_keys, st.sampled_from(["id", "links", "meta"])), _tree), min_size=1, max_size=6),
+    st.sampled_from([2, 4]),
+    st.booleans(),
+)
 def test_plain_reader_agrees_with_pyyaml_on_nested_documents(pairs, step, compact):
     assert_read_as_pyyaml_reads("\n".join(_render(("map", pairs), 0, step, compact)))
 

@@ -23,12 +23,21 @@ def descriptive_title(entry: EntrySubject, params: Params, context: CheckContext
     Fails when the title (stripped, case-folded) is one of: update, notes, todo, untitled,
     new entry, draft, temp, test, placeholder, wip.
 
-    Passes:  title: "OODA loop"
-    Fails:   title: "Untitled"
+    Passes:
+
+        ---
+        title: OODA loop
+        ---
+
+    Fails:
+
+        ---
+        title: Untitled
+        ---
     """
-    title = (entry.title or "").strip().casefold()
-    if title in _NON_DESCRIPTIVE:
-        return f"Title '{entry.title.strip()}' is not descriptive"
+    stripped = (entry.title or "").strip()
+    if stripped.casefold() in _NON_DESCRIPTIVE:
+        return f"Title '{stripped}' is not descriptive"
     return None
 
 
@@ -37,8 +46,17 @@ def has_tags(entry: EntrySubject, params: Params, context: CheckContext) -> str 
 
     `tags` may be a list or a single string (one tag).
 
-    Passes:  tags: [strategy, doctrine]
-    Fails:   tags: []
+    Passes:
+
+        ---
+        tags: [strategy, doctrine]
+        ---
+
+    Fails:
+
+        ---
+        tags: []
+        ---
     """
     need = params.get("min", 1)
     if len(entry.tags) < need:
@@ -64,8 +82,19 @@ def has_outlinks(entry: EntrySubject, params: Params, context: CheckContext) -> 
     markdown links, cross-KB links); broken and external links count, a link to itself does not.
     A stub (`research_status: stub`, `status: stub`, or a `stub` tag) passes.
 
-    Passes:  a body with [[another-entry]]
-    Fails:   no links at all
+    Passes:
+
+        ---
+        title: Example
+        ---
+        See [[another-entry]].
+
+    Fails:
+
+        ---
+        title: Example
+        ---
+        No link at all.
     """
     need = params.get("min", 1)
     if _is_stub(entry):
@@ -83,8 +112,23 @@ def has_inlinks(entry: GraphSubject, params: Params, context: CheckContext) -> s
 
     Runs after the graph pass: incoming links are counted over every KB in the run.
 
-    Passes:  another entry has [[this-entry]]
-    Fails:   nothing links here
+    Passes:
+
+        ==> example.md <==
+        ---
+        title: Example
+        ---
+        ==> other.md <==
+        ---
+        title: Other
+        ---
+        See [[example]].
+
+    Fails:
+
+        ---
+        title: Example
+        ---
     """
     need = params.get("min", 1)
     count = len((context.inlinks or {}).get(entry.path, ()))
@@ -98,8 +142,17 @@ def has_inlinks(entry: GraphSubject, params: Params, context: CheckContext) -> s
 def status_present(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """Entry has a `status`.
 
-    Passes:  status: draft
-    Fails:   no status key, or an empty one
+    Passes:
+
+        ---
+        status: draft
+        ---
+
+    Fails:
+
+        ---
+        status: ""
+        ---
     """
     if is_empty(entry.status):
         return f"Entry '{entry.id}' has no status"
@@ -109,8 +162,17 @@ def status_present(entry: EntrySubject, params: Params, context: CheckContext) -
 def priority_present(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """Entry has a `priority`.
 
-    Passes:  priority: high
-    Fails:   no priority key, or an empty one
+    Passes:
+
+        ---
+        priority: high
+        ---
+
+    Fails:
+
+        ---
+        title: Example
+        ---
     """
     if is_empty(entry.metadata.get("priority")):
         return f"Entry '{entry.id}' has no priority"
@@ -123,8 +185,17 @@ def has_field(entry: EntrySubject, params: Params, context: CheckContext) -> str
     Missing, null, an empty string and an empty list all fail. Fields of a nested `metadata:`
     mapping count.
 
-    Passes:  role: "Chair of the committee"   (field: role)
-    Fails:   role: ""
+    Passes (field: role):
+
+        ---
+        role: Chair of the committee
+        ---
+
+    Fails (field: role):
+
+        ---
+        role: ""
+        ---
     """
     name = params["field"]
     if is_empty(entry.metadata.get(name)):
@@ -135,8 +206,17 @@ def has_field(entry: EntrySubject, params: Params, context: CheckContext) -> str
 def has_any_field(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """At least one of the metadata fields `fields` is present and not empty.
 
-    Passes:  author: "J. Smith"   (fields: [url, author])
-    Fails:   neither url nor author
+    Passes (fields: [url, author]):
+
+        ---
+        author: J. Smith
+        ---
+
+    Fails (fields: [url, author]):
+
+        ---
+        title: Example
+        ---
     """
     names = params["fields"]
     if all(is_empty(entry.metadata.get(name)) for name in names):
@@ -154,8 +234,19 @@ def _norm_heading(text: str) -> str:
 def body_has_section(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body has a level-2 heading `## heading` (case-insensitive, a trailing colon ignored).
 
-    Passes:  ## Sources            (heading: Sources)
-    Fails:   ### Sources, or no such heading
+    Passes (heading: Sources):
+
+        ---
+        title: Example
+        ---
+        ## Sources
+
+    Fails (heading: Sources):
+
+        ---
+        title: Example
+        ---
+        ### Sources
     """
     want = _norm_heading(params["heading"])
     if any(level == SECTION_LEVEL and _norm_heading(text) == want for level, text, _ in entry.headings):
@@ -166,8 +257,19 @@ def body_has_section(entry: EntrySubject, params: Params, context: CheckContext)
 def body_has_heading(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body has a heading with the text `heading`, at `level` if given (any level otherwise).
 
-    Passes:  ### Timeline          (heading: Timeline, level: 3)
-    Fails:   ## Timeline           (heading: Timeline, level: 3)
+    Passes (heading: Timeline, level: 3):
+
+        ---
+        title: Example
+        ---
+        ### Timeline
+
+    Fails (heading: Timeline, level: 3):
+
+        ---
+        title: Example
+        ---
+        ## Timeline
     """
     want = _norm_heading(params["heading"])
     level = params.get("level")
@@ -185,8 +287,19 @@ def _pattern(pattern: str) -> re.Pattern[str]:
 def body_has_pattern(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body matches the regular expression `pattern` (multiline, case-insensitive).
 
-    Passes:  a body containing "Source: council minutes"   (pattern: "^source:")
-    Fails:   no line starting with "source:"
+    Passes (pattern: "^source:"):
+
+        ---
+        title: Example
+        ---
+        Source: council minutes
+
+    Fails (pattern: "^source:"):
+
+        ---
+        title: Example
+        ---
+        The council minutes say so.
     """
     if _pattern(params["pattern"]).search(entry.body):
         return None
@@ -196,8 +309,21 @@ def body_has_pattern(entry: EntrySubject, params: Params, context: CheckContext)
 def body_has_code_block(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body has a fenced code block (``` or ~~~).
 
-    Passes:  a body with a ```python block
-    Fails:   only inline `code`
+    Passes:
+
+        ---
+        title: Example
+        ---
+        ```python
+        print("hello")
+        ```
+
+    Fails:
+
+        ---
+        title: Example
+        ---
+        Only inline `code`.
     """
     if entry.fences:
         return None
@@ -207,8 +333,19 @@ def body_has_code_block(entry: EntrySubject, params: Params, context: CheckConte
 def body_min_words(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body has at least `min` words (whitespace-separated, code blocks not counted).
 
-    Passes:  a 300-word body   (min: 200)
-    Fails:   a 50-word body    (min: 200)
+    Passes (min: 5):
+
+        ---
+        title: Example
+        ---
+        One two three four five.
+
+    Fails (min: 5):
+
+        ---
+        title: Example
+        ---
+        Too short.
     """
     need = params["min"]
     count = entry.words_up_to(need)
@@ -250,8 +387,20 @@ def cites_source(entry: EntrySubject, params: Params, context: CheckContext) -> 
     Bibliography) has content under it, or a line starts with `Source:` or `Sources:` (any case)
     followed by text.
 
-    Passes:  ## Sources\n- Coram, *Boyd* (2002)
-    Fails:   no source field, section or line
+    Passes:
+
+        ---
+        title: Example
+        ---
+        ## Sources
+        - Coram, *Boyd* (2002)
+
+    Fails:
+
+        ---
+        title: Example
+        ---
+        ## Sources
     """
     fields = params.get("fields") or ["sources", "source", "source_url", "url", "references"]
     if any(not is_empty(entry.metadata.get(name)) for name in fields):
@@ -272,8 +421,18 @@ def not_oversized(entry: EntrySubject, params: Params, context: CheckContext) ->
     Fails when `effort` is XL or XXL (any case) and the entry has no link with relation
     `has_subtask`.
 
-    Passes:  effort: M
-    Fails:   effort: XL and no has_subtask link
+    Passes:
+
+        ---
+        effort: XL
+        links: [{target: part-1, relation: has_subtask}]
+        ---
+
+    Fails:
+
+        ---
+        effort: XL
+        ---
     """
     effort = entry.metadata.get("effort")
     oversized = isinstance(effort, str) and effort.strip().upper() in ("XL", "XXL")
@@ -291,8 +450,19 @@ def orphan_backlog_item(entry: EntrySubject, params: Params, context: CheckConte
     Applies to open items: `kind` is not epic and `status` is not done, retired, wont_do or
     deferred. Such an item fails when it has no link with relation `subtask_of`.
 
-    Passes:  kind: task, links: [{target: epic-1, relation: subtask_of}]
-    Fails:   kind: task, status: open, no subtask_of link
+    Passes:
+
+        ---
+        kind: task
+        links: [{target: epic-1, relation: subtask_of}]
+        ---
+
+    Fails:
+
+        ---
+        kind: task
+        status: open
+        ---
     """
     kind = entry.metadata.get("kind")
     if isinstance(kind, str) and kind.strip().casefold() == "epic":

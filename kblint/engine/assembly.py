@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..checkers.base import CheckContext
 from ..model.facts import EntryFacts
 from ..model.graph import LinkGraph
-from ..model.issue import Coverage, Issue, KBReport
+from ..model.issue import Issue, KBReport
 from ..rules.config import config_errors
 from . import scoring
 from .filters import Suppressed, in_shard
@@ -36,9 +36,9 @@ class Assembly:
 
     def add_kb(self, r: KBRun, graph: LinkGraph) -> None:
         plan = r.ctx.plan
-        report = KBReport(name=r.kb.name, root=r.kb.root, coverage=Coverage(**plan.totals()))
+        report = KBReport(name=r.kb.name, root=r.kb.root, coverage=plan.coverage())
         self.reports.append(report)
-        self.judgment_items += plan.totals()["judgment"]
+        self.judgment_items += report.coverage.judgment
         context = CheckContext(schema=r.ctx.schema, inlinks=graph.inlinks, graph=graph)
         candidates = {c.path: c.data for c in r.kb.candidates}
         for result in r.results:

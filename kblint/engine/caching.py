@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..checkers.registry import registry
-from ..config import Settings
+from ..config import Settings, llm_spec
 from ..infra import resultcache
 from ..model.issue import Coverage, Issue, JudgmentSummary, KBReport, fingerprint_of
 from ..workspace import Workspace
-
-if TYPE_CHECKING:
-    from .run import Outcome
+from .outcome import Outcome
 
 
 @dataclass(slots=True)
@@ -58,8 +56,6 @@ def caches_for(ws: Workspace, settings: Settings) -> Caches | None:
 def run_key(ws: Workspace, settings: Settings, kb_name: str | None, caches: Caches) -> str | None:
     """The key of this run's outcome in the run cache, or None when its outcome depends on more
     than its files and settings (git history, standard input, an LLM)."""
-    from .pass_judgment import llm_spec
-
     if (
         settings.changed_since
         or settings.llm_required
@@ -81,8 +77,6 @@ def run_key(ws: Workspace, settings: Settings, kb_name: str | None, caches: Cach
 
 def load_outcome(caches: Caches, key: str) -> Outcome | None:
     """The outcome of an earlier run with the same key, unless a file its links named changed."""
-    from .run import Outcome
-
     stored = resultcache.load_run(caches.cache_dir, key)
     if stored is None:
         return None

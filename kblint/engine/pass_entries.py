@@ -299,7 +299,7 @@ def run_all(ws: Workspace, settings: Settings, caches: Caches | None, spill: Iss
     )
     driver = PassOne(contexts, settings.jobs or cpu_count(), fingerprints, any(kb_caches), spill, HELD_ISSUES)
     by_path: dict[str, FileResult] = {}
-    tasks = []
+    tasks: list[Task] = []
     for k, kb in enumerate(ws.kbs):
         reused = _reused(kb_caches[k], kb, caches)
         results = list(reused.values())
@@ -337,7 +337,7 @@ def restrict_to_changed(ws: Workspace, ref: str) -> set[tuple[str, str]]:
     of each entry file deleted since then."""
     from ..history import changed_since
 
-    deleted_names = set()
+    deleted_names: set[tuple[str, str]] = set()
     for kb in ws.kbs:
         changed, deleted = changed_since(ref, kb.root)
         kb.reported = {p for p in kb.files if p in changed and (kb.reported is None or p in kb.reported)}

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
+from ..config import Settings, llm_spec
 from ..model.facts import EntryFacts
 from ..model.issue import DryRunRow, Issue, JudgmentSummary
 from ..model.plan import Binding
@@ -47,10 +47,6 @@ class JudgmentResult:
     issues: list[Issue] = field(default_factory=list)
     unavailable: str | None = None  # why the LLM could not be reached (or none is configured)
     dry_run: list[DryRunRow] | None = None
-
-
-def llm_spec(settings: Settings) -> str | None:
-    return settings.llm or os.environ.get("KBLINT_LLM") or None
 
 
 def judge_config(settings: Settings) -> JudgeConfig:

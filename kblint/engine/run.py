@@ -12,29 +12,15 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass, field
 
-from ..config import Settings
+from ..config import Settings, llm_spec
 from ..infra.spill import IssueSpill
-from ..model.issue import SORT_KEY, DryRunRow, Issue, JudgmentSummary, KBReport, Report
+from ..model.issue import SORT_KEY, JudgmentSummary, Report
 from ..paths import display_path
 from ..workspace import KB, UsageError, WalkOptions, Workspace, build_workspace
 from . import caching, filters, pass_entries, pass_graph, pass_judgment
 from .assembly import Assembly
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What linting found, before --select/--ignore/--type, baselines and counts."""
-
-    kbs: list[KBReport]
-    issues: list[Issue]  # suppressions applied
-    hidden: dict[str, int]
-    judgment: JudgmentSummary
-    judgment_items: int
-    dry_run: list[DryRunRow] | None = None
-    unavailable: str | None = None  # the LLM could not be reached (or none is configured)
-    probes: dict[str, bool] = field(default_factory=dict)  # non-entry files links named: do they exist
+from .outcome import Outcome
 
 
 def run(settings: Settings, stdin_data: bytes | None = None) -> tuple[Report, list[str]]:
@@ -148,7 +134,7 @@ def _lint(ws: Workspace, settings: Settings, kb_name: str | None, caches: cachin
 def _judgment(assembly: Assembly, settings: Settings) -> pass_judgment.JudgmentResult:
     """Pass 3. Without an LLM (or with --no-judgment) the judgment items are counted as not evaluated."""
     checks = sum(p.facts.judgment_items for p in assembly.pending)
-    if settings.no_judgment or pass_judgment.llm_spec(settings) is None:
+    if settings.no_judgment or llm_spec(settings) is None:
         return pass_judgment.not_run(checks, settings)
     pending = [p for p in assembly.pending if p.items]
     if not pending:

@@ -68,7 +68,7 @@ def read_regular_file(path: str, max_bytes: int | None = None) -> bytes:
 
 def _read_all(fd: int, expected: int, max_bytes: int | None) -> bytes:
     """The rest of FD, whose size was EXPECTED (it may have changed since)."""
-    parts = []
+    parts: list[bytes] = []
     size = 0
     while True:
         chunk = os.read(fd, max(expected - size + 1, 1 << 16))

@@ -65,7 +65,8 @@ def issue_of_row(row: list[Any]) -> Issue:
     """An issue from its record; its strings but the message are interned (they repeat)."""
     if len(row) != len(ISSUE_FIELDS):
         raise ValueError("issue record of another shape")
-    return Issue(*(sys.intern(v) if isinstance(v, str) and n != _MESSAGE_AT else v for n, v in enumerate(row)))
+    values: list[Any] = [sys.intern(v) if isinstance(v, str) and n != _MESSAGE_AT else v for n, v in enumerate(row)]
+    return Issue(*values)
 
 
 def record_text(facts: EntryFacts, issues: list[Issue], cross_sources: tuple[str, ...]) -> str:
@@ -255,7 +256,7 @@ def _columns(issues: list[Issue]) -> tuple[list[str], list[list[Any]]]:
             columns.append(values)
         else:
             columns.append([table.setdefault(v, len(table) - 1) for v in values])
-    return [t for t in table if t is not None], columns  # type: ignore[misc]
+    return [t for t in table if t is not None], columns
 
 
 def _issues_of_columns(texts: list[Any], columns: list[list[Any]], count: int) -> list[Issue]:

@@ -26,7 +26,7 @@ class IssueSpill:
     def put(self, per_file: list[list[Issue]]) -> int:
         """Store the issues of len(PER_FILE) files; the slot of the first, the others following."""
         if self._file is None:
-            self._file = tempfile.TemporaryFile()
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open from the first put() to take()
         data = pickle.dumps(per_file, protocol=pickle.HIGHEST_PROTOCOL)
         self._file.write(len(data).to_bytes(8, "little") + data)
         first = self._slots

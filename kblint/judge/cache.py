@@ -9,6 +9,7 @@ concurrent runs may share a cache directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -80,10 +81,8 @@ class VerdictCache:
                     json.dump(data, fh, ensure_ascii=False, sort_keys=True)
                 os.replace(tmp, path)
             except BaseException:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(tmp)
-                except OSError:
-                    pass
                 raise
         except OSError:
             self.write_errors += 1  # the cache is best effort: a read-only disk does not fail the run

@@ -6,6 +6,7 @@ Changing anything here that changes what is sent must bump PROMPT_VERSION (it is
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from .model import VERDICTS, JudgeItem
@@ -34,7 +35,7 @@ Answer with this JSON object only, one verdict for every item, with the item ids
 _FENCE_RUN = re.compile(r"`{3,}")
 
 
-def canonical(value) -> str:
+def canonical(value: object) -> str:
     """Canonical JSON (sorted keys, no spaces; dates and other objects as strings): the cache's view of data."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -101,7 +102,7 @@ _VERDICT_ALIASES = {
 }
 
 
-def _load_json(text: str):
+def _load_json(text: str) -> object:
     """The JSON value of an answer: bare JSON, a fenced block, or the outermost {...} in prose. None if none."""
     text = _THINK.sub("", text or "").strip()
     candidates = [text]
@@ -109,18 +110,17 @@ def _load_json(text: str):
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
         candidates.append(text[start : end + 1])
-    for c in candidates:
-        c = c.strip()
-        if not c or c[0] not in "{[":
+    for candidate in map(str.strip, candidates):
+        if not candidate or candidate[0] not in "{[":
             continue
         try:
-            return json.loads(c)
+            return json.loads(candidate)
         except ValueError:
             continue
     return None
 
 
-def _confidence(value) -> float | None:
+def _confidence(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
@@ -129,7 +129,7 @@ def _confidence(value) -> float | None:
         except ValueError:
             return None
     if isinstance(value, (int, float)):
-        if value != value:  # NaN
+        if math.isnan(value):
             return None
         return min(1.0, max(0.0, float(value)))
     return None

@@ -10,17 +10,35 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
 
 from .cache import VerdictCache, item_key
 from .model import ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest, JudgeStats, JudgeUnavailable, Verdict
 from .prompt import SYSTEM_PROMPT, canonical, estimate_tokens, parse_answer, prompt_entry, user_message
 
+if TYPE_CHECKING:
+    import httpx
+
 log = logging.getLogger("kblint.judge")
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
+_REFUSED = frozenset({HTTPStatus.UNAUTHORIZED, HTTPStatus.FORBIDDEN})  # the key is wrong: no request will pass
+_SNIPPET_CHARS = 200  # of an error response, quoted in the message
+
+
+@dataclass
+class _Attempt:
+    """What one request gave: a final result for the caller, or an error after which trying again may help."""
+
+    final: tuple[str, str] | None = None
+    error: str = ""
+    retry_after: float | None = None  # seconds, when the provider said how long to wait
+    connect_detail: str | None = None  # why the connection could not be made, when it could not
+
+
 Progress = Callable[[int, int], None]
 
 
@@ -175,7 +193,7 @@ class _Runner:
         for it in items:
             w.errors[it.id] = ItemError(it.id, message)
 
-    async def judge_entry(self, client, w: _Work) -> None:
+    async def judge_entry(self, client: httpx.AsyncClient, w: _Work) -> None:
         hold = _Hold(self.slots)
         try:
             await hold.take()
@@ -215,77 +233,102 @@ class _Runner:
             hold.give()
             self._finish(w)
 
-    async def _ask(self, client, hold: _Hold, w: _Work, items: list[JudgeItem], note: str | None) -> tuple[str, str]:
+    async def _ask(
+        self, client: httpx.AsyncClient, hold: _Hold, w: _Work, items: list[JudgeItem], note: str | None
+    ) -> tuple[str, str]:
         """Send one request, with retries: ("ok", answer text) | ("error", message) | ("skip", reason: provider
         unavailable) | ("budget", reason: --max-llm-calls reached before the first attempt)."""
-        import httpx
-
         c = self.config
         user = user_message(w.sent_entry, items, w.guidelines, note)
-        wire = c.wire
-        body = json.dumps(wire.body(c.model, SYSTEM_PROMPT, user, c.max_tokens)).encode("utf-8")
-        headers = wire.headers(c.api_key)
-        last_error = connect_detail = "no attempt made"
+        body = json.dumps(c.wire.body(c.model, SYSTEM_PROMPT, user, c.max_tokens)).encode("utf-8")
+        headers = c.wire.headers(c.api_key)
+        last_error = "no attempt made"
         for attempt in range(1, c.tries + 1):
-            connect_failed = False
-            delay = c.retry_base_delay * (2 ** (attempt - 1))
-            if self.unavailable is not None:
-                return "skip", f"provider unavailable: {self.unavailable}"
-            if c.max_calls is not None and self.budget_used >= c.max_calls:
-                budget = f"budget exhausted (--max-llm-calls {c.max_calls})"
-                if attempt == 1:
-                    return "budget", budget
-                return "error", f"{last_error}; not tried again: {budget}"
+            refused = self._refusal(attempt, last_error)
+            if refused is not None:
+                return refused
             self.budget_used += 1
-            try:
-                resp = await client.post(self.url, content=body, headers=headers)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                self.budget_used -= 1  # nothing reached the provider
-                connect_failed = True
-                connect_detail = _describe(exc)
-                last_error = f"cannot connect to {self.url}: {connect_detail}"
-            except httpx.HTTPError as exc:  # timeouts, dropped connections, protocol errors
-                last_error = f"network error talking to {self.url}: {_describe(exc)}"
-            else:
-                self.reached = True
-                self.connect_streak = 0
-                status = resp.status_code
-                if 200 <= status < 300:
-                    try:
-                        data = resp.json()
-                    except ValueError:
-                        data = None
-                    answer = wire.read(data)
-                    self.stats.prompt_tokens += answer.prompt_tokens
-                    self.stats.completion_tokens += answer.completion_tokens
-                    self.succeeded = True
-                    return "ok", answer.text
-                detail = _redact(_snippet(resp), c)
-                last_error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
-                if status in (401, 403) or (status == 404 and not self.succeeded):
-                    self._mark_unavailable(f"HTTP {status}" + (f": {detail}" if detail else ""))
-                    return "skip", f"provider unavailable: {self.unavailable}"
-                if status not in RETRY_STATUS and status < 500:
-                    return "error", last_error
-                retry_after = _retry_after(resp)
-                if retry_after is not None:
-                    delay = max(delay, min(retry_after, c.max_retry_delay))
+            sent = await self._send(client, body, headers)
+            if sent.final is not None:
+                return sent.final
+            last_error = sent.error
             log.debug("entry %s: attempt %d failed: %s", w.request.key, attempt, last_error)
             if attempt < c.tries:
                 hold.give()  # others may talk to the provider while this one waits
-                await c.sleep(delay)
+                await c.sleep(self._delay(attempt, sent.retry_after))
                 await hold.take(priority=True)
-            elif connect_failed and not self.reached:
-                self._mark_unavailable(f"cannot connect to {c.base_url}: {connect_detail}")
-                return "skip", f"provider unavailable: {self.unavailable}"
-            elif connect_failed:
-                self.connect_streak += 1
-                if self.connect_streak >= self.max_connect_streak:
-                    self._mark_unavailable(
-                        f"cannot connect to {c.base_url} any more ({self.connect_streak} requests "
-                        f"in a row failed): {connect_detail}"
-                    )
+            elif sent.connect_detail is not None:
+                self._connect_failed(sent.connect_detail)
+                if not self.reached:
+                    return "skip", f"provider unavailable: {self.unavailable}"
         return "error", f"{last_error} (after {c.tries} tries)"
+
+    def _refusal(self, attempt: int, last_error: str) -> tuple[str, str] | None:
+        """Why attempt ATTEMPT is not made, if it is not: the provider is unavailable or the budget spent."""
+        c = self.config
+        if self.unavailable is not None:
+            return "skip", f"provider unavailable: {self.unavailable}"
+        if c.max_calls is not None and self.budget_used >= c.max_calls:
+            budget = f"budget exhausted (--max-llm-calls {c.max_calls})"
+            return ("budget", budget) if attempt == 1 else ("error", f"{last_error}; not tried again: {budget}")
+        return None
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential back-off, or longer when the provider asks for it (up to max_retry_delay)."""
+        c = self.config
+        delay = c.retry_base_delay * (2 ** (attempt - 1))
+        return delay if retry_after is None else max(delay, min(retry_after, c.max_retry_delay))
+
+    async def _send(self, client: httpx.AsyncClient, body: bytes, headers: dict[str, str]) -> _Attempt:
+        import httpx
+
+        try:
+            resp = await client.post(self.url, content=body, headers=headers)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            self.budget_used -= 1  # nothing reached the provider
+            detail = _describe(exc)
+            return _Attempt(error=f"cannot connect to {self.url}: {detail}", connect_detail=detail)
+        except httpx.HTTPError as exc:  # timeouts, dropped connections, protocol errors
+            return _Attempt(error=f"network error talking to {self.url}: {_describe(exc)}")
+        self.reached = True
+        self.connect_streak = 0
+        return self._response(resp)
+
+    def _response(self, resp: httpx.Response) -> _Attempt:
+        """The answer of a response, or the error it reports and whether trying again may help."""
+        c = self.config
+        status = resp.status_code
+        if resp.is_success:
+            try:
+                data = resp.json()
+            except ValueError:
+                data = None
+            answer = c.wire.read(data)
+            self.stats.prompt_tokens += answer.prompt_tokens
+            self.stats.completion_tokens += answer.completion_tokens
+            self.succeeded = True
+            return _Attempt(final=("ok", answer.text))
+        detail = _redact(_snippet(resp), c)
+        error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
+        if status in _REFUSED or (status == HTTPStatus.NOT_FOUND and not self.succeeded):
+            self._mark_unavailable(f"HTTP {status}" + (f": {detail}" if detail else ""))
+            return _Attempt(final=("skip", f"provider unavailable: {self.unavailable}"))
+        if status not in RETRY_STATUS and status < HTTPStatus.INTERNAL_SERVER_ERROR:
+            return _Attempt(final=("error", error))
+        return _Attempt(error=error, retry_after=_retry_after(resp))
+
+    def _connect_failed(self, detail: str) -> None:
+        """The last try of a request could not connect: the provider is unavailable when it never answered
+        or when too many requests in a row could not reach it."""
+        base_url = self.config.base_url
+        if not self.reached:
+            self._mark_unavailable(f"cannot connect to {base_url}: {detail}")
+            return
+        self.connect_streak += 1
+        if self.connect_streak >= self.max_connect_streak:
+            self._mark_unavailable(
+                f"cannot connect to {base_url} any more ({self.connect_streak} requests in a row failed): {detail}"
+            )
 
     def _mark_unavailable(self, reason: str) -> None:
         if self.unavailable is None:
@@ -298,7 +341,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _snippet(resp) -> str:
+def _snippet(resp: httpx.Response) -> str:
     try:
         data = resp.json()
         if isinstance(data, dict) and isinstance(data.get("error"), dict) and data["error"].get("message"):
@@ -308,10 +351,10 @@ def _snippet(resp) -> str:
     except ValueError:
         text = resp.text
     text = " ".join(text.split())
-    return text[:200] + ("…" if len(text) > 200 else "")
+    return text[:_SNIPPET_CHARS] + ("…" if len(text) > _SNIPPET_CHARS else "")
 
 
-def _retry_after(resp) -> float | None:
+def _retry_after(resp: httpx.Response) -> float | None:
     value = resp.headers.get("retry-after")
     try:
         return max(0.0, float(value)) if value is not None else None
@@ -329,7 +372,7 @@ async def _run(works: list[_Work], runner: _Runner) -> None:
         await asyncio.gather(*(runner.judge_entry(client, w) for w in works))
 
 
-def _run_sync(coro) -> None:
+def _run_sync(coro: Coroutine[Any, Any, None]) -> None:
     """asyncio.run, also when the caller already runs an event loop (then in a helper thread)."""
     try:
         asyncio.get_running_loop()
@@ -338,7 +381,7 @@ def _run_sync(coro) -> None:
         return
     failure: list[BaseException] = []
 
-    def target():
+    def target() -> None:
         try:
             asyncio.run(coro)
         except BaseException as exc:  # re-raised in the caller's thread

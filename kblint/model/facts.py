@@ -5,6 +5,7 @@ Small enough to hold for every entry of a 100,000-entry workspace: no body, no f
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -43,7 +44,7 @@ class EntryFacts:
     def site(self) -> Site:
         return Site(self.kb_name, self.path, self.id if self.parsed else None, self.type or None)
 
-    def __reduce__(self) -> tuple[type[EntryFacts], tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[builtins.type[EntryFacts], tuple[Any, ...]]:  # "type" is a field here
         return EntryFacts, FACTS_VALUES(self)
 
 

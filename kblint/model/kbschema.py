@@ -7,6 +7,7 @@ are collected as `ConfigProblem`s and reported as `config_error` issues.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Iterable
@@ -202,90 +203,51 @@ SYSTEM_RUBRIC = (
 
 SYSTEM_GUIDELINES = {
     "sourcing": "Cite sources for factual claims; prefer primary sources and say where each claim comes from.",
-    "cross_linking": "Link each entry to the related entries of the knowledge base so readers can navigate between them.",
+    "cross_linking": (
+        "Link each entry to the related entries of the knowledge base so readers can navigate between them."
+    ),
     "completeness": "Fill the fields the type asks for and write a body that explains the subject, not just names it.",
 }
 
 
+CORE_TYPES = ("note", "person", "organization", "event", "document", "topic", "relationship", "timeline", "collection")
+
+CORE_RUBRIC: dict[str, tuple[dict[str, Any], ...]] = {
+    "person": (
+        {"text": "Person has a role or position described", "checker": "has_field", "params": {"field": "role"}},
+    ),
+    "event": (
+        {"text": "Event has a date field", "covered_by": "schema"},
+        {"text": "Event has an importance score between 1 and 10", "covered_by": "schema"},
+    ),
+    "document": (
+        {
+            "text": "Document has a source URL or author",
+            "checker": "has_any_field",
+            "params": {"fields": ["url", "author"]},
+        },
+        {
+            "text": "Document has a document_type classification",
+            "checker": "has_field",
+            "params": {"field": "document_type"},
+        },
+    ),
+}
+
+
 def _core_types() -> dict[str, TypeSchema]:
-    types = {
-        name: TypeSchema(name=name, required=["title"])
-        for name in (
-            "note",
-            "person",
-            "organization",
-            "event",
-            "document",
-            "topic",
-            "relationship",
-            "timeline",
-            "collection",
-        )
-    }
-    types["person"].rubric = [
-        RubricItem(
-            raw={
-                "text": "Person has a role or position described",
-                "checker": "has_field",
-                "params": {"field": "role"},
-            },
-            text="Person has a role or position described",
-            line=0,
-            scope="type",
-            type_name="person",
-            source="core",
-        ),
-    ]
+    types = {name: TypeSchema(name=name, required=["title"]) for name in CORE_TYPES}
+    for name, items in CORE_RUBRIC.items():
+        types[name].rubric = [
+            RubricItem(raw=copy.deepcopy(item), text=item["text"], line=0, scope="type", type_name=name, source="core")
+            for item in items
+        ]
     event = types["event"]
     event.required = ["title", "date"]
     event.fields = {
         "date": FieldSchema(name="date", type="date", declared_type="date", line=0),
         "importance": FieldSchema(name="importance", type="number", declared_type="number", min=1, max=10, line=0),
     }
-    event.rubric = [
-        RubricItem(
-            raw={"text": "Event has a date field", "covered_by": "schema"},
-            text="Event has a date field",
-            line=0,
-            scope="type",
-            type_name="event",
-            source="core",
-        ),
-        RubricItem(
-            raw={"text": "Event has an importance score between 1 and 10", "covered_by": "schema"},
-            text="Event has an importance score between 1 and 10",
-            line=0,
-            scope="type",
-            type_name="event",
-            source="core",
-        ),
-    ]
-    types["document"].rubric = [
-        RubricItem(
-            raw={
-                "text": "Document has a source URL or author",
-                "checker": "has_any_field",
-                "params": {"fields": ["url", "author"]},
-            },
-            text="Document has a source URL or author",
-            line=0,
-            scope="type",
-            type_name="document",
-            source="core",
-        ),
-        RubricItem(
-            raw={
-                "text": "Document has a document_type classification",
-                "checker": "has_field",
-                "params": {"field": "document_type"},
-            },
-            text="Document has a document_type classification",
-            line=0,
-            scope="type",
-            type_name="document",
-            source="core",
-        ),
-    ]
     return types
 
 

@@ -16,7 +16,8 @@ from typing import Any
 from .. import policy
 from ..checkers.base import Checker
 from ..checkers.registry import Registry, registry, validate_params
-from .issue import BINDINGS
+from ..policy import Evaluator, Policy
+from .issue import BINDINGS, Coverage
 from .kbschema import KBSchema, RubricItem, system_rubric
 
 ITEM_KEYS = (
@@ -76,8 +77,8 @@ class Binding:
     fields: tuple[str, ...] = ()
     reason: str | None = None  # why broken
     mapping: bool = False  # written as a mapping (beats a string item of the same text)
-    parsed: policy.Policy | None = None  # the parsed policy expression
-    evaluate: policy.Evaluator | None = field(default=None, compare=False, repr=False)
+    parsed: Policy | None = None  # the parsed policy expression
+    evaluate: Evaluator | None = field(default=None, compare=False, repr=False)
     needs_graph: bool = False  # a checker or policy that runs after the graph pass
     impl: Checker | None = field(default=None, compare=False, repr=False)  # the checker named by `checker`
 
@@ -111,6 +112,12 @@ class Plan:
             for item in scope.items:
                 totals[item.kind] += 1
         return totals
+
+    def coverage(self) -> Coverage:
+        t = self.totals()
+        return Coverage(
+            schema=t["schema"], checker=t["checker"], policy=t["policy"], judgment=t["judgment"], broken=t["broken"]
+        )
 
     def broken(self) -> list[Binding]:
         return [item for scope in self.scopes for item in scope.items if item.kind == "broken"]
@@ -179,25 +186,30 @@ def bind(item: RubricItem, schema: KBSchema, reg: Registry) -> Binding:
 
 
 def _bind_mapping(b: Binding, raw: dict[Any, Any], schema: KBSchema, reg: Registry) -> Binding:
-    problem = _item_keys_problem(raw) or _common_keys(b, raw, schema)
+    problem = _item_keys_problem(raw) or _common_keys(b, raw, schema) or _form_problem(raw)
     if problem:
         return _broken(b, problem)
-    forms = [k for k in ("checker", "covered_by", "policy") if k in raw]
-    if len(forms) > 1:
-        return _broken(b, f"an item binds one way only, this one has {' and '.join(forms)}")
     if "checker" in raw:
         return _bind_checker(b, raw, reg)
-    if "params" in raw:
-        return _broken(b, "params given without a checker")
     if "covered_by" in raw:
         return _bind_schema(b, raw)
-    if "field" in raw or "fields" in raw:
-        return _broken(b, "field/fields are for covered_by: schema items")
     if "policy" in raw:
-        if not isinstance(raw["policy"], str) or not raw["policy"].strip():
-            return _broken(b, "policy must be an expression string")
         return _bind_policy(b, raw["policy"].strip())
     return b
+
+
+def _form_problem(raw: dict[Any, Any]) -> str | None:
+    """What is wrong with the way an item binds (checker, covered_by or policy), if anything."""
+    forms = [k for k in ("checker", "covered_by", "policy") if k in raw]
+    if len(forms) > 1:
+        return f"an item binds one way only, this one has {' and '.join(forms)}"
+    if "params" in raw and "checker" not in raw:
+        return "params given without a checker"
+    if ("field" in raw or "fields" in raw) and forms in ([], ["policy"]):
+        return "field/fields are for covered_by: schema items"
+    if "policy" in raw and (not isinstance(raw["policy"], str) or not raw["policy"].strip()):
+        return "policy must be an expression string"
+    return None
 
 
 def _item_keys_problem(raw: dict[Any, Any]) -> str | None:

@@ -80,7 +80,7 @@ def checker_dicts(reg: Registry) -> list[dict[str, Any]]:
             ],
             "description": c.description,
         }
-        for c in (reg.get(n) for n in reg.names())
+        for c in (reg.checkers[n] for n in reg.names())
     ]
 
 
@@ -118,7 +118,7 @@ def render_json(reg: Registry, plans: list[tuple[Plan, str]], evaluator: str | N
 def render_checkers(reg: Registry) -> str:
     rows = []
     for name in reg.names():
-        c = reg.get(name)
+        c = reg.checkers[name]
         rows.append((name, c.source, c.signature() or "—", c.description))
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)

@@ -116,8 +116,7 @@ def as_element(report: Report) -> ET.Element:
                 "skipped": "0",
             },
         )
-        for text in problems:
-            text = _clean(text)
+        for text in map(_clean, problems):
             case = ET.SubElement(suite, "testcase", {"classname": "kblint", "name": text.split(": ", 1)[0]})
             error = ET.SubElement(case, "error", {"message": text, "type": "kblint"})
             error.text = text

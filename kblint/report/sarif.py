@@ -121,7 +121,7 @@ def as_dict(report: Report) -> dict[str, Any]:
     samples: dict[str, Issue] = {}
     for issue in report.issues:
         samples.setdefault(rule_id(issue), issue)
-    rules = []
+    rules: list[dict[str, Any]] = []
     for rid in sorted(samples):
         index[rid] = len(rules)
         rules.append(rule_descriptor(rid, samples[rid]))

@@ -28,7 +28,6 @@ class IssueDetails(TypedDict, total=False):
     """What some issues carry beside their place: the rubric item, checker or policy behind them,
     and for judgment issues the judge's confidence."""
 
-    tier: str
     rubric_item: str | None
     checker: str | None
     policy: str | None
@@ -57,13 +56,14 @@ class Rule:
         field: str | None = None,
         discriminator: str = "",
         severity: str | None = None,
+        tier: str | None = None,
         **details: Unpack[IssueDetails],
     ) -> Issue:
         """An issue of this rule at SITE (with the rule's tier and severity unless given)."""
         return Issue(
             rule=self.name,
             severity=severity or self.severity,
-            tier=details.pop("tier", self.tier),
+            tier=self.tier if tier is None else tier,
             message=message,
             kb_name=site.kb_name,
             entry_id=site.entry_id,

@@ -28,11 +28,14 @@ class Misfit:
     lenient: bool = False  # allow_other: reported as a warning whatever validation.enforce says
 
 
+_SHOWN_CHARS = 60  # a value quoted in a message is cut to this length
+
+
 def show(value: Any) -> str:
     if isinstance(value, (_dt.date, _dt.datetime)):
         return value.isoformat()
     text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
 
 def is_real_date(value: Any) -> bool:

@@ -68,6 +68,7 @@ def load(text: str, key_lines: dict[str, int] | None = None, first_line: int = 1
     ]
     if not lines:
         return None  # an empty document: PyYAML gives None
+    value: list[Any] | dict[Any, Any]
     try:
         if _is_item(lines[0][1]):
             value, end = _sequence(lines, 0, lines[0][0], 0)

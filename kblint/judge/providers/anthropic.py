@@ -39,7 +39,9 @@ class Anthropic(Provider):
         text = ""
         if isinstance(blocks, list):
             text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type", "text") == "text")
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage = data.get("usage")
+        if not isinstance(usage, dict):
+            usage = {}
         return Answer(text, token_count(usage.get("input_tokens")), token_count(usage.get("output_tokens")))
 
     def missing_key(self, base_url: str, api_key: str | None) -> str | None:

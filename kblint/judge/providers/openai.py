@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from .base import Answer, Provider, token_count
 
@@ -10,8 +10,8 @@ from .base import Answer, Provider, token_count
 class OpenAI(Provider):
     name = "openai"
     default_base_url = "https://api.openai.com/v1"
-    api_key_env = "OPENAI_API_KEY"
-    base_url_env = "OPENAI_BASE_URL"
+    api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
+    base_url_env: ClassVar[str | None] = "OPENAI_BASE_URL"
 
     def endpoint(self, base_url: str) -> str:
         return base_url + "/chat/completions"
@@ -38,7 +38,9 @@ class OpenAI(Provider):
             content = ""
         if isinstance(content, list):  # content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage = data.get("usage")
+        if not isinstance(usage, dict):
+            usage = {}
         return Answer(
             content if isinstance(content, str) else "",
             token_count(usage.get("prompt_tokens")),

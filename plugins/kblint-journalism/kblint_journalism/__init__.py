@@ -16,8 +16,17 @@ def named_sources(entry, params, context):
     A source counts when it is not empty and not anonymous ("anonymous", "unnamed",
     "unnamed source", "confidential source", "background").
 
-    Passes:  sources: [council-minutes-2025-03, "Interview with the harbor master"]
-    Fails:   sources: [anonymous]
+    Passes:
+
+        ---
+        sources: [council-minutes-2025-03, "Interview with the harbor master"]
+        ---
+
+    Fails:
+
+        ---
+        sources: [anonymous]
+        ---
     """
     need = params.get("min", 1)
     sources = entry.metadata.get("sources") or []
@@ -25,7 +34,9 @@ def named_sources(entry, params, context):
         sources = [sources]
     named = [s for s in sources if str(s).strip() and str(s).strip().casefold() not in _ANONYMOUS]
     if len(named) < need:
-        return f"Entry '{entry.id}' names {len(named)} on-the-record source{'s' if len(named) != 1 else ''}, needs {need}"
+        return (
+            f"Entry '{entry.id}' names {len(named)} on-the-record source{'s' if len(named) != 1 else ''}, needs {need}"
+        )
     return None
 
 
@@ -38,8 +49,34 @@ def corroborated(entry, params, context):
 
     Runs after kblint's graph pass: it reads the incoming links of the whole workspace.
 
-    Passes:  two `document` entries link to the claim
-    Fails:   one document links to it
+    Passes (min: 2):
+
+        ==> example.md <==
+        ---
+        title: Harbor fees doubled
+        ---
+        ==> minutes.md <==
+        ---
+        type: document
+        ---
+        Confirms [[example]].
+        ==> letter.md <==
+        ---
+        type: document
+        ---
+        Also confirms [[example]].
+
+    Fails (min: 2):
+
+        ==> example.md <==
+        ---
+        title: Harbor fees doubled
+        ---
+        ==> minutes.md <==
+        ---
+        type: document
+        ---
+        Confirms [[example]].
     """
     need = params.get("min", 2)
     types = set(params.get("types") or ["document"])
@@ -72,8 +109,11 @@ class _Plugin:
             "ai_instructions": "State one checkable claim in the title; the body gives the evidence.",
             "rubric": [
                 {"text": "Claim names at least one on-the-record source", "checker": "journalism.named_sources"},
-                {"text": "Claim is corroborated by two documents", "checker": "journalism.corroborated",
-                 "params": {"min": 2}},
+                {
+                    "text": "Claim is corroborated by two documents",
+                    "checker": "journalism.corroborated",
+                    "params": {"min": 2},
+                },
                 "Claim says what is not known",
             ],
         },
