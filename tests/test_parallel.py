@@ -1,15 +1,14 @@
-"""infra.pool.in_processes: every item done once, in order, in forked workers; failures stop the run."""
+"""infra.pool.in_processes: every item done once, by a forked worker or this process; failures stop the run."""
 
 from __future__ import annotations
 
 import os
 import signal
 import time
-from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from kblint.infra.pool import in_processes, own_children
+from kblint.infra.pool import WorkerFailed, in_processes, own_children
 
 
 def square(i: int) -> tuple[int, int]:
@@ -44,13 +43,25 @@ def test_workers_inherit_what_the_work_needs():
 
 
 def test_a_failing_item_stops_the_run_with_its_error():
-    def fails(i: int) -> int:
-        if i == 5:
+    here = os.getpid()
+
+    def fails_in_a_worker(i: int) -> int:
+        if os.getpid() != here:
             raise ValueError(f"item {i} is bad")
+        time.sleep(0.01)
         return i
 
-    with pytest.raises(ValueError, match="item 5 is bad"):
-        list(in_processes(fails, list(range(20)), jobs=2))
+    with pytest.raises(WorkerFailed, match=r"a worker process failed: ValueError: item \d+ is bad"):
+        list(in_processes(fails_in_a_worker, list(range(20)), jobs=2))
+
+    def fails_here(i: int) -> int:
+        if os.getpid() == here:
+            raise ValueError("bad here")
+        time.sleep(0.01)
+        return i
+
+    with pytest.raises(ValueError, match="bad here"):
+        list(in_processes(fails_here, list(range(20)), jobs=2))
 
 
 def test_a_worker_that_dies_stops_the_run():
@@ -62,7 +73,7 @@ def test_a_worker_that_dies_stops_the_run():
         time.sleep(0.01)
         return i
 
-    with pytest.raises(BrokenProcessPool):
+    with pytest.raises(WorkerFailed, match="ended without finishing"):
         list(in_processes(dies_in_a_worker, list(range(20)), jobs=2))
 
 
@@ -81,9 +92,12 @@ def test_chunks_cover_the_items_in_order_and_are_small_where_the_processes_meet(
     from kblint.infra.pool import chunks
 
     items = list(range(1000))
-    for processes in (1, 2, 4):
-        parts = chunks(items, processes, size=64, small=8)
+    for processes, size, small in ((1, 64, 8), (2, 64, 8), (4, 64, 8), (2, 3, 0)):
+        parts = chunks(items, processes, size=size, small=small)
         assert [i for part in parts for i in part] == items
     parts = chunks(items, 2, size=64, small=8)
-    middle = [len(p) for p in parts if 450 <= p[0] <= 550]
-    assert middle and set(middle) == {8} and len(parts[0]) == 64 and len(parts[-1]) <= 64
+    sizes = [len(p) for p in parts]
+    meeting = next(k for k, p in enumerate(parts) if 500 in p)
+    assert sizes[0] == 64 and sizes[meeting] == 8
+    assert sizes[: meeting + 1] == sorted(sizes[: meeting + 1], reverse=True)  # smaller towards the meeting point
+    assert sizes[meeting:-1] == sorted(sizes[meeting:-1])  # and larger after it

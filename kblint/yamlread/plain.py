@@ -11,7 +11,6 @@ for every scalar (figures in bench/README.md). A property test holds the two to 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -154,28 +153,13 @@ def _nested(lines: Lines, i: int, indent: int, allow_same: bool, depth: int) -> 
     return None, i
 
 
-class _Pairs(tuple[tuple[str, Any], ...]):
-    """A flow mapping as _frozen_value keeps it."""
-
-
 def _value(text: str) -> Any:
-    """The value written after `key: ` or `- `, made anew (_frozen_value keeps it as it cannot change)."""
-    value = _frozen_value(text)
-    if value.__class__ is tuple:
-        return list(value)
-    if value.__class__ is _Pairs:
-        return dict(value)
-    return value
-
-
-# Frontmatter values repeat from entry to entry (statuses, types, tags, dates): each is read once.
-@lru_cache(maxsize=50_000)
-def _frozen_value(text: str) -> Any:
+    """The value written after `key: ` or `- `: a flow list, a flow mapping or a scalar."""
     first = text[0]
     if first == "[":
-        return tuple(_scalar(part, flow=True) for part in _flow_items(text, "]"))
+        return [_scalar(part, flow=True) for part in _flow_items(text, "]")]
     if first == "{":
-        return _Pairs(_flow_pairs(text))
+        return dict(_flow_pairs(text))
     return _scalar(text, flow=False)
 
 
@@ -192,7 +176,6 @@ def _scalar(text: str, flow: bool) -> Any:
     return _plain(text)
 
 
-@lru_cache(maxsize=10_000)
 def _key(key: str) -> str:
     """KEY, known to be read as a string (`true:`, `null:`, `on:` are keys of other types)."""
     if not isinstance(_plain(key), str):
