@@ -95,25 +95,8 @@ def _lint(ws: Workspace, settings: Settings, kb_name: str | None, caches: cachin
     """Passes 1 to 3, the scores and the suppressions."""
     spill = IssueSpill()
     try:
-        deleted = pass_entries.restrict_to_changed(ws, settings.changed_since) if settings.changed_since else None
-        runs = pass_entries.run_all(ws, settings, caches, spill)
-        shard = filters.parse_shard(settings.shard) if settings.shard else None
-        touched = pass_entries.touched_names(runs, deleted) if deleted is not None else None
-        graph, graph_issues = pass_graph.analyse(
-            [r.graph_kb() for r in runs], strict_links=settings.strict_links, touched=touched
-        )
-        reported = [r for r in runs if kb_name is None or r.kb.name == kb_name]
-        assembly = Assembly(shard)
-        for r in reported:
-            assembly.add_kb(r, graph)
-        if shard is None or shard[0] == 1:  # the graph issues of every entry are shard 1's
-            names = {r.kb.name for r in reported}
-            assembly.issues.extend(i for i in graph_issues if i.kb_name in names)
-        judged = _judgment(assembly, settings)
-        assembly.issues.extend(judged.issues)
-        for report in assembly.reports:
-            report.coverage.judgment_evaluated = judged.summary.enabled
-        assembly.score(reported)
+        assembly, judged, probes = _passes(ws, settings, kb_name, caches, spill)
+        # The facts and the link graph are gone by now: the spilled issues take their memory.
         issues = spill.take(assembly.spilled) + assembly.issues
         hidden: dict[str, int] = {}
         issues = filters.apply_suppressions(issues, assembly.suppressed, hidden)
@@ -125,10 +108,38 @@ def _lint(ws: Workspace, settings: Settings, kb_name: str | None, caches: cachin
             judgment_items=assembly.judgment_items,
             dry_run=judged.dry_run,
             unavailable=judged.unavailable,
-            probes=graph.probes,
+            probes=probes,
         )
     finally:
         spill.close()
+
+
+def _passes(
+    ws: Workspace, settings: Settings, kb_name: str | None, caches: caching.Caches | None, spill: IssueSpill
+) -> tuple[Assembly, pass_judgment.JudgmentResult, dict[str, bool]]:
+    """The reported KBs after passes 1 to 3 and the scores, the judgment, and the probes of the
+    graph pass (the pass-1 issues beyond what memory holds are still in SPILL)."""
+    deleted = pass_entries.restrict_to_changed(ws, settings.changed_since) if settings.changed_since else None
+    runs = pass_entries.run_all(ws, settings, caches, spill)
+    shard = filters.parse_shard(settings.shard) if settings.shard else None
+    touched = pass_entries.touched_names(runs, deleted) if deleted is not None else None
+    graph, graph_issues = pass_graph.analyse(
+        [r.graph_kb() for r in runs], strict_links=settings.strict_links, touched=touched
+    )
+    reported = [r for r in runs if kb_name is None or r.kb.name == kb_name]
+    assembly = Assembly(shard)
+    for r in reported:
+        assembly.add_kb(r, graph)
+    if shard is None or shard[0] == 1:  # the graph issues of every entry are shard 1's
+        names = {r.kb.name for r in reported}
+        assembly.issues.extend(i for i in graph_issues if i.kb_name in names)
+    judged = _judgment(assembly, settings)
+    assembly.pending.clear()  # judged: their facts are not needed any more
+    assembly.issues.extend(judged.issues)
+    for report in assembly.reports:
+        report.coverage.judgment_evaluated = judged.summary.enabled
+    assembly.score(reported)
+    return assembly, judged, graph.probes
 
 
 def _judgment(assembly: Assembly, settings: Settings) -> pass_judgment.JudgmentResult:
