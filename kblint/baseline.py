@@ -19,7 +19,7 @@ def write(path: str, rows: list[dict[str, Any]]) -> None:
     )
     lines.extend(["  ]", "}"])
     try:
-        with open(path, "w", encoding="utf-8") as fh:
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write("\n".join(lines) + "\n")
     except OSError as exc:
         raise UsageError(f"--write-baseline {path}: {exc.strerror}") from None

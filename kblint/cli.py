@@ -232,7 +232,7 @@ def _write_report(report: "Report", settings: "Settings") -> None:
         sys.stdout.write(text)
         return
     try:
-        with open(settings.output, "w", encoding="utf-8") as fh:
+        with open(settings.output, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
     except OSError as exc:
         _fail(f"--output {settings.output}: {exc.strerror}")
@@ -390,7 +390,17 @@ def _interrupted() -> None:
     sys.exit(2)
 
 
+def _escape_unencodable_output() -> None:
+    """Text that cannot be encoded (the undecodable bytes of an odd file name, kept as lone
+    surrogates) is written as a backslash escape, which JSON also reads back as the same text."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def run_app() -> None:
+    _escape_unencodable_output()
     try:
         app()
     except SystemExit as exc:

@@ -4,10 +4,10 @@ flags, which win (SPEC §12)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, overload
 
-from .infra.files import FileProblem, read_regular_file
+from .infra.files import FileProblem, not_regular_reason, read_regular_file
 from .yamlread import DEFAULT_LIMITS, Limits
 
 
@@ -96,6 +96,15 @@ _LLM_KEYS = {
     "max_calls": ("max_llm_calls", "int"),
     "required": ("llm_required", "bool"),
 }
+# [limits]: key → (Limits field, kind); README "Limits" documents them
+_LIMIT_KEYS = {
+    "max_file_bytes": ("max_file_bytes", "int"),
+    "max_yaml_depth": ("max_depth", "int"),
+    "max_alias_nodes": ("max_alias_nodes", "int"),
+    "max_path_depth": ("max_path_depth", "int"),
+    "regex_timeout": ("regex_timeout", "float"),
+}
+_TABLES = {"llm": _LLM_KEYS, "limits": _LIMIT_KEYS}
 _PATH_KEYS = ("output", "baseline", "cache_dir")
 
 
@@ -173,8 +182,9 @@ def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, d
     """(file, values by Settings field) from --config PATH or the nearest configuration file."""
     found: tuple[str, dict[str, Any]] | None
     if path is not None:
-        if not os.path.isfile(path):
-            raise ConfigError(f"--config {path}: no such file")
+        problem = not_regular_reason(path)
+        if problem is not None:
+            raise ConfigError(f"--config {path}: {problem}")
         table = _read_toml(path, pyproject=os.path.basename(path) == "pyproject.toml")
         found = (os.path.abspath(path), table or {})
     else:
@@ -183,20 +193,18 @@ def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, d
             return None, {}
     file, table = found
     values: dict = {}
+    limits: dict[str, Any] = {}
     base_dir = os.path.dirname(file)
+    prefix = "tool.kblint." if os.path.basename(file) == "pyproject.toml" else ""
     for key, value in table.items():
-        prefix = "tool.kblint." if os.path.basename(file) == "pyproject.toml" else ""
-        if key == "llm" and isinstance(value, dict):
-            for sub, subvalue in value.items():
-                if sub not in _LLM_KEYS:
-                    raise ConfigError(f"{file}: unknown key '{prefix}llm.{sub}' (known: {', '.join(_LLM_KEYS)})")
-                target, kind = _LLM_KEYS[sub]
-                values[target] = _check(kind, f"llm.{sub}", subvalue, file)
+        if key in _TABLES and isinstance(value, dict):
+            target_values = limits if key == "limits" else values
+            target_values.update(_table_values(file, prefix, key, value))
             continue
         if key not in _FILE_KEYS:
             import difflib
 
-            near = difflib.get_close_matches(key, list(_FILE_KEYS) + ["llm"], n=1)
+            near = difflib.get_close_matches(key, list(_FILE_KEYS) + list(_TABLES), n=1)
             hint = f"; did you mean '{near[0]}'?" if near else ""
             raise ConfigError(f"{file}: unknown key '{prefix}{key}'{hint}")
         target, kind = _FILE_KEYS[key]
@@ -204,6 +212,8 @@ def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, d
         if key in _PATH_KEYS and isinstance(checked, str):
             checked = os.path.join(base_dir, checked)
         values[target] = checked
+    if limits:
+        values["limits"] = replace(DEFAULT_LIMITS, **limits)
     if "llm_provider" in values or "llm_model" in values:
         provider = values.pop("llm_provider", None)
         model = values.pop("llm_model", None)
@@ -211,6 +221,18 @@ def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, d
             raise ConfigError(f"{file}: [llm] needs both 'provider' and 'model'")
         values["llm"] = f"{provider}:{model}"
     return file, values
+
+
+def _table_values(file: str, prefix: str, name: str, table: dict[str, Any]) -> dict[str, Any]:
+    """The values of the [NAME] table of the configuration file, by their target field."""
+    keys = _TABLES[name]
+    values = {}
+    for sub, value in table.items():
+        if sub not in keys:
+            raise ConfigError(f"{file}: unknown key '{prefix}{name}.{sub}' (known: {', '.join(keys)})")
+        target, kind = keys[sub]
+        values[target] = _check(kind, f"{name}.{sub}", value, file)
+    return values
 
 
 def resolve(flags: dict[str, Any], config_path: str | None = None, cwd: str | None = None) -> Settings:

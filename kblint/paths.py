@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from functools import lru_cache
 
 
@@ -21,6 +22,17 @@ def relative_to(path: str, root: str) -> str:
     return rel.replace(os.sep, "/")
 
 
+def link_relpath(target: str) -> str:
+    """A link target as a normalized KB-relative path (a leading `/` is the KB's root)."""
+    return posixpath.normpath(target.lstrip("/"))
+
+
+def leaves_kb(target: str) -> bool:
+    """Whether a link's TARGET names a path outside its KB's folder."""
+    rel = link_relpath(target)
+    return rel == ".." or rel.startswith("../")
+
+
 def is_within(path: str, root: str) -> bool:
     """Whether PATH (made absolute) is ROOT or lies below it."""
     try:
@@ -30,12 +42,56 @@ def is_within(path: str, root: str) -> bool:
 
 
 def display_path(path: str) -> str:
-    """PATH as reports show it: relative to the current directory, with `/` separators."""
+    """PATH as reports show it: relative to the current directory, with `/` separators, quoted
+    as git quotes file names when it has to be (`quote_name`)."""
     return _display_path(os.getcwd(), path)
+
+
+def plain_display_path(path: str) -> str:
+    """display_path without quoting (for a URI, which has escapes of its own)."""
+    return _plain_display_path(os.getcwd(), path)
+
+
+# What makes a name quoted: control characters, a quote, a backslash, and the undecodable bytes of
+# a name that is not UTF-8 (Python keeps each as a lone surrogate, U+DC80 to U+DCFF).
+_NEEDS_QUOTES = re.compile(r'[\x00-\x1f\x7f"\\\udc80-\udcff]')
+_SURROGATE_BASE = 0xDC00
+_C_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\a": "\\a",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\v": "\\v",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def quote_name(name: str) -> str:
+    """NAME unchanged when it is plain text, else in double quotes with C escapes, the way git
+    shows file names (core.quotePath): `"\\377.md"` is the one-byte name 0xFF followed by `.md`.
+    Unquoted names never begin with `"`, so the quoting can always be undone."""
+    if not _NEEDS_QUOTES.search(name):
+        return name
+    return '"' + _NEEDS_QUOTES.sub(_escape, name) + '"'
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    code = ord(c)
+    byte = code - _SURROGATE_BASE if code > _SURROGATE_BASE else code  # U+DCFF stands for the byte 0xFF
+    return _C_ESCAPES.get(c) or f"\\{byte:03o}"
 
 
 @lru_cache(maxsize=65536)
 def _display_path(cwd: str, path: str) -> str:
+    return quote_name(_plain_display_path(cwd, path))
+
+
+@lru_cache(maxsize=65536)
+def _plain_display_path(cwd: str, path: str) -> str:
     if path.startswith(cwd) and path[len(cwd) : len(cwd) + 1] == os.sep:
         shown = path[len(cwd) + 1 :]
     else:

@@ -7,8 +7,8 @@ or the message of the violation.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
+from .. import userpattern
 from ..model.entry import is_empty
 from .base import CheckContext, Checker, EntrySubject, GraphSubject, Param, Params
 
@@ -279,11 +279,6 @@ def body_has_heading(entry: EntrySubject, params: Params, context: CheckContext)
     return f"Entry '{entry.id}' has no {where}heading '{params['heading']}'"
 
 
-@lru_cache(maxsize=256)
-def _pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.MULTILINE | re.IGNORECASE)
-
-
 def body_has_pattern(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """The body matches the regular expression `pattern` (multiline, case-insensitive).
 
@@ -301,7 +296,7 @@ def body_has_pattern(entry: EntrySubject, params: Params, context: CheckContext)
         ---
         The council minutes say so.
     """
-    if _pattern(params["pattern"]).search(entry.body):
+    if userpattern.search(params["pattern"], entry.body, userpattern.MULTILINE_IGNORECASE):
         return None
     return f"Entry '{entry.id}' body does not match /{params['pattern']}/"
 

@@ -3,10 +3,10 @@ item's params before the run."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import userpattern
 from .base import Checker, Param
 
 if TYPE_CHECKING:
@@ -35,10 +35,9 @@ def _param_problem(checker: Checker, p: Param, value: object) -> str | None:
     if not _kind_ok(p.kind, value):
         return f"checker '{checker.name}': param '{p.name}' must be {_KIND_NAMES.get(p.kind, p.kind)}, got {value!r}"
     if p.kind == "regex":
-        try:
-            re.compile(str(value))
-        except re.error as exc:
-            return f"checker '{checker.name}': param '{p.name}' is not a valid regex: {exc}"
+        error = userpattern.pattern_error(str(value))
+        if error is not None:
+            return f"checker '{checker.name}': param '{p.name}' is not a valid regex: {error}"
     return None
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from ..checkers.registry import registry
 from ..config import Settings, llm_spec
 from ..infra import resultcache
+from ..infra.files import is_regular_file_within
 from ..model.issue import Coverage, Issue, JudgmentSummary, KBReport, fingerprint_of
 from ..workspace import Workspace
 from .outcome import Outcome
@@ -82,8 +83,8 @@ def load_outcome(caches: Caches, key: str) -> Outcome | None:
         return None
     data = stored.header
     try:
-        probes = {str(path): bool(exists) for path, exists in data["probes"]}
-        if any(os.path.isfile(path) != exists for path, exists in probes.items()):
+        probes = {(str(root), str(rel)): bool(exists) for (root, rel), exists in data["probes"]}
+        if any(is_regular_file_within(os.path.realpath(root), rel) != exists for (root, rel), exists in probes.items()):
             return None  # a file a link names appeared or went away
         kbs = [_kb_report(k) for k in data["kbs"]]
         return Outcome(

@@ -13,6 +13,7 @@ from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.plan import Binding
 from ..rules import RULES, Site
+from ..userpattern import PatternTooSlow
 from . import scoring
 
 
@@ -50,6 +51,9 @@ def _run_checker(b: Binding, subject: Subject) -> list[Issue]:
     try:
         result = checker.func(subject.checked, b.params, subject.context)
         found = messages(result) if result is not None else []
+    except PatternTooSlow as exc:
+        message = f"checker '{b.checker}': {exc}"
+        return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
     except Exception as exc:  # noqa: BLE001 - a failing checker is reported, the run goes on
         message = f"checker '{b.checker}' ({checker.source}) raised {type(exc).__name__}: {exc}"
         return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]

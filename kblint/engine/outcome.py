@@ -18,4 +18,5 @@ class Outcome:
     judgment_items: int
     dry_run: list[DryRunRow] | None = None
     unavailable: str | None = None  # the LLM could not be reached (or none is configured)
-    probes: dict[str, bool] = field(default_factory=dict)  # non-entry files links named: do they exist
+    # non-entry files links named, as (KB root, KB-relative path), and whether they exist
+    probes: dict[tuple[str, str], bool] = field(default_factory=dict)

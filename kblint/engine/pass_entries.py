@@ -208,7 +208,8 @@ class PassOne:
             if self.fingerprints:
                 for issue in result.issues:
                     issue.fingerprint = fingerprint_of(issue, ctx.schema.root)
-            if self.records:
+            if self.records and not any(issue.rule == "checker_error" for issue in result.issues):
+                # not kept: a checker that failed (a pattern past its time limit) is tried again next run
                 result.record = record_text(result.facts, result.issues, result.cross_sources)
             results.append(result)
         return results

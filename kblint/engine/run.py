@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import os
 
+from .. import userpattern
 from ..config import Settings, llm_spec
 from ..infra.spill import IssueSpill
 from ..model.issue import SORT_KEY, JudgmentSummary, Report
@@ -27,6 +28,7 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> tuple[Report, li
     """Lint what SETTINGS name: the report, and warnings for the user."""
     filters.check_names(settings.select, "--select")
     filters.check_names(settings.ignore, "--ignore")
+    userpattern.set_budget(settings.limits.regex_timeout)
     kb_dir = settings.kb if settings.kb and os.path.isdir(settings.kb) else None
     ws = _workspace(settings, kb_dir, stdin_data)
     kb_name = _kb_name(settings, kb_dir, ws)
@@ -116,7 +118,7 @@ def _lint(ws: Workspace, settings: Settings, kb_name: str | None, caches: cachin
 
 def _passes(
     ws: Workspace, settings: Settings, kb_name: str | None, caches: caching.Caches | None, spill: IssueSpill
-) -> tuple[Assembly, pass_judgment.JudgmentResult, dict[str, bool]]:
+) -> tuple[Assembly, pass_judgment.JudgmentResult, dict[tuple[str, str], bool]]:
     """The reported KBs after passes 1 to 3 and the scores, the judgment, and the probes of the
     graph pass (the pass-1 issues beyond what memory holds are still in SPILL)."""
     deleted = pass_entries.restrict_to_changed(ws, settings.changed_since) if settings.changed_since else None

@@ -47,6 +47,15 @@ def _open_problem(path: str, exc: OSError) -> FileProblem:
     return FileProblem(exc.strerror or str(exc))
 
 
+def not_regular_reason(path: str) -> str | None:
+    """None when PATH is a regular file (symlinks followed), else why it is not, in words."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return _open_problem(path, exc).reason if os.path.lexists(path) else "no such file"
+    return None if stat.S_ISREG(mode) else f"not a regular file ({kind_of(mode)})"
+
+
 def read_regular_file(path: str, max_bytes: int | None = None) -> bytes:
     """The bytes of the regular file at PATH (symlinks followed); raises FileProblem for anything
     else, for a file larger than MAX_BYTES, and when it cannot be read."""
@@ -82,3 +91,50 @@ def _read_all(fd: int, expected: int, max_bytes: int | None) -> bytes:
 
 def _megabytes(n: int) -> str:
     return f"{n / (1024 * 1024):g} MB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+_MAX_SYMLINKS = 40  # as the kernel's own limit on following symlinks in one path
+
+
+def is_regular_file_within(root: str, relpath: str) -> bool:
+    """Whether the KB-relative RELPATH names a regular file inside the directory ROOT (a real path)."""
+    return why_not_within(root, relpath) is None
+
+
+def why_not_within(root: str, relpath: str) -> str | None:
+    """None when RELPATH names a regular file inside ROOT, else why not. It is walked one name at
+    a time and symlinks are followed only while they stay inside ROOT: nothing outside it is
+    ever stat'ed, so what a link names cannot probe the machine."""
+    parts = [p for p in relpath.split("/") if p not in ("", ".")]
+    current = root
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            if current == root:
+                return "outside the KB"
+            current = os.path.dirname(current)
+            continue
+        path = os.path.join(current, part)
+        try:
+            mode = os.lstat(path).st_mode
+            target = os.readlink(path) if stat.S_ISLNK(mode) else ""
+        except OSError as exc:
+            return "does not exist" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else exc.strerror or str(exc)
+        if target:
+            hops += 1
+            if hops > _MAX_SYMLINKS:
+                return "a symlink loop"
+            if os.path.isabs(target):
+                target = os.path.normpath(target)
+                if os.path.commonpath([root, target]) != root:
+                    return "outside the KB"
+                current, target = root, os.path.relpath(target, root)
+            parts[:0] = [p for p in target.split(os.sep) if p not in ("", ".")]
+        elif not parts:
+            return None if stat.S_ISREG(mode) else f"not a regular file ({kind_of(mode)})"
+        elif stat.S_ISDIR(mode):
+            current = path
+        else:
+            return "does not exist"
+    return "not a regular file (a directory)"

@@ -9,6 +9,8 @@ import os
 import posixpath
 from dataclasses import dataclass, field
 
+from ..infra.files import is_regular_file_within
+from ..paths import leaves_kb, link_relpath
 from .facts import EntryFacts
 from .link import LinkKey
 
@@ -32,12 +34,13 @@ class KBIndex:
     """Lookup of a KB's entries by id, then file stem or alias (exact first, then case-insensitive),
     and by path. An id always wins over another entry's stem or alias."""
 
-    def __init__(self, name: str, root: str, probes: dict[str, bool]):
+    def __init__(self, name: str, root: str, probes: dict[tuple[str, str], bool]):
         self.name = name
         self.root = root
         # every non-entry file a link was looked up as, and whether it exists: a run's outcome
         # depends on them as it does on the entries
-        self.probes = probes
+        self.probes = probes  # (KB root, KB-relative path) → whether it is a file
+        self._real_root: str | None = None
         self.by_id: dict[str, EntryFacts] = {}
         self.by_name: dict[str, EntryFacts] = {}  # file stems and aliases
         self.by_id_folded: dict[str, EntryFacts] = {}
@@ -88,10 +91,16 @@ class KBIndex:
         return None
 
     def _file_exists(self, target: str) -> bool:
-        path = os.path.join(self.root, target)
-        exists = self.probes.get(path)
+        """Whether TARGET (KB-relative; a leading `/` is the KB's root) is a file inside the KB."""
+        if leaves_kb(target):
+            return False  # outside the KB: never looked up
+        rel = link_relpath(target)
+        key = (self.root, rel)
+        exists = self.probes.get(key)
         if exists is None:
-            exists = self.probes[path] = os.path.isfile(path)
+            if self._real_root is None:
+                self._real_root = os.path.realpath(self.root)
+            exists = self.probes[key] = is_regular_file_within(self._real_root, rel)
         return exists
 
     def suggest(self, target: str) -> str | None:
@@ -125,7 +134,7 @@ class LinkGraph:
     indexes: dict[str, KBIndex]
     entries: list[EntryFacts] = field(default_factory=list)
     inlinks: dict[str, list[str]] = field(default_factory=dict)  # entry path → paths of distinct linkers
-    probes: dict[str, bool] = field(default_factory=dict)  # non-entry files links named: do they exist
+    probes: dict[tuple[str, str], bool] = field(default_factory=dict)  # see KBIndex.probes
     _by_abs_path: dict[str, EntryFacts] | None = None
 
     @classmethod

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..infra.files import FileProblem, read_regular_file
+from ..userpattern import pattern_error
 from ..yamlread.lines import LineDict, YamlFileError, decode_yaml_bytes, line_of, load_text
 
 # Field type vocabularies (Pyrite's and the common one) → canonical name.
@@ -446,15 +446,6 @@ def _validation_rule(raw: dict[Any, Any], line: int, problems: list[ConfigProble
         if rule.format.upper() not in ("ISO8601", "DATE", "DATETIME", "URL"):
             problem(f"unknown format '{rule.format}' (known: ISO8601, date, datetime, url)")
     return rule
-
-
-def pattern_error(pattern: str) -> str | None:
-    """Why PATTERN is not a valid regular expression, or None."""
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        return str(exc)
-    return None
 
 
 def _validation(value: Any, line: int, problems: list[ConfigProblem]) -> tuple[bool, list[FieldRule]]:

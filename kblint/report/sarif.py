@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..model.issue import Issue, Report
-from ..paths import display_path
+from ..paths import plain_display_path
 from ..rules import RULES
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -73,21 +73,23 @@ def rule_descriptor(rid: str, sample: Issue) -> dict[str, Any]:
 
 
 def _uri(path: str) -> tuple[str, str | None]:
-    """A URI reference for a display path, and its base id (None for an absolute file URI)."""
+    """A URI reference for a display path, and its base id (None for an absolute file URI). The
+    name's bytes are percent-encoded, so a name that is not UTF-8 keeps every byte."""
+    uri = quote(os.fsencode(path), safe="/-._~!$&'()*+,;=@")
     if os.path.isabs(path):
-        return Path(path).as_uri(), None
-    return quote(path, safe="/-._~!$&'()*+,;=@"), SRCROOT
+        return ("file://" + uri if os.sep == "/" else Path(path).as_uri()), None
+    return uri, SRCROOT
 
 
 @lru_cache(maxsize=4096)
 def _location(shown: str) -> dict[str, str]:
-    """The artifactLocation of a path as display_path shows it."""
+    """The artifactLocation of a path as plain_display_path shows it."""
     uri, base = _uri(shown)
     return {"uri": uri, "uriBaseId": base} if base else {"uri": uri}
 
 
 def result(issue: Issue, rule_index: int, report: Report) -> dict[str, Any]:
-    artifact = _location(display_path(issue.path))
+    artifact = _location(plain_display_path(issue.path))
     out = {
         "ruleId": rule_id(issue),
         "ruleIndex": rule_index,

@@ -143,7 +143,7 @@ _TABLE = [
     ("judgment_error", "judgment", "warning", "The judge's answer for an item could not be used."),
     ("judgment_unavailable", "judgment", "warning", "The LLM provider could not be reached."),
     ("score_below_threshold", "score", "warning", "The entry's rubric score is below `pass_threshold`."),
-    ("checker_error", "checker", "error", "A checker raised an exception."),
+    ("checker_error", "checker", "error", "A checker raised an exception, or a pattern ran past its time limit."),
     ("config_error", "config", "error", "A problem in kb.yaml (or a file beside it) that kblint can point at."),
     ("unused_suppression", "config", "info", "A suppression that suppressed nothing."),
 ]

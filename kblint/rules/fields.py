@@ -10,10 +10,10 @@ import datetime as _dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urlparse
 
+from .. import userpattern
 from ..model.kbschema import FieldRule, FieldSchema
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -23,7 +23,7 @@ _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 class Misfit:
     """Why a field's value does not fit its declared type."""
 
-    rule: str  # "invalid_field" | "invalid_date"
+    rule: str  # "invalid_field" | "invalid_date" | "checker_error" (a pattern over its time limit)
     message: str
     lenient: bool = False  # allow_other: reported as a warning whatever validation.enforce says
 
@@ -204,11 +204,6 @@ def check_field(spec: FieldSchema, value: Any) -> Misfit | None:
     return check(spec, value) if check is not None else None
 
 
-@lru_cache(maxsize=256)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 def _format_misfit(name: str, fmt: str, value: Any) -> Misfit | None:
     fmt = fmt.upper()
     if fmt in ("ISO8601", "DATE"):
@@ -224,7 +219,16 @@ def _format_misfit(name: str, fmt: str, value: Any) -> Misfit | None:
 def _matches(pattern: str, value: Any) -> bool:
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
         return False
-    return _compiled(pattern).search(str(value)) is not None
+    return userpattern.search(pattern, str(value))
+
+
+def _pattern_misfit(name: str, pattern: str, value: Any) -> Misfit | None:
+    try:
+        if _matches(pattern, value):
+            return None
+    except userpattern.PatternTooSlow as exc:
+        return Misfit("checker_error", f"Field '{name}': {exc}")
+    return Misfit("invalid_field", f"Field '{name}' value {show(value)} does not match pattern {pattern!r}")
 
 
 def check_rule(rule: FieldRule, value: Any) -> list[Misfit]:
@@ -236,9 +240,8 @@ def check_rule(rule: FieldRule, value: Any) -> list[Misfit]:
     if rule.enum is not None and not _in_values(value, rule.enum):
         allowed = ", ".join(str(v) for v in rule.enum)
         found.append(Misfit("invalid_field", f"Field '{name}' has value {show(value)}, not one of: {allowed}"))
-    if rule.pattern is not None and not _matches(rule.pattern, value):
-        message = f"Field '{name}' value {show(value)} does not match pattern {rule.pattern!r}"
-        found.append(Misfit("invalid_field", message))
+    if rule.pattern is not None:
+        found.append(_pattern_misfit(name, rule.pattern, value))
     if rule.format is not None:
         found.append(_format_misfit(name, rule.format, value))
     return [misfit for misfit in found if misfit is not None]

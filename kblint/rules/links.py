@@ -8,7 +8,7 @@ from collections import defaultdict
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.link import Link
-from ..paths import display_path
+from ..paths import display_path, leaves_kb
 from . import RULES, Site
 
 
@@ -34,7 +34,10 @@ def unresolved_external(facts: EntryFacts, link: Link, kb_name: str, target_kb: 
 def broken_link(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str, hint: str | None) -> Issue:
     """A link that resolves to no entry or file of the workspace, with a close id when there is one."""
     where_kb = "" if target_kb == kb_name else f" in KB '{target_kb}'"
-    message = f"Link target '{link.target}' not found{where_kb}" + (f"; did you mean '{hint}'?" if hint else "")
+    if leaves_kb(link.target):
+        message = f"Link target '{link.target}' is outside the KB and no entry of the run (not looked up)"
+    else:
+        message = f"Link target '{link.target}' not found{where_kb}" + (f"; did you mean '{hint}'?" if hint else "")
     return RULES["broken_link"].issue(
         _link_site(facts, link, kb_name),
         message,

@@ -1,0 +1,299 @@
+"""Input written by anyone (a pull request's entries, kb.yaml and file system) ends in a report or
+one clear line: no traceback, no hang, nothing dropped silently, nothing read outside the KB."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from conftest import issues_of, run_kblint, write_kb
+
+KB_YAML = "name: notes\n"
+OK = "---\ntitle: Fine entry\ntype: note\ntags: [a]\n---\nSee [[other]].\n"
+OTHER = "---\ntitle: Other entry\ntype: note\ntags: [a]\n---\nSee [[ok]].\n"
+
+
+def _kb(tmp_path: Path, kb_yaml: str = KB_YAML, **entries: str | bytes) -> Path:
+    return write_kb(tmp_path / "notes", kb_yaml, {"ok.md": OK, "other.md": OTHER, **entries})
+
+
+def _validate(kb: Path, *args: str) -> dict:
+    result = run_kblint("validate", ".", "--format", "json", "--no-cache", *args, cwd=kb)
+    assert result.code in (0, 1), result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    return result.json
+
+
+def _messages(report: dict, rule: str) -> list[str]:
+    return [i["message"] for i in issues_of(report, rule)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Patterns from kb.yaml run under a time budget.
+
+SLOW = "^(a|a)*$"  # backtracks exponentially on a run of a's followed by another character
+SLOW_VALUE = "a" * 41 + "!"
+FAST_LIMITS = "[limits]\nregex_timeout = 0.05\n"
+
+
+def test_a_body_pattern_past_its_budget_is_a_checker_error_and_the_run_completes(tmp_path: Path):
+    kb_yaml = f'name: notes\nevaluation_rubric:\n  - text: Body has it\n    checker: body_has_pattern\n    params: {{pattern: "{SLOW}"}}\n'
+    kb = _kb(tmp_path, kb_yaml, **{"slow.md": f"---\ntitle: Slow one\ntype: note\n---\n{SLOW_VALUE}\n"})
+    (kb / "kblint.toml").write_text(FAST_LIMITS)
+    report = _validate(kb)
+    errors = {i["path"]: i["message"] for i in issues_of(report, "checker_error")}
+    assert "on this entry" in errors["slow.md"]  # entries after it get the error without waiting again
+    assert all(SLOW in m and "0.05 s" in m and "regex_timeout" in m for m in errors.values())
+
+
+def test_a_validation_pattern_past_its_budget_is_a_checker_error_on_the_field(tmp_path: Path):
+    kb_yaml = f'name: notes\nvalidation:\n  rules:\n    - field: title\n      pattern: "{SLOW}"\n'
+    kb = _kb(tmp_path, kb_yaml, **{"slow.md": f"---\ntitle: {SLOW_VALUE}\ntype: note\n---\nBody.\n"})
+    (kb / "kblint.toml").write_text(FAST_LIMITS)
+    report = _validate(kb)
+    errors = issues_of(report, "checker_error")
+    assert errors and all(e["field"] == "title" and SLOW in e["message"] for e in errors)
+
+
+def test_a_quick_pattern_still_decides(tmp_path: Path):
+    kb_yaml = 'name: notes\nvalidation:\n  rules:\n    - field: title\n      pattern: "^[A-Z]"\n'
+    kb = _kb(tmp_path, kb_yaml, **{"low.md": "---\ntitle: lower case\ntype: note\n---\nBody.\n"})
+    report = _validate(kb)
+    assert [i["path"] for i in issues_of(report, "invalid_field")] == ["low.md"]
+    assert not issues_of(report, "checker_error")
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[limits]\nregex_timeout = "x"\n', "'limits.regex_timeout' must be a number"),
+        ("[limits]\nmax_file_bytez = 5\n", "unknown key 'limits.max_file_bytez'"),
+        ("[limits]\nmax_path_depth = -1\n", "'limits.max_path_depth' must be a whole number"),
+    ],
+)
+def test_bad_limits_are_a_configuration_error(tmp_path: Path, toml: str, message: str):
+    kb = _kb(tmp_path)
+    (kb / "kblint.toml").write_text(toml)
+    result = run_kblint("validate", ".", cwd=kb)
+    assert result.code == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_configured_limits_apply(tmp_path: Path):
+    kb = _kb(tmp_path, **{"big.md": "---\ntitle: Big entry\ntype: note\n---\n" + "word " * 400})
+    (kb / "kblint.toml").write_text("[limits]\nmax_file_bytes = 1000\nmax_yaml_depth = 2\n")
+    (kb / "deep.md").write_text("---\ntitle: Deep\ntype: note\nx: [[[1]]]\n---\nBody.\n")
+    report = _validate(kb)
+    by_path = {i["path"]: i["message"] for i in issues_of(report, "parse_error")}
+    assert "larger than 1000 bytes (the limit)" in by_path["big.md"]
+    assert "nesting deeper than 2 levels (the limit)" in by_path["deep.md"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Links never reach outside the KBs of the run.
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """Files that exist outside the KB, beside it."""
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "o.md").write_text("---\ntitle: Outside\n---\nBody.\n")
+    (out / "o.png").write_bytes(b"png")
+    return out
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "[x](../outside/o.md)",
+        "[x](%2e%2e/outside/o.md)",
+        "[x](..%2Foutside%2Fo.md)",
+        "[x](sub/../../outside/o.md)",
+        "![[../outside/o.png]]",
+        "[[../outside/o.md]]",
+        "![[sub/../../outside/o.png]]",
+    ],
+)
+def test_a_link_leaving_the_kb_is_broken_whatever_exists_outside(tmp_path: Path, outside: Path, link: str):
+    kb = _kb(tmp_path, **{"a.md": f"---\ntitle: Links out\ntype: note\n---\n{link}\n"})
+    report = _validate(kb)
+    broken = [i for i in issues_of(report, "broken_link") if i["path"] == "a.md"]
+    assert len(broken) == 1 and "outside the KB" in broken[0]["message"]
+
+
+def test_an_absolute_embed_is_looked_up_inside_the_kb_only(tmp_path: Path, outside: Path):
+    target = outside / "o.png"
+    kb = _kb(tmp_path, **{"a.md": f"---\ntitle: Links out\ntype: note\n---\n![[{target}]]\n"})
+    report = _validate(kb)
+    assert [i["path"] for i in issues_of(report, "broken_link")] == ["a.md"]
+    (kb / target.relative_to("/")).parent.mkdir(parents=True)
+    (kb / target.relative_to("/")).write_bytes(b"inside")  # the same path below the KB's root resolves
+    assert not issues_of(_validate(kb), "broken_link")
+
+
+def test_a_symlink_inside_the_kb_leading_out_is_not_followed(tmp_path: Path, outside: Path):
+    kb = _kb(
+        tmp_path, **{"a.md": "---\ntitle: Links out\ntype: note\n---\n![[pic.png]] ![[dir/o.png]] ![[fine.png]]\n"}
+    )
+    os.symlink(outside / "o.png", kb / "pic.png")
+    os.symlink(outside, kb / "dir")
+    (kb / "real.png").write_bytes(b"png")
+    os.symlink("real.png", kb / "fine.png")  # a symlink that stays inside is followed
+    report = _validate(kb)
+    assert sorted(m.split("'")[1] for m in _messages(report, "broken_link")) == ["dir/o.png", "pic.png"]
+
+
+def test_links_do_not_touch_the_file_system_outside_the_kb(tmp_path: Path, outside: Path, monkeypatch):
+    """Every stat and open the run makes because of a link stays below the KB's root."""
+    kb = _kb(tmp_path, **{"a.md": "---\ntitle: Out\ntype: note\n---\n![[../outside/o.png]] ![[/etc/hostname]]\n"})
+    touched: list[str] = []
+    for name in ("stat", "lstat", "open", "readlink"):
+        real = getattr(os, name)
+
+        def spy(path, *args, _real=real, **kwargs):
+            if isinstance(path, (str, bytes, os.PathLike)):
+                touched.append(os.fsdecode(path))
+            return _real(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, name, spy)
+    _validate(kb, "-j1")
+    monkeypatch.undo()
+    assert touched  # the spy saw the run's own file accesses
+    assert not [p for p in touched if "outside" in p or p.startswith("/etc/hostname")]
+
+
+def test_an_entry_symlinked_from_outside_the_kb_is_not_read(tmp_path: Path, outside: Path):
+    kb = _kb(tmp_path)
+    os.symlink(outside / "o.md", kb / "leak.md")
+    os.symlink("ok.md", kb / "again.md")  # inside: read as an entry
+    report = _validate(kb)
+    assert _messages(report, "parse_error") == ["a symlink to a file outside the KB: not read"]
+    assert report["kbs"][0]["files"] == 4 and report["kbs"][0]["entries"] == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# File names that are not UTF-8, or that hold quotes, backslashes and control characters.
+
+ODD_NAMES = [b"\xff.md", b"\xed\xa0\x80.md", b'quote"d.md', b"back\\slash.md", b"new\nline.md", b"tab\t.md"]
+
+
+def _unquote(shown: str) -> bytes:
+    """The bytes of a file name as reports show it (git's C quoting)."""
+    return ast.literal_eval("b" + shown) if shown.startswith('"') else shown.encode()
+
+
+@pytest.fixture
+def odd_kb(tmp_path: Path) -> Path:
+    kb = _kb(tmp_path)
+    for name in ODD_NAMES:
+        with open(os.path.join(os.fsencode(kb), name), "wb") as fh:
+            fh.write(b"---\ntitle: Odd name\ntype: note\n---\nBody.\n")
+    return kb
+
+
+def test_odd_names_are_quoted_reversibly_in_json(odd_kb: Path):
+    report = _validate(odd_kb)
+    shown = {i["path"] for i in report["issues"]}
+    assert {_unquote(p) for p in shown} >= set(ODD_NAMES)
+    assert report["kbs"][0]["files"] == len(ODD_NAMES) + 2
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "junit", "sarif"])
+def test_odd_names_in_every_format(odd_kb: Path, fmt: str):
+    result = run_kblint("validate", ".", "--format", fmt, "--no-cache", cwd=odd_kb)
+    assert result.code == 0 and not result.stderr
+    result.stdout.encode("utf-8")  # the report is valid UTF-8 text
+    if fmt == "sarif":
+        uris = {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in result.json["runs"][0]["results"]
+        }
+        from urllib.parse import unquote_to_bytes
+
+        assert {unquote_to_bytes(u) for u in uris} >= set(ODD_NAMES)
+    else:
+        assert '"\\377.md"' in result.stdout and '"new\\nline.md"' in result.stdout
+
+
+def test_a_baseline_of_odd_names_is_written_and_read(odd_kb: Path):
+    first = run_kblint("validate", ".", "--write-baseline", "base.json", "--no-cache", cwd=odd_kb)
+    assert first.code == 0, first.stderr
+    json.loads((odd_kb / "base.json").read_text(encoding="utf-8"))
+    again = run_kblint("validate", ".", "--baseline", "base.json", "--format", "json", "--no-cache", cwd=odd_kb)
+    assert again.code == 0 and again.json["issues"] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Only regular files are read.
+
+
+def test_files_that_are_no_regular_files_are_counted_and_reported(tmp_path: Path):
+    kb = _kb(tmp_path)
+    os.symlink("nowhere.md", kb / "dangling.md")
+    os.symlink("loop-b.md", kb / "loop-a.md")
+    os.symlink("loop-a.md", kb / "loop-b.md")
+    os.mkfifo(kb / "fifo.md")
+    os.symlink("/dev/zero", kb / "zero.md")
+    report = _validate(kb)
+    by_path = {i["path"]: i["message"] for i in issues_of(report, "parse_error")}
+    assert set(by_path) == {"dangling.md", "loop-a.md", "loop-b.md", "fifo.md", "zero.md"}
+    assert "symlink loop" in by_path["loop-a.md"] and "FIFO" in by_path["fifo.md"]
+    assert report["kbs"][0]["files"] == 7
+
+
+@pytest.mark.parametrize("named", ["fifo.md", "zero.md"])
+def test_a_special_file_named_on_the_command_line_is_not_read(tmp_path: Path, named: str):
+    kb = _kb(tmp_path)
+    os.mkfifo(kb / "fifo.md")
+    os.symlink("/dev/zero", kb / "zero.md")
+    result = run_kblint("validate", named, "--format", "json", "--no-cache", cwd=kb)
+    assert result.code == 1
+    assert [i["rule"] for i in result.json["issues"]] == ["parse_error"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "expected"),
+    [("--baseline", "--baseline fifo: not a regular file (a FIFO)"), ("--config", "--config fifo: not a regular file")],
+)
+def test_a_fifo_given_as_an_input_file_is_one_line(tmp_path: Path, flag: str, expected: str):
+    kb = _kb(tmp_path)
+    os.mkfifo(kb / "fifo")
+    result = run_kblint("validate", ".", flag, "fifo", "--no-cache", cwd=kb)
+    assert result.code == 2
+    assert expected in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_fifo_as_kb_yaml_is_a_clear_error(tmp_path: Path):
+    kb = tmp_path / "notes"
+    kb.mkdir()
+    os.mkfifo(kb / "kb.yaml")
+    (kb / "a.md").write_text(OK)
+    result = run_kblint("validate", ".", "--no-cache", cwd=kb)
+    assert result.code == 2
+    assert "kb.yaml" in result.stderr and "not a regular file (a FIFO)" in result.stderr
+
+
+def test_deep_directories_are_a_parse_error_past_the_limit(tmp_path: Path):
+    kb = _kb(tmp_path)
+    deep = kb
+    for _ in range(150):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    (deep / "deep.md").write_text(OK)
+    report = _validate(kb)
+    assert any("directories deep (the limit)" in m for m in _messages(report, "parse_error"))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_directory_is_counted_and_reported(tmp_path: Path):
+    kb = _kb(tmp_path, **{"sub/a.md": OK})
+    os.chmod(kb / "sub", 0)
+    try:
+        report = _validate(kb)
+    finally:
+        os.chmod(kb / "sub", stat.S_IRWXU)
+    assert any("cannot read the directory" in m for m in _messages(report, "parse_error"))
