@@ -297,3 +297,93 @@ def test_an_unreadable_directory_is_counted_and_reported(tmp_path: Path):
     finally:
         os.chmod(kb / "sub", stat.S_IRWXU)
     assert any("cannot read the directory" in m for m in _messages(report, "parse_error"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Cache faults never change a result.
+
+
+def _many(tmp_path: Path, n: int = 1500) -> Path:
+    entries = {
+        f"e{i}.md": f"---\ntitle: Entry {i}\ntype: note\ntags: [t]\n---\nSee [[e{(i + 1) % n}]] [[gone{i % 7}]].\n"
+        for i in range(n)
+    }
+    return write_kb(tmp_path / "many", KB_YAML, entries)
+
+
+def _report(kb: Path, *args: str) -> str:
+    result = run_kblint("validate", ".", "--format", "json", *args, cwd=kb)
+    assert result.code == 0, result.stderr
+    return result.stdout
+
+
+def test_an_unusable_cache_directory_is_one_warning(tmp_path: Path):
+    kb = _kb(tmp_path)
+    (kb / "afile").write_text("")
+    result = run_kblint("validate", ".", "--cache-dir", "afile/cache", cwd=kb)
+    assert result.code == 0
+    assert result.stderr.count("warning") == 1 and "running without it" in result.stderr
+
+
+def test_a_damaged_cache_is_one_warning_and_rebuilt(tmp_path: Path):
+    kb = _many(tmp_path, 50)
+    expected = _report(kb, "--no-cache")
+    _report(kb)
+    for path in (kb / ".kblint_cache").rglob("*.jsonl"):
+        path.write_bytes(os.urandom(200))
+    result = run_kblint("validate", ".", "--format", "json", cwd=kb)
+    assert result.stdout == expected and result.stderr.count("was damaged") == 1
+    again = run_kblint("validate", ".", "--format", "json", cwd=kb)
+    assert again.stdout == expected and not again.stderr
+
+
+def test_a_run_killed_mid_way_does_not_change_the_next(tmp_path: Path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    kb = _many(tmp_path)
+    expected = _report(kb, "--no-cache")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kblint", "validate", ".", "-j2"],
+        cwd=kb,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    results = kb / ".kblint_cache" / "results"
+    deadline = time.monotonic() + 60
+    while not (results.is_dir() and any(results.iterdir())) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.001)  # until the run is writing its cache
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait() == -signal.SIGKILL  # killed, not finished
+    assert _report(kb) == expected
+    assert _report(kb) == expected  # and the cache it wrote
+
+
+def test_two_runs_writing_one_cache_at_once(tmp_path: Path):
+    import subprocess
+    import sys
+
+    kb = _many(tmp_path)
+    expected = _report(kb, "--no-cache")
+    command = [sys.executable, "-m", "kblint", "validate", ".", "--format", "json"]
+    procs = [subprocess.Popen(command, cwd=kb, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert all(out.decode() == expected and not err for out, err in outputs)
+    assert _report(kb) == expected
+
+
+@pytest.mark.parametrize("fifo", [".gitignore", "sub/.gitignore", ".git/info/exclude"])
+def test_a_fifo_git_would_block_on_is_a_warning_and_the_files_are_linted(tmp_path: Path, fifo: str):
+    import subprocess
+
+    kb = _kb(tmp_path, **{"sub/b.md": OK})
+    subprocess.run(["git", "init", "-q", str(kb)], check=True)
+    (kb / fifo).parent.mkdir(parents=True, exist_ok=True)
+    (kb / fifo).unlink(missing_ok=True)
+    os.mkfifo(kb / fifo)
+    result = run_kblint("validate", ".", "--format", "json", "--no-cache", cwd=kb)
+    assert result.code == 0
+    assert f"{fifo} is not a regular file: files git ignores are linted too" in result.stderr
+    assert result.json["kbs"][0]["files"] == 3

@@ -15,6 +15,7 @@ from ..config import Settings, llm_spec
 from ..infra import resultcache
 from ..infra.files import is_regular_file_within
 from ..model.issue import Coverage, Issue, JudgmentSummary, KBReport, fingerprint_of
+from ..paths import display_path
 from ..workspace import Workspace
 from .outcome import Outcome
 
@@ -27,15 +28,18 @@ class Caches:
     stamps: dict[str, resultcache.Stamp | None]
     kb_keys: dict[str, str]  # KB root → resultcache.kb_key
     warnings: list[str] = field(default_factory=list)
+    usable: bool = True
 
     def unusable(self, exc: resultcache.CacheUnusable) -> None:
         """Say once that the cache could not be used."""
-        if not self.warnings:
+        if self.usable:
+            self.usable = False
             self.warnings.append(f"the cache cannot be used ({exc}); running without it")
 
-    @property
-    def usable(self) -> bool:
-        return not self.warnings
+    def damaged(self, path: str) -> None:
+        """Say once that a cache file was damaged (it is ignored, and written again)."""
+        if not any("damaged" in w for w in self.warnings):
+            self.warnings.append(f"the cache file {display_path(path)} was damaged: ignored, and written again")
 
 
 def caches_for(ws: Workspace, settings: Settings) -> Caches | None:
@@ -78,7 +82,11 @@ def run_key(ws: Workspace, settings: Settings, kb_name: str | None, caches: Cach
 
 def load_outcome(caches: Caches, key: str) -> Outcome | None:
     """The outcome of an earlier run with the same key, unless a file its links named changed."""
-    stored = resultcache.load_run(caches.cache_dir, key)
+    try:
+        stored = resultcache.load_run(caches.cache_dir, key)
+    except resultcache.CacheDamaged as exc:
+        caches.damaged(exc.path)
+        return None
     if stored is None:
         return None
     data = stored.header

@@ -284,8 +284,11 @@ def _reused(kb_cache: KBResultCache | None, kb: KB, caches: Caches | None) -> di
         try:
             facts, issues, cross = result_of(text)
         except (TypeError, ValueError):
-            continue  # a damaged record: that file is linted again
+            kb_cache.reject(path)
+            continue  # that file is linted again
         found[path] = FileResult(facts, issues, cross)
+    if kb_cache.damaged:
+        caches.damaged(kb_cache.path)
     return found
 
 

@@ -70,17 +70,26 @@ def by_work_tree(roots: Iterable[str]) -> dict[str, list[str]]:
     return groups
 
 
+def _is_irregular(path: str) -> bool:
+    """Whether PATH exists and is not a regular file (git would block on a FIFO there)."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def bad_gitignore_above(top: str, roots: Iterable[str]) -> str | None:
-    """A .gitignore between TOP and one of ROOTS (both included) that is not a regular file."""
+    """A .gitignore between TOP and one of ROOTS (both included), or the work tree's
+    .git/info/exclude, that is not a regular file."""
+    exclude = os.path.join(top, ".git", "info", "exclude")
+    if _is_irregular(exclude):
+        return exclude
     for root in roots:
         current = root
         while True:
             candidate = os.path.join(current, ".gitignore")
-            try:
-                if not stat.S_ISREG(os.stat(candidate).st_mode):
-                    return candidate
-            except OSError:
-                pass
+            if _is_irregular(candidate):
+                return candidate
             if current == top or os.path.dirname(current) == current:
                 break
             current = os.path.dirname(current)

@@ -25,6 +25,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import IO, Any
@@ -44,6 +45,14 @@ Stamp = tuple[int, int]  # (mtime_ns, size)
 
 class CacheUnusable(Exception):
     """The cache directory cannot be used (it cannot be created or written)."""
+
+
+class CacheDamaged(Exception):
+    """A cache file holds what kblint did not write (a damaged disk, another program)."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.path = path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,6 +191,8 @@ class KBResultCache:
         except OSError as exc:
             raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
         self._changed = False
+        self.damaged = False  # a line of the old file was not a record
+        self._rejected: str | None = None
 
     def reuse(self, stamps: dict[str, Stamp | None]) -> Iterator[tuple[str, str]]:
         """(path, record text) for every file whose cached record matches its stamp."""
@@ -195,12 +206,20 @@ class KBResultCache:
                         self._changed = True
                         continue
                     seen.add(path)
-                    self._out.write(line)
                     yield path, text
-        except (OSError, ValueError):
-            self._changed = True  # a missing or damaged cache: what was read stays usable
+                    if self._rejected != path:
+                        self._out.write(line)
+        except OSError:
+            self._changed = True
+        except ValueError:
+            self._changed = self.damaged = True  # what was read before the damage stays usable
         if len(seen) != len(stamps):
             self._changed = True
+
+    def reject(self, path: str) -> None:
+        """The record `reuse` just gave for PATH is damaged: it is not kept."""
+        self._rejected = path
+        self.damaged = self._changed = True
 
     def add(self, path: str, file_stamp: Stamp | None, text: str) -> None:
         if file_stamp is None or "\t" in path or "\n" in path:
@@ -271,19 +290,21 @@ def _issues_of_columns(texts: list[Any], columns: list[list[Any]], count: int) -
 
 
 def load_run(cache_dir: str, key: str) -> StoredRun | None:
-    """The stored outcome of run KEY, or None (not cached, or the file is damaged)."""
+    """The stored outcome of run KEY, or None when it is not cached; CacheDamaged."""
     path = os.path.join(cache_dir, _RUNS, key + ".jsonl")
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             header = json.loads(fh.readline())
-            if not isinstance(header, dict) or header.get("format") != FORMAT:
-                return None
+            if isinstance(header, dict) and header.get("format") != FORMAT:
+                return None  # written by another version of kblint
             texts = json.loads(fh.readline())
             columns = [json.loads(line) for line in fh]
         issues = _issues_of_columns(texts, columns, header["issues"])
         os.utime(path)  # most recently used: kept longest
-    except (OSError, ValueError, TypeError, KeyError, IndexError):
-        return None
+    except OSError:
+        return None  # not cached (or not readable: writing says so)
+    except (ValueError, TypeError, KeyError, IndexError):
+        raise CacheDamaged(path) from None
     return StoredRun(header, issues)
 
 
@@ -305,13 +326,15 @@ def save_run(cache_dir: str, key: str, run: StoredRun) -> None:
 
 
 def _prune(directory: str) -> None:
-    runs = sorted(
-        (e for e in os.scandir(directory) if e.name.endswith(".jsonl")),
-        key=lambda e: e.stat().st_mtime_ns,
-        reverse=True,
-    )
-    for old in runs[_RUNS_KEPT:]:
-        os.unlink(old.path)
+    """Remove all but the most recent outcomes (another run may be removing them too)."""
+    runs = []
+    for e in os.scandir(directory):
+        if e.name.endswith(".jsonl"):
+            with suppress(FileNotFoundError):
+                runs.append((e.stat().st_mtime_ns, e.path))
+    for _, path in sorted(runs, reverse=True)[_RUNS_KEPT:]:
+        with suppress(FileNotFoundError):
+            os.unlink(path)
 
 
 # ---------------------------------------------------------------------------------------------
