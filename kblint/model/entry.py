@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -419,7 +419,7 @@ def _object_ref_links(raw: RawEntry, name: str) -> list[Link]:
     return links
 
 
-_DISABLE_RE = re.compile(r"<!--\s*kblint-disable\s+(.*?)\s*-->", re.S)
+_DISABLE_RE = re.compile(r"\s*kblint-disable(?:\s+|$)")  # how the inside of an HTML comment begins
 
 
 def suppressions(raw: RawEntry) -> tuple[tuple[str, int], ...]:
@@ -435,7 +435,22 @@ def suppressions(raw: RawEntry) -> tuple[tuple[str, int], ...]:
             line = raw.key_line("kblint")
             found.extend((str(n).strip(), line) for n in names if n is not None and str(n).strip())
     if "kblint-disable" in raw.body:
-        for m in _DISABLE_RE.finditer(raw.body):
-            line = raw.body_line + raw.body.count("\n", 0, m.start())
-            found.extend((n, line) for n in re.split(r"[\s,]+", m.group(1)) if n)
+        for start, inside in _html_comments(raw.body, raw.body_line):
+            m = _DISABLE_RE.match(inside)
+            if m is not None:
+                found.extend((n, start) for n in re.split(r"[\s,]+", inside[m.end() :]) if n)
     return tuple(found)
+
+
+def _html_comments(text: str, first_line: int) -> Iterator[tuple[int, str]]:
+    """(line, inside) of each `<!-- ... -->` in TEXT, in one pass (comments do not nest)."""
+    line, counted = first_line, 0
+    start = text.find("<!--")
+    while start >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            return
+        line += text.count("\n", counted, start)
+        counted = start
+        yield line, text[start + 4 : end]
+        start = text.find("<!--", end + 3)
