@@ -44,14 +44,20 @@ class YamlError(Exception):
         self.column = column
 
 
-def _mark_error(exc: yaml.YAMLError) -> YamlError:
+def mark_error(exc: yaml.YAMLError, text: str) -> YamlError:
+    """PyYAML's error about TEXT as one line with its position."""
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         reason = exc.problem or exc.context or "invalid YAML"
         if mark is not None:
             return YamlError(reason, mark.line + 1, mark.column + 1)
         return YamlError(reason)
-    return YamlError(str(exc) or "invalid YAML")
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
+        at = exc.position if isinstance(exc.position, int) and 0 <= exc.position <= len(text) else 0
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        line = text.count("\n", 0, at) + 1
+        return YamlError(f"unacceptable character #x{code:04x}: {exc.reason}", line, at - text.rfind("\n", 0, at))
+    return YamlError(str(exc).splitlines()[0] if str(exc) else "invalid YAML")
 
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -120,7 +126,7 @@ def check_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
                     )
                 sizes[-1] += closed[event.anchor]
     except yaml.YAMLError as exc:
-        raise _mark_error(exc) from None
+        raise mark_error(exc, text) from None
     finally:
         loader.dispose()
 
@@ -182,7 +188,7 @@ def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int
         key_lines = _top_key_lines(node, first_line)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
-        raise _mark_error(exc) from None
+        raise mark_error(exc, text) from None
     except RecursionError:
         raise YamlError("nesting too deep") from None
     except Exception as exc:  # noqa: BLE001 - whatever a constructor raises is a parse error, never a crash
@@ -207,7 +213,7 @@ def compose_with_offsets(text: str, limits: Limits = DEFAULT_LIMITS) -> yaml.Nod
     try:
         return loader.get_single_node()
     except yaml.YAMLError as exc:
-        raise _mark_error(exc) from None
+        raise mark_error(exc, text) from None
     finally:
         loader.dispose()
 
@@ -218,4 +224,4 @@ def safe_load(text: str) -> Any:
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - the C safe loader
     except yaml.YAMLError as exc:
-        raise _mark_error(exc) from None
+        raise mark_error(exc, text) from None

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from ..paths import display_path
-from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits, may_alias, nesting_bound
+from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits, mark_error, may_alias, nesting_bound
 
 # libyaml's composer recurses in C for every level of nesting: far below this depth, the C stack
 # holds; above it the text is read event by event first (check_limits).
@@ -142,12 +142,9 @@ def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> Any:
         return None if node is None else _Converter(loader, limits).value(node)
     except YamlError as exc:
         raise YamlFileError(path, exc.line, f"invalid YAML: {exc.reason}") from None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        raise YamlFileError(path, line, f"invalid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
-        raise YamlFileError(path, 1, f"invalid YAML: {exc}") from None
+        error = mark_error(exc, text)
+        raise YamlFileError(path, error.line, f"invalid YAML: {error.reason}") from None
     finally:
         loader.dispose()
 
