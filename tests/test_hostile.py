@@ -387,3 +387,48 @@ def test_a_fifo_git_would_block_on_is_a_warning_and_the_files_are_linted(tmp_pat
     assert result.code == 0
     assert f"{fifo} is not a regular file: files git ignores are linted too" in result.stderr
     assert result.json["kbs"][0]["files"] == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML that nests too deep or expands too far.
+
+
+def _bomb(levels: int, key: str) -> str:
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(lines) + f"\n{key}: *a{levels - 1}\n"
+
+
+@pytest.mark.parametrize("depth", [101, 999, 30_000])
+@pytest.mark.parametrize("shape", ["flow", "block"])
+def test_frontmatter_nested_too_deep_is_a_parse_error(tmp_path: Path, depth: int, shape: str):
+    if shape == "flow":
+        value = "[" * depth + "]" * depth
+    else:
+        value = "\n" + "".join(" " * i + "-\n" for i in range(1, min(depth, 1500)))
+    kb = _kb(tmp_path, **{"deep.md": f"---\ntitle: Deep\ntype: note\ntags: {value}\n---\nBody.\n"})
+    report = _validate(kb)
+    (message,) = _messages(report, "parse_error")
+    assert "nesting deeper than 100 levels (the limit)" in message
+
+
+@pytest.mark.parametrize("levels", [6, 9])
+def test_an_alias_bomb_in_an_entry_is_a_parse_error(tmp_path: Path, levels: int):
+    kb = _kb(tmp_path, **{"bomb.md": f"---\ntitle: Bomb\ntype: note\n{_bomb(levels, 'tags')}---\nBody.\n"})
+    report = _validate(kb)
+    (message,) = _messages(report, "parse_error")
+    assert message.endswith("aliases expand to more than 100000 nodes (the limit)")
+
+
+def test_an_alias_bomb_in_kb_yaml_is_one_line(tmp_path: Path):
+    kb = _kb(tmp_path, "name: notes\n" + _bomb(9, "evaluation_rubric"))
+    result = run_kblint("validate", ".", "--no-cache", cwd=kb)
+    assert result.code == 2
+    assert result.stderr.strip().endswith("aliases expand to more than 100000 nodes (the limit)")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_small_alias_is_fine(tmp_path: Path):
+    kb = _kb(tmp_path, **{"alias.md": "---\ntitle: Alias\ntype: note\nx: &x [a, b]\ntags: *x\n---\nSee [[ok]].\n"})
+    report = _validate(kb)
+    assert not issues_of(report, "parse_error")
