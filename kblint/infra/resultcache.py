@@ -34,6 +34,7 @@ from .. import __version__
 from ..model.facts import FACTS_FIELDS, FACTS_VALUES, EntryFacts
 from ..model.issue import ISSUE_FIELDS, ISSUE_VALUES, Issue
 from ..model.link import PackedLinks
+from .files import FileProblem, read_regular_file
 
 FORMAT = 6
 _RESULTS = "results"
@@ -123,13 +124,14 @@ def ensure_dir(cache_dir: str, sub: str) -> str:
 
 
 def _file_bytes(path: str | None) -> bytes:
+    """The bytes of a file a cache key covers (kb.yaml, the configuration file, ...); a file that
+    cannot be read adds its reason instead."""
     if not path:
         return b""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return b""
+        return read_regular_file(path)
+    except FileProblem as exc:
+        return f"\0unreadable: {exc.reason}".encode()
 
 
 @lru_cache(maxsize=1)
