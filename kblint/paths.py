@@ -85,6 +85,19 @@ def _escape(m: re.Match[str]) -> str:
     return _C_ESCAPES.get(c) or f"\\{byte:03o}"
 
 
+# Characters text taken from an input is never shown with as they are: control characters (a
+# terminal would obey an escape sequence taken from an entry; a newline would split an issue's
+# line) and the bidi controls that reorder what a reader sees.
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """TEXT with its control characters written as escapes (`\\x1b`, `\\n`)."""
+    if text.isprintable():
+        return text
+    return _UNSHOWN.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 @lru_cache(maxsize=65536)
 def _display_path(cwd: str, path: str) -> str:
     return quote_name(_plain_display_path(cwd, path))

@@ -4,7 +4,7 @@ with odd frontmatter and links; file-system oddities) are linted, and on every o
 - the run ends in a report (exit 0 or 1) or one clear line (exit 2), never a traceback;
 - `files` is the number of `*.md` files an independent walk finds, and each is either an entry
   or has a parse_error (nothing dropped silently);
-- every issue's path is inside the KB;
+- every issue's path is inside the KB, and its message holds no control character;
 - `-j1` and `-j2` give the same JSON, and so do a run that fills the cache and one that reads it.
 
 The `ci` profile runs a few dozen KBs; HYPOTHESIS_PROFILE=thorough runs 10,000 (bench/README.md
@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import signal
 import tempfile
 from collections.abc import Iterator
@@ -281,6 +282,9 @@ def _lint(root: Path, *args: str) -> tuple[int, str, str]:
     return result.code, result.stdout, result.stderr
 
 
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def check_invariants(root: Path) -> None:
     code, out, err = _lint(root, "-j1", "--no-cache")
     event(f"exit {code}")
@@ -300,6 +304,7 @@ def check_invariants(root: Path) -> None:
         assert not rel.startswith(b"../") and not os.path.isabs(rel), issue
         assert os.path.lexists(os.path.join(os.fsencode(root), rel)), issue
         assert issue["line"] >= 1
+        assert not CONTROL.search(issue["message"]), issue  # nothing a terminal would obey
     cache = f"--cache-dir={root.parent / 'cache'}"
     assert _lint(root, "-j2", cache) == (code, out, err)  # in two processes, writing the cache
     assert _lint(root, "-j2", cache) == (code, out, err)  # from the cache

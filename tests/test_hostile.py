@@ -432,3 +432,21 @@ def test_a_small_alias_is_fine(tmp_path: Path):
     kb = _kb(tmp_path, **{"alias.md": "---\ntitle: Alias\ntype: note\nx: &x [a, b]\ntags: *x\n---\nSee [[ok]].\n"})
     report = _validate(kb)
     assert not issues_of(report, "parse_error")
+
+
+# ---------------------------------------------------------------------------------------------
+# Text from an entry or kb.yaml never reaches a terminal as control characters.
+
+ESCAPES = '---\ntitle: "\\e[31mRed\\e[0m title"\ntype: note\nlinks: ["\\e]0;pwned\\a", "two\\nlines"]\n---\nBody.\n'
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "json"])
+def test_control_characters_from_an_entry_are_escaped(tmp_path: Path, fmt: str):
+    kb = _kb(tmp_path, 'name: "kb\\e[2J"\n', **{"esc.md": ESCAPES})
+    result = run_kblint("validate", ".", "--format", fmt, "--no-cache", cwd=kb)
+    assert result.code == 1
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    shown = result.stdout if fmt != "json" else "\n".join(i["message"] for i in result.json["issues"])
+    assert "\\x1b]0;pwned\\x07" in shown
+    if fmt == "text":
+        assert "Link target 'two\\nlines' not found" in result.stdout

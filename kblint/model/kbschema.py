@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..infra.files import FileProblem, read_regular_file
+from ..paths import printable
 from ..userpattern import pattern_error
 from ..yamlread.lines import LineDict, YamlFileError, decode_yaml_bytes, line_of, load_text
 
@@ -483,7 +484,8 @@ class PluginType:
 
 def default_schema(root: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
     """The intent of a KB with no kb.yaml: system intent, core types (and plugin types)."""
-    schema = KBSchema(name=os.path.basename(os.path.normpath(root)) or "kb", root=root, kb_yaml=None)
+    name = printable(os.path.basename(os.path.normpath(root))) or "kb"
+    schema = KBSchema(name=name, root=root, kb_yaml=None)
     schema.types = _core_types()
     schema.guidelines = dict(SYSTEM_GUIDELINES)
     add_plugin_types(schema, plugin_types)
@@ -514,8 +516,14 @@ def load_yaml_file(path: str) -> Any:
 
 def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]) -> None:
     name = data.get("name")
-    if isinstance(name, str) and name.strip():
+    if isinstance(name, str) and name.strip() and name.isprintable():
         schema.name = name.strip()
+    elif isinstance(name, str) and name.strip():
+        problems.append(
+            ConfigProblem(
+                data.line_of("name"), f"name holds control characters; using the directory name '{schema.name}'"
+            )
+        )
     elif name not in (None, ""):
         problems.append(
             ConfigProblem(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model.issue import Issue, Report
-from ..paths import display_path
+from ..paths import display_path, printable
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD = "\x1b[1m"
@@ -19,7 +19,7 @@ def issue_line(issue: Issue, color: bool) -> str:
     where = f"{display_path(issue.path)}:{issue.line}:{issue.column}:"
     # a config_error already quotes its item; a judgment issue names the item it is about
     tag = issue.checker or (issue.rubric_item if issue.rule != "config_error" else None)
-    suffix = f" [{tag}]" if tag else ""
+    suffix = f" [{printable(tag)}]" if tag else ""
     if not color:
         return f"{where} {issue.severity} {issue.rule} {issue.message}{suffix}"
     sev = f"{_COLORS[issue.severity]}{issue.severity}{_RESET}"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
 from ..model.issue import Issue
+from ..paths import printable
 
 
 @dataclass(slots=True)
@@ -64,7 +65,7 @@ class Rule:
             rule=self.name,
             severity=severity or self.severity,
             tier=self.tier if tier is None else tier,
-            message=message,
+            message=printable(message),
             kb_name=site.kb_name,
             entry_id=site.entry_id,
             path=site.path,
