@@ -341,7 +341,7 @@ def build_workspace(
     options = options or WalkOptions()
     b = _Builder(options)
     context_root = os.path.abspath(kb_dir) if kb_dir else None
-    if context_root is not None and not os.path.isfile(os.path.join(context_root, "kb.yaml")):
+    if context_root is not None and not os.path.lexists(os.path.join(context_root, "kb.yaml")):
         raise UsageError(f"--kb {kb_dir}: no kb.yaml in that directory")
     if stdin_data is not None:
         b.stdin_candidate(context_root, stdin_path, stdin_data)
@@ -386,7 +386,7 @@ def load_kbs_for_plan(kb: str, plugin_types: tuple[PluginType, ...] = ()) -> lis
     """The KB a command names: a directory holding kb.yaml, or a KB name found under the current
     directory (other KBs' kb.yaml files that cannot be read are skipped)."""
     if os.path.isdir(kb):
-        if not os.path.isfile(os.path.join(kb, "kb.yaml")):
+        if not os.path.lexists(os.path.join(kb, "kb.yaml")):
             raise UsageError(f"{kb}: no kb.yaml in that directory (give a KB directory or a KB name)")
         try:
             return [load_kb_schema(os.path.abspath(kb), plugin_types)]

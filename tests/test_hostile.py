@@ -450,3 +450,20 @@ def test_control_characters_from_an_entry_are_escaped(tmp_path: Path, fmt: str):
     assert "\\x1b]0;pwned\\x07" in shown
     if fmt == "text":
         assert "Link target 'two\\nlines' not found" in result.stdout
+
+
+@pytest.mark.parametrize("command", [["validate", "."], ["checkers", "--kb", "."], ["schema", "."], ["migrate", "."]])
+@pytest.mark.parametrize("kb_yaml", ["fifo", "bomb"])
+def test_every_command_meets_a_bad_kb_yaml_with_one_line(tmp_path: Path, command: list[str], kb_yaml: str):
+    kb = tmp_path / "notes"
+    kb.mkdir()
+    (kb / "a.md").write_text(OK)
+    if kb_yaml == "fifo":
+        os.mkfifo(kb / "kb.yaml")
+    else:
+        (kb / "kb.yaml").write_text("name: notes\n" + _bomb(9, "evaluation_rubric"))
+    result = run_kblint(*command, cwd=kb)
+    assert result.code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert "kb.yaml" in line
+    assert ("not a regular file (a FIFO)" if kb_yaml == "fifo" else "aliases expand") in line
