@@ -102,10 +102,13 @@ _LIMIT_KEYS = {
     "max_yaml_depth": ("max_depth", "int"),
     "max_alias_nodes": ("max_alias_nodes", "int"),
     "max_path_depth": ("max_path_depth", "int"),
-    "regex_timeout": ("regex_timeout", "float"),
+    "regex_timeout": ("regex_timeout", "seconds"),
 }
 _TABLES = {"llm": _LLM_KEYS, "limits": _LIMIT_KEYS}
 _PATH_KEYS = ("output", "baseline", "cache_dir")
+
+
+_A_DAY = 86_400.0
 
 
 def _check(kind: str, key: str, value: Any, where: str) -> Any:
@@ -116,6 +119,8 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
     if kind == "int" and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if kind == "seconds" and isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < _A_DAY:
         return float(value)
     if kind == "names" and (
         isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
@@ -128,6 +133,7 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
         "bool": "true or false",
         "int": "a whole number",
         "float": "a number",
+        "seconds": "a number of seconds above 0",
         "names": "a list of names",
         "fail_on": "one of error, warning, info, never",
     }[kind]

@@ -52,9 +52,10 @@ def plain_display_path(path: str) -> str:
     return _plain_display_path(os.getcwd(), path)
 
 
-# What makes a name quoted: control characters, a quote, a backslash, and the undecodable bytes of
-# a name that is not UTF-8 (Python keeps each as a lone surrogate, U+DC80 to U+DCFF).
-_NEEDS_QUOTES = re.compile(r'[\x00-\x1f\x7f"\\\udc80-\udcff]')
+# What makes a name quoted: control characters (C0 and C1), the bidi controls, a quote, a
+# backslash, and the undecodable bytes of a name that is not UTF-8 (Python keeps each as a lone
+# surrogate, U+DC80 to U+DCFF).
+_NEEDS_QUOTES = re.compile(r'[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"\\\udc80-\udcff]')
 _SURROGATE_BASE = 0xDC00
 _C_ESCAPES = {
     "\\": "\\\\",
@@ -80,9 +81,12 @@ def quote_name(name: str) -> str:
 
 def _escape(m: re.Match[str]) -> str:
     c = m.group()
+    if c in _C_ESCAPES:
+        return _C_ESCAPES[c]
     code = ord(c)
-    byte = code - _SURROGATE_BASE if code > _SURROGATE_BASE else code  # U+DCFF stands for the byte 0xFF
-    return _C_ESCAPES.get(c) or f"\\{byte:03o}"
+    if code > _SURROGATE_BASE:  # U+DCFF stands for the byte 0xFF
+        return f"\\{code - _SURROGATE_BASE:03o}"
+    return "".join(f"\\{byte:03o}" for byte in c.encode())  # the character's UTF-8 bytes
 
 
 # Characters text taken from an input is never shown with as they are: control characters (a

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .errors import UsageError
 from .infra import git
-from .infra.files import FileProblem, read_regular_file, why_not_within
+from .infra.files import OUTSIDE, FileProblem, leads_outside, read_regular_file
 from .model.kbschema import CrossKBLink, KBSchema, PluginType, default_schema, load_cross_kb_links, load_kb_schema
 from .paths import display_path, is_within, relative_to
 from .yamlread import DEFAULT_LIMITS, Limits
@@ -143,7 +143,6 @@ class _Walk:
     files: list[str] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)
     bad_gitignore: str | None = None
-    real_root: str | None = None
 
     def run(self) -> None:
         stack = [(self.root, 0)]
@@ -169,15 +168,9 @@ class _Walk:
                             stack.append((item.path, depth + 1))
                 elif item.name.endswith(".md") and not is_readme(item.name) and not self._excluded(item.path):
                     self.files.append(item.path)
-                    if item.is_symlink() and self._leaves(item.path):
-                        self.problems[item.path] = "a symlink to a file outside the KB: not read"
+                    if item.is_symlink() and leads_outside(self.root, item.path):
+                        self.problems[item.path] = OUTSIDE
         self.files.sort()
-
-    def _leaves(self, path: str) -> bool:
-        """Whether the symlink at PATH leads outside the KB (other faults show when it is read)."""
-        if self.real_root is None:
-            self.real_root = os.path.realpath(self.root)
-        return why_not_within(self.real_root, relative_to(path, self.root)) == "outside the KB"
 
     @staticmethod
     def _descends(item: os.DirEntry[str]) -> bool:
@@ -317,7 +310,10 @@ class _Builder:
         if root is None or path not in kb.files:
             # a file outside the walk (hidden, excluded, or no KB at all): checked as named
             relpath = kb.relpath(path) if root else os.path.basename(path)
-            kb.candidates.append(_read_candidate(path, relpath, inside=root is not None))
+            if root is not None and leads_outside(root, path):
+                kb.candidates.append(Candidate(path, relpath, None, True, problem=OUTSIDE))
+            else:
+                kb.candidates.append(_read_candidate(path, relpath, inside=root is not None))
         elif kb.reported is not None:
             kb.reported.add(path)
 

@@ -215,6 +215,8 @@ def test_odd_names_in_every_format(odd_kb: Path, fmt: str):
         from urllib.parse import unquote_to_bytes
 
         assert {unquote_to_bytes(u) for u in uris} >= set(ODD_NAMES)
+    elif fmt == "github":  # an annotation names the file itself, in the escapes of workflow commands
+        assert "file=new%0Aline.md," in result.stdout and 'file=quote"d.md,' in result.stdout
     else:
         assert '"\\377.md"' in result.stdout and '"new\\nline.md"' in result.stdout
 
@@ -467,3 +469,101 @@ def test_every_command_meets_a_bad_kb_yaml_with_one_line(tmp_path: Path, command
     (line,) = result.stderr.strip().splitlines()
     assert "kb.yaml" in line
     assert ("not a regular file (a FIFO)" if kb_yaml == "fifo" else "aliases expand") in line
+
+
+# ---------------------------------------------------------------------------------------------
+# Found by review: symlink spellings, NUL bytes, compile bombs, many slow patterns, cache symlinks.
+
+
+def test_an_absolute_symlink_through_a_symlinked_directory_and_dotdot_is_outside(tmp_path: Path, outside: Path):
+    kb = _kb(tmp_path)
+    (outside / "deep").mkdir()
+    os.symlink(outside / "deep", kb / "sub")
+    os.symlink(f"{kb}/sub/../o.md", kb / "a.md")  # the kernel resolves sub first, then ..: outside
+    report = _validate(kb)
+    assert _messages(report, "parse_error") == ["a symlink to a file outside the KB: not read"]
+
+
+def test_a_nul_in_a_link_is_a_broken_link(tmp_path: Path):
+    kb = _kb(tmp_path, **{"nul.md": "---\ntitle: Nul\ntype: note\n---\n![[a\x00b.png]]\n"})
+    assert [i["path"] for i in issues_of(_validate(kb), "broken_link")] == ["nul.md"]
+
+
+@pytest.mark.parametrize(
+    "pattern", ["(?:a{4294967294})", "((((a{100}){100}){100}){100})", "(" * 5000 + "a" + ")" * 5000]
+)
+def test_a_pattern_too_large_to_compile_is_a_config_error(tmp_path: Path, pattern: str):
+    kb_yaml = f"name: notes\nvalidation:\n  rules:\n    - field: title\n      pattern: '{pattern}'\n"
+    report = _validate(_kb(tmp_path, kb_yaml))
+    (message,) = _messages(report, "config_error")
+    assert "invalid pattern" in message and "(the limit)" in message
+
+
+def test_many_slow_patterns_cost_a_few_budgets_in_all(tmp_path: Path):
+    rules = "".join(f"    - field: title\n      pattern: '^(a|a)*(?#{n})$'\n" for n in range(40))
+    kb = _kb(
+        tmp_path,
+        f"name: notes\nvalidation:\n  rules:\n{rules}",
+        **{"slow.md": f"---\ntitle: {SLOW_VALUE}\ntype: note\n---\nB.\n"},
+    )
+    (kb / "kblint.toml").write_text(FAST_LIMITS)
+    report = _validate(kb, "-j1")
+    errors = [i["message"] for i in issues_of(report, "checker_error") if i["path"] == "slow.md"]
+    assert len(errors) == 40  # every rule is reported on the slow entry, none dropped silently
+    assert 0 < sum("on this entry" in m for m in errors) <= 6  # five budgets in all, then no more runs
+    assert sum("was not run" in m for m in errors) >= 34
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_a_regex_timeout_must_be_a_positive_number_of_seconds(tmp_path: Path, value: str):
+    kb = _kb(tmp_path)
+    (kb / "kblint.toml").write_text(f"[limits]\nregex_timeout = {value}\n")
+    result = run_kblint("validate", ".", cwd=kb)
+    assert result.code == 2 and "'limits.regex_timeout' must be a number of seconds above 0" in result.stderr
+
+
+def test_a_suppression_after_a_stray_comment_opening_still_counts(tmp_path: Path):
+    body = "Write `<!--` to open a comment.\n<!-- kblint-disable orphan_entry -->\n"
+    kb = _kb(tmp_path, **{"lonely.md": f"---\ntitle: Lonely\ntype: note\ntags: [a]\n---\n{body}"})
+    assert "lonely.md" not in [i["path"] for i in issues_of(_validate(kb), "orphan_entry")]
+
+
+def test_a_kb_name_with_ordinary_unicode_is_kept(tmp_path: Path):
+    kb = _kb(tmp_path, 'name: "کتاب\u200cخانه"\n')
+    report = _validate(kb)
+    assert report["kbs"][0]["name"] == "کتاب\u200cخانه" and not issues_of(report, "config_error")
+
+
+@pytest.mark.parametrize("name", ["kb.yaml", "cross-kb-links.yaml"])
+def test_kb_files_symlinked_from_outside_are_not_read(tmp_path: Path, outside: Path, name: str):
+    (outside / "secret.yaml").write_text("name: SECRET_TOKEN\nlinks: [{source: ok, target: SECRET_TOKEN}]\n")
+    kb = _kb(tmp_path)
+    (kb / name).unlink(missing_ok=True)
+    os.symlink(outside / "secret.yaml", kb / name)
+    result = run_kblint("validate", ".", "--format", "json", "--no-cache", cwd=kb)
+    assert "SECRET_TOKEN" not in result.stdout + result.stderr
+    assert "a symlink to a file outside the KB: not read" in result.stdout + result.stderr
+
+
+def test_a_named_file_symlinked_from_outside_is_not_read(tmp_path: Path, outside: Path):
+    kb = _kb(tmp_path)
+    (kb / ".hidden").mkdir()
+    os.symlink(outside / "o.md", kb / ".hidden" / "x.md")
+    result = run_kblint("validate", ".hidden/x.md", "--format", "json", "--no-cache", cwd=kb)
+    (issue,) = result.json["issues"]
+    assert issue["rule"] == "parse_error" and issue["message"].endswith("a symlink to a file outside the KB: not read")
+
+
+@pytest.mark.parametrize("linked", [".kblint_cache", ".kblint_cache/runs"])
+def test_a_symlinked_cache_directory_is_not_used(tmp_path: Path, linked: str):
+    kb = _kb(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    precious = [elsewhere / f"{n:040x}.jsonl" for n in range(12)]
+    for path in precious:
+        path.write_text("mine")
+    (kb / linked).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(elsewhere, kb / linked)
+    result = run_kblint("validate", ".", cwd=kb)
+    assert result.code == 0 and "is a symlink" in result.stderr
+    assert all(p.read_text() == "mine" for p in precious) and sorted(elsewhere.iterdir()) == precious

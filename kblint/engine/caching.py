@@ -104,6 +104,7 @@ def load_outcome(caches: Caches, key: str) -> Outcome | None:
             probes=probes,
         )
     except (KeyError, TypeError, ValueError):
+        caches.damaged(resultcache.run_file(caches.cache_dir, key))
         return None
 
 

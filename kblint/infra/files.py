@@ -96,6 +96,17 @@ def _megabytes(n: int) -> str:
 _MAX_SYMLINKS = 40  # as the kernel's own limit on following symlinks in one path
 
 
+OUTSIDE = "a symlink to a file outside the KB: not read"
+
+
+def leads_outside(root: str, path: str) -> bool:
+    """Whether the file at PATH, below the KB directory ROOT, is a symlink that leads outside it."""
+    if not os.path.islink(path):
+        return False
+    relpath = os.path.relpath(path, root).replace(os.sep, "/")
+    return why_not_within(os.path.realpath(root), relpath) == "outside the KB"
+
+
 def is_regular_file_within(root: str, relpath: str) -> bool:
     """Whether the KB-relative RELPATH names a regular file inside the directory ROOT (a real path)."""
     return why_not_within(root, relpath) is None
@@ -105,6 +116,8 @@ def why_not_within(root: str, relpath: str) -> str | None:
     """None when RELPATH names a regular file inside ROOT, else why not. It is walked one name at
     a time and symlinks are followed only while they stay inside ROOT: nothing outside it is
     ever stat'ed, so what a link names cannot probe the machine."""
+    if "\0" in relpath:
+        return "does not exist"
     parts = [p for p in relpath.split("/") if p not in ("", ".")]
     current = root
     hops = 0
@@ -126,10 +139,11 @@ def why_not_within(root: str, relpath: str) -> str | None:
             if hops > _MAX_SYMLINKS:
                 return "a symlink loop"
             if os.path.isabs(target):
-                target = os.path.normpath(target)
-                if os.path.commonpath([root, target]) != root:
+                # `..` in the target is walked like any name (after the symlinks before it), never
+                # simplified as text: only a target spelled from the root onward stays inside
+                if not (target + os.sep).startswith(root + os.sep):
                     return "outside the KB"
-                current, target = root, os.path.relpath(target, root)
+                current, target = root, target[len(root) :]
             parts[:0] = [p for p in target.split(os.sep) if p not in ("", ".")]
         elif not parts:
             return None if stat.S_ISREG(mode) else f"not a regular file ({kind_of(mode)})"

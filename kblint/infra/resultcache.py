@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -112,6 +113,9 @@ def result_of(text: str) -> tuple[EntryFacts, list[Issue], tuple[str, ...]]:
 def ensure_dir(cache_dir: str, sub: str) -> str:
     """CACHE_DIR/SUB, created, with a .gitignore in CACHE_DIR; raises CacheUnusable."""
     directory = os.path.join(cache_dir, sub)
+    for path in (cache_dir, directory):
+        if os.path.islink(path):  # it could lead anywhere: kblint writes and prunes only its own
+            raise CacheUnusable(f"{path} is a symlink")
     try:
         os.makedirs(directory, exist_ok=True)
         ignore = os.path.join(cache_dir, ".gitignore")
@@ -291,9 +295,14 @@ def _issues_of_columns(texts: list[Any], columns: list[list[Any]], count: int) -
     return list(map(Issue, *decoded))
 
 
+def run_file(cache_dir: str, key: str) -> str:
+    """Where the outcome of run KEY is kept."""
+    return os.path.join(cache_dir, _RUNS, key + ".jsonl")
+
+
 def load_run(cache_dir: str, key: str) -> StoredRun | None:
     """The stored outcome of run KEY, or None when it is not cached; CacheDamaged."""
-    path = os.path.join(cache_dir, _RUNS, key + ".jsonl")
+    path = run_file(cache_dir, key)
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             header = json.loads(fh.readline())
@@ -321,17 +330,20 @@ def save_run(cache_dir: str, key: str, run: StoredRun) -> None:
             out.write(_json(texts) + "\n")
             for column in columns:
                 out.write(_json(column) + "\n")
-        os.replace(tmp, os.path.join(directory, key + ".jsonl"))
+        os.replace(tmp, run_file(cache_dir, key))
         _prune(directory)
     except OSError as exc:
         raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
+
+
+_RUN_FILE = re.compile(r"[0-9a-f]{40}\.jsonl")
 
 
 def _prune(directory: str) -> None:
     """Remove all but the most recent outcomes (another run may be removing them too)."""
     runs = []
     for e in os.scandir(directory):
-        if e.name.endswith(".jsonl"):
+        if _RUN_FILE.fullmatch(e.name):
             with suppress(FileNotFoundError):
                 runs.append((e.stat().st_mtime_ns, e.path))
     for _, path in sorted(runs, reverse=True)[_RUNS_KEPT:]:

@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..infra.files import FileProblem, read_regular_file
 from .model import PROMPT_VERSION, VERDICTS, JudgeConfig, Verdict
 
 SUBDIR = "judgment"
@@ -40,6 +41,9 @@ def item_key(config: JudgeConfig, entry_canon: str, guidelines_canon: str, item_
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
+_MAX_VERDICT_BYTES = 1 << 20  # a verdict is a few hundred bytes; a larger file is no verdict of ours
+
+
 class VerdictCache:
     def __init__(self, cache_dir: str | os.PathLike):
         self.root = Path(cache_dir) / SUBDIR
@@ -50,7 +54,7 @@ class VerdictCache:
 
     def get(self, key: str, item_id: str) -> Verdict | None:
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = json.loads(read_regular_file(str(self._path(key)), _MAX_VERDICT_BYTES))
             verdict, conf = data["verdict"], data["confidence"]
             if verdict not in VERDICTS or isinstance(conf, bool) or not isinstance(conf, (int, float)):
                 return None
@@ -61,7 +65,7 @@ class VerdictCache:
                 reason=str(data.get("reason", "")),
                 cached=True,
             )
-        except (OSError, ValueError, KeyError, TypeError):
+        except (FileProblem, ValueError, KeyError, TypeError):
             return None  # missing or unreadable: a miss (a new verdict overwrites it)
 
     def put(self, key: str, verdict: Verdict, evaluator: str) -> None:

@@ -419,7 +419,7 @@ def _object_ref_links(raw: RawEntry, name: str) -> list[Link]:
     return links
 
 
-_DISABLE_RE = re.compile(r"\s*kblint-disable(?:\s+|$)")  # how the inside of an HTML comment begins
+_DISABLE_RE = re.compile(r"\s*kblint-disable\s")  # after `<!--`
 
 
 def suppressions(raw: RawEntry) -> tuple[tuple[str, int], ...]:
@@ -435,22 +435,25 @@ def suppressions(raw: RawEntry) -> tuple[tuple[str, int], ...]:
             line = raw.key_line("kblint")
             found.extend((str(n).strip(), line) for n in names if n is not None and str(n).strip())
     if "kblint-disable" in raw.body:
-        for start, inside in _html_comments(raw.body, raw.body_line):
-            m = _DISABLE_RE.match(inside)
-            if m is not None:
-                found.extend((n, start) for n in re.split(r"[\s,]+", inside[m.end() :]) if n)
+        for line, names in _disable_comments(raw.body, raw.body_line):
+            found.extend((n, line) for n in re.split(r"[\s,]+", names) if n)
     return tuple(found)
 
 
-def _html_comments(text: str, first_line: int) -> Iterator[tuple[int, str]]:
-    """(line, inside) of each `<!-- ... -->` in TEXT, in one pass (comments do not nest)."""
+def _disable_comments(text: str, first_line: int) -> Iterator[tuple[int, str]]:
+    """(line, names) of each `<!-- kblint-disable names -->` in TEXT, in one pass: each `<!--` is
+    tried once, and the search for `-->` goes on from the end of the comment it closes."""
     line, counted = first_line, 0
     start = text.find("<!--")
     while start >= 0:
-        end = text.find("-->", start + 4)
+        head = _DISABLE_RE.match(text, start + 4)
+        if head is None:
+            start = text.find("<!--", start + 4)
+            continue
+        end = text.find("-->", head.end())
         if end < 0:
-            return
+            return  # no later comment can close either
         line += text.count("\n", counted, start)
         counted = start
-        yield line, text[start + 4 : end]
+        yield line, text[head.end() : end]
         start = text.find("<!--", end + 3)

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..infra.files import FileProblem, read_regular_file
+from ..infra.files import OUTSIDE, FileProblem, leads_outside, read_regular_file
 from ..paths import printable
 from ..userpattern import pattern_error
 from ..yamlread.lines import LineDict, YamlFileError, decode_yaml_bytes, line_of, load_text
@@ -505,8 +505,11 @@ def add_plugin_types(schema: KBSchema, plugin_types: Iterable[PluginType]) -> No
         schema.problems.extend(ConfigProblem(1, f"plugin {ptype.source}: {p.message}") for p in problems)
 
 
-def load_yaml_file(path: str) -> Any:
-    """A YAML file's data with line numbers; raises YamlFileError."""
+def load_yaml_file(path: str, root: str | None = None) -> Any:
+    """A YAML file's data with line numbers; raises YamlFileError. A file of the KB at ROOT that
+    is a symlink to a file outside it is not read."""
+    if root is not None and leads_outside(root, path):
+        raise YamlFileError(path, 1, OUTSIDE)
     try:
         data = read_regular_file(path)
     except FileProblem as exc:
@@ -516,7 +519,7 @@ def load_yaml_file(path: str) -> Any:
 
 def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]) -> None:
     name = data.get("name")
-    if isinstance(name, str) and name.strip() and name.isprintable():
+    if isinstance(name, str) and name.strip() and printable(name) == name:
         schema.name = name.strip()
     elif isinstance(name, str) and name.strip():
         problems.append(
@@ -555,7 +558,7 @@ def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]
 def load_kb_schema(root: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
     """Load ROOT/kb.yaml. Raises YamlFileError when it is not valid YAML or not a mapping."""
     path = os.path.join(root, "kb.yaml")
-    return _schema_of(load_yaml_file(path), root, path, plugin_types)
+    return _schema_of(load_yaml_file(path, root), root, path, plugin_types)
 
 
 def schema_from_text(text: str, path: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
@@ -617,7 +620,7 @@ def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str |
     if not os.path.lexists(path):
         return None, []
     try:
-        data = load_yaml_file(path)
+        data = load_yaml_file(path, root)
     except YamlFileError as exc:
         problems.append(ConfigProblem(exc.line, exc.reason, path=path))
         return path, []

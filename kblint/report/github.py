@@ -6,7 +6,7 @@ Info issues are not annotated (GitHub shows few annotations per step); the closi
 from __future__ import annotations
 
 from ..model.issue import Issue, Report
-from ..paths import display_path
+from ..paths import plain_display_path
 
 COMMANDS = {"error": "error", "warning": "warning"}
 
@@ -31,7 +31,7 @@ def annotation(issue: Issue) -> str | None:
     if command is None:
         return None
     props = (
-        f"file={escape_property(display_path(issue.path))},line={max(issue.line, 1)},"
+        f"file={escape_property(plain_display_path(issue.path))},line={max(issue.line, 1)},"
         f"col={max(issue.column, 1)},title={escape_property(title(issue))}"
     )
     message = issue.message
