@@ -40,7 +40,9 @@ params = st.dictionaries(
     st.sampled_from(["min", "field", "heading", "pattern", "level", "fields", "bogus"]),
     st.one_of(
         st.integers(-2, 5),
-        st.sampled_from(["Sources", "title", "^source:", "(a|a)*$", "[unclosed", "", "\\b(todo)\\b"]),
+        st.sampled_from(
+            ["Sources", "title", "^source:", "(a|a)*$", "[unclosed", "", "\\b(todo)\\b", "(?:a{4294967294})"]
+        ),
         st.lists(fields, max_size=3),
         st.none(),
     ),
@@ -200,7 +202,19 @@ file_names = st.sampled_from(
 )
 oddities = st.lists(
     st.sampled_from(
-        ["dangling", "loop", "outside", "inside", "fifo", "dir.md", "zero", "empty", "cross-kb-links", "cross-fifo"]
+        [
+            "dangling",
+            "loop",
+            "outside",
+            "inside",
+            "fifo",
+            "dir.md",
+            "zero",
+            "empty",
+            "cross-kb-links",
+            "cross-fifo",
+            "dotdot",
+        ]
     ),
     max_size=3,
     unique=True,
@@ -239,6 +253,9 @@ def _add_oddity(root: bytes, outside: bytes, kind: str) -> None:
         open(j(root, b"empty.md"), "wb").close()
     elif kind == "cross-kb-links":
         _write(root, b"cross-kb-links.yaml", b"links:\n  - {source: a, target: other:b}\n  - 7\n")
+    elif kind == "dotdot":  # an absolute target through a symlinked directory, then `..`: outside
+        os.symlink(os.path.join(os.path.dirname(outside), b"deep"), j(root, b"link"))
+        os.symlink(j(root, b"link", b"..", b"secret.md"), j(root, b"dotdot.md"))
     elif kind == "cross-fifo" and not os.path.lexists(j(root, b"cross-kb-links.yaml")):
         os.mkfifo(j(root, b"cross-kb-links.yaml"))
 
@@ -282,12 +299,14 @@ def _lint(root: Path, *args: str) -> tuple[int, str, str]:
     return result.code, result.stdout, result.stderr
 
 
+SECRET = b"---\ntitle: secret\n---\n[[outside-secret-link]]\n"  # beside the KB: never read
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def check_invariants(root: Path) -> None:
     code, out, err = _lint(root, "-j1", "--no-cache")
     event(f"exit {code}")
+    assert "outside-secret-link" not in out + err
     assert "Traceback" not in err and "internal error" not in err, err
     if code == 2:  # one line; a JSON report then says the same
         assert len(err.strip().splitlines()) == 1 and err.startswith("kblint: "), err
@@ -322,7 +341,8 @@ def test_generated_kbs_keep_the_invariants(kb_yaml: str, files: dict[bytes | str
         root = os.path.join(os.fsencode(tmp), b"kb")
         os.mkdir(root)
         outside = os.path.join(os.fsencode(tmp), b"secret.md")
-        _write(os.fsencode(tmp), b"secret.md", b"---\ntitle: secret\n---\nsecret\n")
+        _write(os.fsencode(tmp), b"secret.md", SECRET)
+        os.mkdir(os.path.join(os.fsencode(tmp), b"deep"))
         _write(root, b"kb.yaml", kb_yaml.encode("utf-8", "surrogatepass"))
         for name, data in files.items():
             _write(root, os.fsencode(name), data)
