@@ -130,7 +130,8 @@ def validate(
 ) -> None:
     """Lint knowledge bases (default: the current directory)."""
     settings = _validate_settings(_validate_flags(locals()), config)
-    stdin_data = sys.stdin.buffer.read() if settings.stdin else None
+    # one byte past the limit tells that the entry is over it, without reading all of it
+    stdin_data = sys.stdin.buffer.read(settings.limits.max_file_bytes + 1) if settings.stdin else None
     _warn_plugin_problems()
 
     from .engine.pass_judgment import JudgmentSetupError

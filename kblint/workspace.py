@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .errors import UsageError
 from .infra import git
-from .infra.files import OUTSIDE, FileProblem, leads_outside, read_regular_file
+from .infra.files import OUTSIDE, FileProblem, leads_outside, over_the_limit, read_regular_file
 from .model.kbschema import CrossKBLink, KBSchema, PluginType, default_schema, load_cross_kb_links, load_kb_schema
 from .paths import display_path, is_within, relative_to
 from .yamlread import DEFAULT_LIMITS, Limits
@@ -279,7 +279,11 @@ class _Builder:
             abs_path = os.path.normpath(os.path.join(context_root, stdin_path))
             if abs_path in kb.files:
                 kb.files.remove(abs_path)  # the candidate replaces the existing entry for this run
-            kb.candidates.append(Candidate(abs_path, kb.relpath(abs_path), data, inside=True))
+            if len(data) > self.options.limits.max_file_bytes:
+                problem = over_the_limit(self.options.limits.max_file_bytes)
+                kb.candidates.append(Candidate(abs_path, kb.relpath(abs_path), None, True, problem=problem))
+            else:
+                kb.candidates.append(Candidate(abs_path, kb.relpath(abs_path), data, inside=True))
 
     def directory(self, raw: str, path: str) -> None:
         if os.path.isfile(os.path.join(path, "kb.yaml")):

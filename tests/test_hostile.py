@@ -567,3 +567,14 @@ def test_a_symlinked_cache_directory_is_not_used(tmp_path: Path, linked: str):
     result = run_kblint("validate", ".", cwd=kb)
     assert result.code == 0 and "is a symlink" in result.stderr
     assert all(p.read_text() == "mine" for p in precious) and sorted(elsewhere.iterdir()) == precious
+
+
+def test_an_entry_on_standard_input_over_the_limit_is_a_parse_error(tmp_path: Path):
+    kb = _kb(tmp_path)
+    (kb / "kblint.toml").write_text("[limits]\nmax_file_bytes = 100\n")
+    data = b"---\ntitle: Big\n---\n" + b"word " * 1000
+    result = run_kblint(
+        "validate", "--stdin", "--kb", ".", "--stdin-path", "n.md", "--format", "json", cwd=kb, input=data
+    )
+    (issue,) = result.json["issues"]
+    assert issue["rule"] == "parse_error" and "larger than 100 bytes (the limit)" in issue["message"]

@@ -85,8 +85,13 @@ def _read_all(fd: int, expected: int, max_bytes: int | None) -> bytes:
             return parts[0] if len(parts) == 1 else b"".join(parts)
         size += len(chunk)
         if max_bytes is not None and size > max_bytes:
-            raise FileProblem(f"larger than {_megabytes(max_bytes)} (the limit)")
+            raise FileProblem(over_the_limit(max_bytes))
         parts.append(chunk)
+
+
+def over_the_limit(max_bytes: int) -> str:
+    """Why a file larger than MAX_BYTES is not read."""
+    return f"larger than {_megabytes(max_bytes)} (the limit)"
 
 
 def _megabytes(n: int) -> str:
