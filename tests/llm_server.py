@@ -7,7 +7,8 @@ reads the single ```json block of the last user message, and decides each item's
 Knobs (set them before or between runs): `delay` (seconds per request), `garbage` (how many answers are
 not JSON; `ALWAYS` for all), `fail_status` + `fail_count` (answer that status N times first), `style`
 ("bare" | "fenced" | "prose"), `drop_ids` (ids left out of the first `drop_count` answers), `rename_ids`
-(answer these ids under another name). It records every request (path, headers, body, the json blocks
+(answer these ids under another name), `bad_confidence` + `bad_confidence_count` (the confidence of
+every verdict in the first N answers). It records every request (path, headers, body, the json blocks
 found) and the largest number of requests it served at once.
 """
 
@@ -49,6 +50,8 @@ class FakeLLM:
         self.drop_ids: set[str] = set()
         self.drop_count = 0
         self.rename_ids: set[str] = set()
+        self.bad_confidence: object = None  # the confidence of every verdict of the first answers
+        self.bad_confidence_count = 0
         self.requests: list[dict] = []
         self.dead = False
         self._stopped = False
@@ -139,13 +142,15 @@ class FakeLLM:
         else:
             items = record["block"]["items"] if record["block"] else []
             drop = self._take("drop_count")
+            bad_confidence = self._take("bad_confidence_count")
             verdicts = []
             for it in items:
                 if drop and it["id"] in self.drop_ids:
                     continue
                 verdict, conf = decide(it["text"])
                 vid = it["id"] + "-renamed" if it["id"] in self.rename_ids else it["id"]
-                verdicts.append({"id": vid, "verdict": verdict, "confidence": conf, "reason": f"judged {it['id']}"})
+                shown = self.bad_confidence if bad_confidence else conf
+                verdicts.append({"id": vid, "verdict": verdict, "confidence": shown, "reason": f"judged {it['id']}"})
             obj = json.dumps({"verdicts": verdicts}, indent=2)
             text = {
                 "bare": obj,

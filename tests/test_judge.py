@@ -259,6 +259,26 @@ def test_backoff_exhausted_gives_item_errors(server):
     assert "HTTP 500" in outcomes[0].errors[0].message and "3 tries" in outcomes[0].errors[0].message
 
 
+@pytest.mark.parametrize("status", [502, 503])
+def test_a_dead_provider_behind_a_gateway_is_unavailable_after_a_few_entries(server, status):
+    server.fail_status, server.fail_count = status, ALWAYS
+    requests = [req(f"e{n}", {"a": "one", "b": "two"}) for n in range(30)]
+    outcomes, stats, unavailable = judge(requests, cfg(server, concurrency=1, retry_base_delay=0.001))
+    assert unavailable is not None and f"HTTP {status}" in unavailable and "3 requests in a row" in unavailable
+    # three entries use up their tries (one more may start while another backs off); then none is asked
+    assert 3 * 3 <= server.count <= 4 * 3
+    errored = sum(len(o.errors) for o in outcomes)
+    assert errored in (3 * 2, 4 * 2) and errored + sum(len(o.not_evaluated) for o in outcomes) == 30 * 2
+
+
+def test_a_server_error_streak_ends_with_an_answer(server):
+    server.fail_status, server.fail_count = 502, 3 * 2  # two entries fail all their tries, then answers come
+    requests = [req(f"e{n}", {"a": "one"}) for n in range(6)]
+    outcomes, _, unavailable = judge(requests, cfg(server, concurrency=1, retry_base_delay=0.001))
+    assert unavailable is None  # fewer than three requests in a row failed: the answers reset the count
+    assert sum(len(o.verdicts) + len(o.errors) for o in outcomes) == 6 and sum(len(o.verdicts) for o in outcomes) >= 4
+
+
 def test_client_error_is_not_retried(server):
     server.fail_status, server.fail_count = 400, 1
     outcomes, _, unavailable = judge([req("e1", {"a": "one"}), req("e2", {"a": "one"})], cfg(server, concurrency=1))
@@ -522,11 +542,38 @@ def test_parse_answer_leniency():
         ["a", "b"],
     )
     assert problem is None and got == {"a": ("not_applicable", 0.8, "r"), "b": ("fail", 0.5, "")}
-    got, problem = parse_answer('[{"id": "a", "verdict": "pass", "confidence": 2}]', ["a"])
-    assert got == {"a": ("pass", 1.0, "")} and problem is None
+    for out_of_range in ("2", "1.2", "1234567890", "-0.1", '"150%"', '"high"', "NaN"):
+        got, problem = parse_answer(f'[{{"id": "a", "verdict": "fail", "confidence": {out_of_range}}}]', ["a"])
+        assert got == {} and problem == "invalid verdict for a", out_of_range  # never clamped to 1.0
+    got, problem = parse_answer('[{"id": "a", "verdict": "fail", "confidence": "85%"}]', ["a"])
+    assert got == {"a": ("fail", 0.85, "")}
     got, problem = parse_answer('{"verdicts": [{"id": "a", "verdict": "maybe", "confidence": 1}]}', ["a"])
     assert got == {} and "invalid verdict for a" in problem
     assert parse_answer("", ["a"]) == ({}, "the answer is not a JSON object")
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama", "anthropic"])
+def test_every_request_carries_an_output_budget_sized_from_its_items(server, provider):
+    from kblint.judge.prompt import answer_tokens
+
+    server.drop_ids, server.drop_count = {"b"}, 1  # the second request asks for one item only
+    judge([req("e1", {"a": "one", "b": "two", "c": "three"})], cfg(server, provider=provider, api_key=KEY))
+    budgets = [r["body"]["max_tokens"] for r in server.requests]
+    assert budgets == [answer_tokens(3, 4096), answer_tokens(1, 4096)] and budgets[0] > budgets[1]
+    judge([req("e2", {f"i{n}": "x" for n in range(40)})], cfg(server, provider=provider, max_tokens=1000))
+    assert server.requests[-1]["body"]["max_tokens"] == 1000  # never above the cap
+
+
+def test_an_out_of_range_confidence_is_asked_again_then_an_error(server):
+    server.bad_confidence, server.bad_confidence_count = 1.5, 1
+    outcomes, _, _ = judge([req("e1", {"bad": "the entry is FAIL"})], cfg(server))
+    assert server.count == 2 and by_id(outcomes[0])["bad"].confidence == 0.9  # the second answer was valid
+    server.reset()
+    server.bad_confidence, server.bad_confidence_count = 1234567890, ALWAYS
+    outcomes, _, _ = judge([req("e1", {"bad": "the entry is FAIL"})], cfg(server))
+    assert server.count == 2 and not outcomes[0].verdicts
+    (error,) = outcomes[0].errors
+    assert "invalid verdict for bad" in error.message
 
 
 def test_importing_the_judge_does_not_import_httpx():

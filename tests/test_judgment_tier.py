@@ -163,6 +163,29 @@ def test_unreachable_provider(kb: Path, tmp_path: Path):
     assert none.code == 2 and "no LLM configured" in none.stderr
 
 
+def test_a_dead_gateway_is_one_judgment_unavailable_and_fails_llm_required(
+    kb: Path, server: FakeLLM, tmp_path: Path, monkeypatch
+):
+    import dataclasses
+
+    from kblint.engine import pass_judgment
+
+    made = pass_judgment.judge_config
+    monkeypatch.setattr(pass_judgment, "judge_config", lambda s: dataclasses.replace(made(s), retry_base_delay=0.001))
+    for n in range(8):
+        (kb / f"more{n}.md").write_text(note(f"More {n}", "a"))
+    server.fail_status, server.fail_count = 502, 10**9
+    args = ["validate", str(kb), *judge_args(server, tmp_path / "c"), "--llm-concurrency", "1"]
+    result = run_kblint(*args, env=ENV)
+    assert result.code == 0
+    assert len(issues_of(result.json, "judgment_unavailable")) == 1
+    # three or four entries use up their tries (one may start while another backs off), then the tier stops
+    assert len(issues_of(result.json, "judgment_error")) in (3 * 5, 4 * 5)
+    assert server.count <= 4 * 3
+    required = run_kblint(*args, "--llm-required", env=ENV)
+    assert required.code == 2 and "HTTP 502" in required.stderr
+
+
 def test_dry_run_sends_nothing(kb: Path, server: FakeLLM, tmp_path: Path):
     args = judge_args(server, tmp_path / "c", "--dry-run")
     args.remove("--format")

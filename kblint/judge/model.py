@@ -45,7 +45,7 @@ class JudgeConfig:
     retry_base_delay: float = 1.0  # seconds; doubles after each failed attempt
     max_retry_delay: float = 30.0  # cap for a server's Retry-After
     max_body_chars: int = 12_000  # longer bodies are truncated in the prompt (and the block says so)
-    max_tokens: int = 4096  # answer budget (required by the Anthropic Messages API)
+    max_tokens: int = 4096  # the largest answer budget of a request (prompt.answer_tokens sizes each)
     sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)  # the back-off's clock
 
     def __post_init__(self) -> None:

@@ -6,7 +6,6 @@ Changing anything here that changes what is sent must bump PROMPT_VERSION (it is
 from __future__ import annotations
 
 import json
-import math
 import re
 
 from .model import VERDICTS, JudgeItem
@@ -82,6 +81,16 @@ def user_message(entry: dict, items: list[JudgeItem], guidelines: dict, note: st
     )
 
 
+_ANSWER_TOKENS = 256  # the answer's frame
+_ANSWER_TOKENS_PER_ITEM = 200  # one verdict with its reason
+
+
+def answer_tokens(items: int, cap: int) -> int:
+    """The output budget of a request for ITEMS verdicts (at most CAP). Every request carries one:
+    without it a small model may write until its context is full, minutes per request."""
+    return min(cap, _ANSWER_TOKENS + _ANSWER_TOKENS_PER_ITEM * items)
+
+
 def estimate_tokens(*texts: str) -> int:
     return sum(len(t) for t in texts) // 4
 
@@ -121,6 +130,8 @@ def _load_json(text: str) -> object:
 
 
 def _confidence(value: object) -> float | None:
+    """A confidence from 0 to 1 (a number, or a string such as "0.8" or "80%"); None for anything
+    else: a verdict with a confidence of 1.5 or 1234567890 is invalid, never clamped."""
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
@@ -128,10 +139,8 @@ def _confidence(value: object) -> float | None:
             value = float(value.strip().rstrip("%")) / (100 if value.strip().endswith("%") else 1)
         except ValueError:
             return None
-    if isinstance(value, (int, float)):
-        if math.isnan(value):
-            return None
-        return min(1.0, max(0.0, float(value)))
+    if isinstance(value, (int, float)) and 0.0 <= value <= 1.0:  # NaN and out of range are not confidences
+        return float(value)
     return None
 
 

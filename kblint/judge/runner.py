@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cache import VerdictCache, item_key
 from .model import ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest, JudgeStats, JudgeUnavailable, Verdict
-from .prompt import SYSTEM_PROMPT, canonical, estimate_tokens, parse_answer, prompt_entry, user_message
+from .prompt import SYSTEM_PROMPT, answer_tokens, canonical, estimate_tokens, parse_answer, prompt_entry, user_message
 
 if TYPE_CHECKING:
     import httpx
@@ -37,6 +37,8 @@ class _Attempt:
     error: str = ""
     retry_after: float | None = None  # seconds, when the provider said how long to wait
     connect_detail: str | None = None  # why the connection could not be made, when it could not
+    server_error: bool = False  # the provider (or a gateway before it) answered 5xx
+    timed_out: bool = False  # no answer within the timeout
 
 
 Progress = Callable[[int, int], None]
@@ -176,6 +178,9 @@ class _Runner:
         # the provider has gone away, and the rest of the run stops asking (no hammering).
         self.connect_streak = 0
         self.max_connect_streak = max(3, config.concurrency)
+        # Requests that used up their tries on server errors (502/503 from a gateway whose model is
+        # gone), with no answer since: as many as that, and the provider is unavailable.
+        self.server_error_streak = 0
         self.url = config.url
 
     # -- one entry ----------------------------------------------------------------------------------
@@ -240,7 +245,8 @@ class _Runner:
         unavailable) | ("budget", reason: --max-llm-calls reached before the first attempt)."""
         c = self.config
         user = user_message(w.sent_entry, items, w.guidelines, note)
-        body = json.dumps(c.wire.body(c.model, SYSTEM_PROMPT, user, c.max_tokens)).encode("utf-8")
+        budget = answer_tokens(len(items), c.max_tokens)
+        body = json.dumps(c.wire.body(c.model, SYSTEM_PROMPT, user, budget)).encode("utf-8")
         headers = c.wire.headers(c.api_key)
         last_error = "no attempt made"
         for attempt in range(1, c.tries + 1):
@@ -261,6 +267,8 @@ class _Runner:
                 self._connect_failed(sent.connect_detail)
                 if not self.reached:
                     return "skip", f"provider unavailable: {self.unavailable}"
+            elif sent.server_error:
+                self._server_failed(last_error)
         return "error", f"{last_error} (after {c.tries} tries)"
 
     def _refusal(self, attempt: int, last_error: str) -> tuple[str, str] | None:
@@ -307,6 +315,7 @@ class _Runner:
             self.stats.prompt_tokens += answer.prompt_tokens
             self.stats.completion_tokens += answer.completion_tokens
             self.succeeded = True
+            self.server_error_streak = 0
             return _Attempt(final=("ok", answer.text))
         detail = _redact(_snippet(resp), c)
         error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
@@ -315,7 +324,16 @@ class _Runner:
             return _Attempt(final=("skip", f"provider unavailable: {self.unavailable}"))
         if status not in RETRY_STATUS and status < HTTPStatus.INTERNAL_SERVER_ERROR:
             return _Attempt(final=("error", error))
-        return _Attempt(error=error, retry_after=_retry_after(resp))
+        return _Attempt(
+            error=error, retry_after=_retry_after(resp), server_error=status >= HTTPStatus.INTERNAL_SERVER_ERROR
+        )
+
+    def _server_failed(self, error: str) -> None:
+        """The last try of a request got a server error: after a few such requests in a row, the
+        provider is unavailable (the rest of the run does not ask it)."""
+        self.server_error_streak += 1
+        if self.server_error_streak >= self.max_connect_streak:
+            self._mark_unavailable(f"{error} ({self.server_error_streak} requests in a row failed)")
 
     def _connect_failed(self, detail: str) -> None:
         """The last try of a request could not connect: the provider is unavailable when it never answered

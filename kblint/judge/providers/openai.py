@@ -26,6 +26,7 @@ class OpenAI(Provider):
         return {
             "model": model,
             "temperature": 0,
+            "max_tokens": max_tokens,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
         }
 
