@@ -218,7 +218,12 @@ def _write_report(report: "Report", settings: "Settings") -> None:
 
     fmt = settings.format or "text"
     if report.dry_run is not None:
-        sys.stdout.write("\n".join(dry_run_lines(report)) + "\n")
+        if fmt == "json":
+            from .report.json import dry_run_json
+
+            sys.stdout.write(dry_run_json(report))
+        else:
+            sys.stdout.write("\n".join(dry_run_lines(report)) + "\n")
         return
     if fmt == "json" and not settings.output:
         from .report.json import write as write_json

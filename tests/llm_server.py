@@ -8,7 +8,8 @@ Knobs (set them before or between runs): `delay` (seconds per request), `garbage
 not JSON; `ALWAYS` for all), `fail_status` + `fail_count` (answer that status N times first), `style`
 ("bare" | "fenced" | "prose"), `drop_ids` (ids left out of the first `drop_count` answers), `rename_ids`
 (answer these ids under another name), `bad_confidence` + `bad_confidence_count` (the confidence of
-every verdict in the first N answers). It records every request (path, headers, body, the json blocks
+every verdict in the first N answers), `slots` (requests generated at once; the others queue, and a
+request its client abandoned is still generated). It records every request (path, headers, body, the json blocks
 found) and the largest number of requests it served at once.
 """
 
@@ -52,12 +53,15 @@ class FakeLLM:
         self.rename_ids: set[str] = set()
         self.bad_confidence: object = None  # the confidence of every verdict of the first answers
         self.bad_confidence_count = 0
+        self.slots: int | None = None  # serve this many requests at once (the others queue), as llama.cpp does
         self.requests: list[dict] = []
         self.dead = False
         self._stopped = False
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        self._slot_lock = threading.Lock()
+        self._semaphore: threading.Semaphore | None = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.fake = self  # type: ignore[attr-defined]
@@ -118,6 +122,19 @@ class FakeLLM:
                 return True
             return False
 
+    def _generate(self) -> None:
+        """Take DELAY seconds, in one of SLOTS; a request whose client gave up is still generated to
+        its end, as real servers do, and the requests behind it wait."""
+        if self.slots is None:
+            time.sleep(self.delay)
+            return
+        with self._slot_lock:
+            if self._semaphore is None:
+                self._semaphore = threading.Semaphore(self.slots)
+            semaphore = self._semaphore
+        with semaphore:
+            time.sleep(self.delay)
+
     def answer(self, path: str, headers: dict, raw: bytes) -> tuple[int, dict | str]:
         record: dict = {"path": path, "headers": headers, "raw": raw.decode("utf-8", "replace")}
         with self._lock:
@@ -134,7 +151,7 @@ class FakeLLM:
         record["json_fences"] = last.count("```json")
         record["block"] = json.loads(blocks[0]) if len(blocks) == 1 else None
         if self.delay:
-            time.sleep(self.delay)
+            self._generate()
         if self._take("fail_count"):
             return self.fail_status, {"error": {"message": f"simulated {self.fail_status}"}}
         if self._take("garbage"):
@@ -209,7 +226,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: its loss
+            self.close_connection = True
 
 
 def closed_port() -> int:

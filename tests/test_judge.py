@@ -457,6 +457,32 @@ def test_concurrency_keeps_n_requests_in_flight(server):
     assert elapsed < 1.3 * (12 * 0.15 / 4) + 0.5  # SPEC §13: 1.3x the ideal, plus client start-up
 
 
+def test_a_server_of_one_slot_is_not_made_slower_by_more_concurrency(server):
+    """A server that generates one answer at a time, and goes on with an answer whose client gave
+    up, with a timeout under twice its answer time: requests sent at once time out behind each
+    other. The judge backs off, retries a timeout once, and halves its concurrency."""
+    server.delay, server.slots = 0.1, 1
+    requests = [req(f"e{i}", {"a": "one"}) for i in range(10)]
+    walls, timeouts = {}, {}
+    for concurrency in (1, 2, 4):
+        server.reset()
+        t0 = time.monotonic()
+        outcomes, stats, _ = judge(requests, cfg(server, concurrency=concurrency, timeout=0.16))
+        walls[concurrency], timeouts[concurrency] = time.monotonic() - t0, stats.timeouts
+        assert all(o.verdicts and not o.errors for o in outcomes), concurrency  # every entry judged
+        assert server.count <= len(requests) + 3
+    assert timeouts[1] == 0 and 0 < timeouts[2] <= 3 and timeouts[4] <= 3
+    assert walls[2] <= 1.35 * walls[1] and walls[4] <= 1.35 * walls[1]
+
+
+def test_a_request_times_out_at_most_twice(server):
+    server.delay = 0.3
+    outcomes, stats, _ = judge([req("e1", {"a": "one"})], cfg(server, timeout=0.05, tries=5))
+    assert server.count == 2 and stats.timeouts == 2
+    (error,) = outcomes[0].errors
+    assert "within 0.05 s, twice" in error.message
+
+
 def test_concurrency_one_is_sequential(server):
     server.delay = 0.02
     judge([req(f"e{i}", {"a": "one"}) for i in range(5)], cfg(server, concurrency=1))

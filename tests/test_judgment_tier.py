@@ -196,6 +196,63 @@ def test_dry_run_sends_nothing(kb: Path, server: FakeLLM, tmp_path: Path):
     assert "5 items (" in result.stdout and "prompt tokens" in result.stdout
 
 
+def test_dry_run_in_json_is_json(kb: Path, server: FakeLLM, tmp_path: Path):
+    result = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "c", "--dry-run"), env=ENV)
+    assert result.code == 0 and server.count == 0
+    dry = result.json["dry_run"]
+    assert dry["evaluator"] == "openai:test-model" and dry["requests"] == 2
+    assert sorted(e["entry_id"] for e in dry["entries"]) == ["a", "b"]
+    assert all(len(e["items"]) == 5 and e["estimated_prompt_tokens"] > 0 for e in dry["entries"])
+    assert dry["estimated_prompt_tokens"] == sum(e["estimated_prompt_tokens"] for e in dry["entries"])
+
+
+def test_when_every_judgment_errs_nothing_is_called_evaluated(kb: Path, server: FakeLLM, tmp_path: Path):
+    server.garbage = 10**9  # no answer is ever JSON: every item ends in a judgment_error
+    result = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "c"), env=ENV)
+    (kb_report,) = result.json["kbs"]
+    assert len(issues_of(result.json, "judgment_error")) == 10
+    assert kb_report["coverage"]["judgment_evaluated"] is False
+    assert kb_report["score"] is None and kb_report["score_incomplete"] == "every judgment failed (10 judgment_error)"
+    text = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "c")[:-4], env=ENV)
+    assert "score incomplete: every judgment failed" in text.stdout
+    server.garbage = 0
+    judged = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "c"), env=ENV).json
+    assert judged["kbs"][0]["coverage"]["judgment_evaluated"] is True and judged["kbs"][0]["score"] is not None
+
+
+def test_a_second_run_asks_only_what_erred(kb: Path, server: FakeLLM, tmp_path: Path):
+    cache = tmp_path / "c"
+    server.drop_ids, server.drop_count = {"claims"}, 2  # entry a's claims item: no verdict twice
+    first = run_kblint("validate", str(kb), *judge_args(server, cache, "--llm-concurrency", "1"), env=ENV).json
+    assert len(issues_of(first, "judgment_error")) == 1
+    server.reset()
+    second = run_kblint("validate", str(kb), *judge_args(server, cache), env=ENV).json
+    assert server.sent_item_ids() == [["claims"]]  # only the item that erred is asked again
+    assert not issues_of(second, "judgment_error")
+    server.reset()
+    run_kblint("validate", str(kb), *judge_args(server, cache), env=ENV)
+    assert server.count == 0  # fully judged and unchanged: no request at all
+
+
+def test_where_the_verdict_cache_lives(kb: Path, server: FakeLLM, tmp_path: Path):
+    """Beside the configuration file found from the current directory upward, else in the current
+    directory (README "The judgment tier"); --cache-dir names it wherever kblint runs from."""
+    args = judge_args(server, tmp_path / "unused")
+    at = args.index("--cache-dir")
+    del args[at : at + 2]
+    (kb / "kblint.toml").write_text("")
+    run_kblint("validate", ".", *args, env=ENV, cwd=kb)
+    assert server.count == 2 and (kb / ".kblint_cache" / "judgment").is_dir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    server.reset()
+    run_kblint("validate", str(kb), *args, env=ENV, cwd=elsewhere)
+    assert server.count == 2 and (elsewhere / ".kblint_cache" / "judgment").is_dir()  # another cache
+    server.reset()
+    run_kblint("validate", str(kb), *args, "--cache-dir", str(kb / ".kblint_cache"), env=ENV, cwd=elsewhere)
+    assert server.count == 0
+
+
 def test_anthropic_protocol_and_env_configuration(kb: Path, server: FakeLLM, tmp_path: Path):
     env = {"ANTHROPIC_API_KEY": KEY, "KBLINT_LLM": "anthropic:claude-test"}
     report = run_kblint(

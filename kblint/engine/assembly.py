@@ -85,4 +85,5 @@ class Assembly:
                 issue = scoring.below_threshold(facts, threshold)
                 if issue is not None:
                     self.issues.append(issue)
-            by_name[r.kb.name].score = scoring.kb_score(entries)
+            report = by_name[r.kb.name]
+            report.score = None if report.incomplete else scoring.kb_score(entries)

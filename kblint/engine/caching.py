@@ -117,6 +117,7 @@ def _kb_report(data: dict[str, Any]) -> KBReport:
         paths=data["paths"],
         score=data["score"],
         coverage=Coverage(**data["coverage"]),
+        incomplete=data.get("incomplete"),
     )
 
 
@@ -135,6 +136,7 @@ def save_outcome(caches: Caches, key: str, outcome: Outcome) -> None:
                 "paths": k.paths,
                 "score": k.score,
                 "coverage": k.coverage.as_dict(),
+                "incomplete": k.incomplete,
             }
             for k in outcome.kbs
         ],

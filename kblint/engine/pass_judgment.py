@@ -47,6 +47,19 @@ class JudgmentResult:
     issues: list[Issue] = field(default_factory=list)
     unavailable: str | None = None  # why the LLM could not be reached (or none is configured)
     dry_run: list[DryRunRow] | None = None
+    verdicts: dict[str, int] = field(default_factory=dict)  # KB name → items that got a verdict
+    errors: dict[str, int] = field(default_factory=dict)  # KB name → items that got a judgment_error
+
+    def evaluated(self, kb_name: str) -> bool:
+        """Whether some judgment item of the KB got a verdict."""
+        return self.verdicts.get(kb_name, 0) > 0
+
+    def incomplete(self, kb_name: str) -> str | None:
+        """Why the KB's score cannot be given: its judgments were all errors."""
+        errors = self.errors.get(kb_name, 0)
+        if errors and not self.evaluated(kb_name):
+            return f"every judgment failed ({errors} judgment_error)"
+        return None
 
 
 def judge_config(settings: Settings) -> JudgeConfig:
@@ -144,9 +157,13 @@ def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
             bar.stop()
     summary.calls, summary.cache_hits = stats.calls, stats.cache_hits
     summary.prompt_tokens, summary.completion_tokens = stats.prompt_tokens, stats.completion_tokens
+    summary.timeouts = stats.timeouts
     result = JudgmentResult(summary, unavailable=unavailable)
     reasons = set()
     for outcome in outcomes:
+        kb_name = by_key[outcome.key].ctx.schema.name
+        result.verdicts[kb_name] = result.verdicts.get(kb_name, 0) + len(outcome.verdicts)
+        result.errors[kb_name] = result.errors.get(kb_name, 0) + len(outcome.errors)
         result.issues.extend(_outcome_issues(outcome, by_key[outcome.key], config))
         summary.not_evaluated += len(outcome.not_evaluated)
         if outcome.not_evaluated and outcome.not_evaluated_reason:

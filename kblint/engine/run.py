@@ -139,7 +139,8 @@ def _passes(
     assembly.pending.clear()  # judged: their facts are not needed any more
     assembly.issues.extend(judged.issues)
     for report in assembly.reports:
-        report.coverage.judgment_evaluated = judged.summary.enabled
+        report.coverage.judgment_evaluated = judged.evaluated(report.name)
+        report.incomplete = judged.incomplete(report.name)
     assembly.score(reported)
     return assembly, judged, graph.probes
 

@@ -159,6 +159,7 @@ class JudgeStats:
     cache_hits: int = 0  # items answered from the cache
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    timeouts: int = 0  # requests that got no answer within the timeout
 
     def to_dict(self) -> dict[str, int]:
         return {
@@ -166,6 +167,7 @@ class JudgeStats:
             "cache_hits": self.cache_hits,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "timeouts": self.timeouts,
         }
 
 

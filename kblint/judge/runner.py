@@ -115,12 +115,45 @@ def _redact(text: str, config: JudgeConfig) -> str:
 class _Slots:
     """At most N entries in conversation with the provider. An entry holds its slot while it is asked and
     asked again; during a backoff sleep it gives the slot up, and takes it back before entries that have
-    not started yet (so a started entry finishes first, and its retry is not starved by new work)."""
+    not started yet (so a started entry finishes first, and its retry is not starved by new work).
+
+    The number of slots starts at one and grows by one with each round of answers (as many answers
+    as there are slots) up to N; the first timeout halves it and it grows no more. A server that
+    generates one answer at a time (llama.cpp, Ollama) queues what it is sent at once, and keeps
+    generating an answer whose client gave up: asking it more at once than it serves only makes
+    requests time out behind each other."""
 
     def __init__(self, n: int):
-        self.free = n
+        self.limit = n
+        self.size = 1
+        self.free = 1
+        self.growing = True
+        self.answers = 0  # answers since the last change of size
+        self.owed = 0  # slots to take away as they come back (after shrink)
         self.waiters: deque = deque()
         self.first: deque = deque()
+
+    def grow(self) -> None:
+        """An answer came back: after as many answers as there are slots, one slot more, until the
+        limit (and never after a timeout)."""
+        if not self.growing or self.size >= self.limit:
+            return
+        self.answers += 1
+        if self.answers >= self.size:
+            self.answers = 0
+            self.size += 1
+            self.release()
+
+    def shrink(self) -> None:
+        """A request timed out: half the slots from now on (at least one), for the rest of the run."""
+        self.growing = False
+        fewer = self.size - max(1, self.size // 2)
+        self.size -= fewer
+        for _ in range(fewer):
+            if self.free > 0:
+                self.free -= 1
+            else:
+                self.owed += 1
 
     async def acquire(self, priority: bool = False) -> None:
         if self.free > 0:
@@ -136,6 +169,9 @@ class _Slots:
             raise
 
     def release(self) -> None:
+        if self.owed:
+            self.owed -= 1
+            return
         while self.first or self.waiters:
             fut = (self.first or self.waiters).popleft()
             if not fut.done():
@@ -249,6 +285,7 @@ class _Runner:
         body = json.dumps(c.wire.body(c.model, SYSTEM_PROMPT, user, budget)).encode("utf-8")
         headers = c.wire.headers(c.api_key)
         last_error = "no attempt made"
+        timed_out = False
         for attempt in range(1, c.tries + 1):
             refused = self._refusal(attempt, last_error)
             if refused is not None:
@@ -259,9 +296,14 @@ class _Runner:
                 return sent.final
             last_error = sent.error
             log.debug("entry %s: attempt %d failed: %s", w.request.key, attempt, last_error)
+            if sent.timed_out and timed_out:
+                return "error", f"{last_error}, twice (not tried again)"  # a third would pile up behind
+            timed_out = timed_out or sent.timed_out
             if attempt < c.tries:
                 hold.give()  # others may talk to the provider while this one waits
-                await c.sleep(self._delay(attempt, sent.retry_after))
+                # after a timeout the server is likely still generating the abandoned answer
+                delay = self._delay(attempt, sent.retry_after)
+                await c.sleep(max(delay, c.timeout) if sent.timed_out else delay)
                 await hold.take(priority=True)
             elif sent.connect_detail is not None:
                 self._connect_failed(sent.connect_detail)
@@ -296,7 +338,12 @@ class _Runner:
             self.budget_used -= 1  # nothing reached the provider
             detail = _describe(exc)
             return _Attempt(error=f"cannot connect to {self.url}: {detail}", connect_detail=detail)
-        except httpx.HTTPError as exc:  # timeouts, dropped connections, protocol errors
+        except httpx.TimeoutException:
+            # the server may go on with the abandoned request: ask it less at once from now on
+            self.stats.timeouts += 1
+            self.slots.shrink()
+            return _Attempt(error=f"no answer from {self.url} within {self.config.timeout:g} s", timed_out=True)
+        except httpx.HTTPError as exc:  # dropped connections, protocol errors
             return _Attempt(error=f"network error talking to {self.url}: {_describe(exc)}")
         self.reached = True
         self.connect_streak = 0
@@ -316,6 +363,7 @@ class _Runner:
             self.stats.completion_tokens += answer.completion_tokens
             self.succeeded = True
             self.server_error_streak = 0
+            self.slots.grow()
             return _Attempt(final=("ok", answer.text))
         detail = _redact(_snippet(resp), c)
         error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")

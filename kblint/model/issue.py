@@ -121,6 +121,7 @@ class JudgmentSummary:
     completion_tokens: int = 0
     not_evaluated: int = 0
     not_evaluated_reason: str | None = None
+    timeouts: int = 0  # requests the provider did not answer in time
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -135,6 +136,8 @@ class JudgmentSummary:
         }
         if self.not_evaluated_reason is not None:
             data["not_evaluated_reason"] = self.not_evaluated_reason
+        if self.timeouts:
+            data["timeouts"] = self.timeouts
         return data
 
 
@@ -150,6 +153,7 @@ class KBReport:
     counts: dict[str, int] = field(default_factory=empty_counts)
     score: float | None = None
     coverage: Coverage = field(default_factory=Coverage)
+    incomplete: str | None = None  # why the score is not given: every judgment of the KB failed
 
 
 @dataclass(slots=True)

@@ -10,6 +10,8 @@ from .. import __version__
 from ..model.issue import Issue, Report
 from ..paths import display_path
 
+SCHEMA_VERSION = 1
+
 _OPTIONAL = ("checker", "policy", "confidence", "evaluator", "cached")
 _LINES_PER_WRITE = 1000
 
@@ -91,6 +93,7 @@ def _kb_dicts(report: Report) -> list[dict[str, Any]]:
             "counts": dict(kb.counts),
             "score": kb.score,
             "coverage": kb.coverage.as_dict(),
+            **({"score_incomplete": kb.incomplete} if kb.incomplete else {}),
         }
         for kb in report.kbs
     ]
@@ -131,7 +134,7 @@ def _write_list(out: IO[str], key: str, lines: Iterable[str], count: int) -> Non
 
 def write(report: Report, out: IO[str]) -> None:
     """Write the report to OUT as it goes: a large report is never held as one string."""
-    out.write(f'{{\n  "schema_version": 1,\n  "kblint_version": {_line(__version__)},\n')
+    out.write(f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "kblint_version": {_line(__version__)},\n')
     kbs = _kb_dicts(report)
     _write_list(out, "kbs", (_line(kb) for kb in kbs), len(kbs))
     out.write(",\n")
@@ -146,3 +149,29 @@ def render(report: Report) -> str:
     buffer = io.StringIO()
     write(report, buffer)
     return buffer.getvalue()
+
+
+def dry_run_json(report: Report) -> str:
+    """`--dry-run --format json`: what the judge would be sent, entry by entry; nothing was sent."""
+    rows = report.dry_run or []
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "kblint_version": __version__,
+        "dry_run": {
+            "evaluator": report.judgment.evaluator,
+            "requests": sum(1 for r in rows if r.items),
+            "estimated_prompt_tokens": sum(r.estimated_prompt_tokens for r in rows),
+            "entries": [
+                {
+                    "path": display_path(r.path),
+                    "entry_id": r.entry_id,
+                    "items": r.items,
+                    "cached_items": r.cached_items,
+                    "estimated_prompt_tokens": r.estimated_prompt_tokens,
+                    "body_truncated": r.body_truncated,
+                }
+                for r in rows
+            ],
+        },
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

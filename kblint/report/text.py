@@ -57,6 +57,8 @@ def summary_lines(report: Report) -> list[str]:
     lines: list[str] = []
     for kb in report.kbs:
         score = f", score {kb.score:.2f}" if kb.score is not None else ""
+        if kb.incomplete:
+            score = f", score incomplete: {kb.incomplete}"
         lines.append(
             f"{kb.name} ({display_path(kb.root)}): {_plural(kb.files, 'file')}, "
             f"{_entries(kb.entries)}: {counts_text(kb.counts)}{score}"
@@ -102,6 +104,8 @@ def _judgment_line(report: Report) -> str | None:
         f"judgment: {judgment.evaluator}: {_plural(judgment.calls, 'call')}, "
         f"{_plural(judgment.cache_hits, 'cache hit')}, {tokens}"
     )
+    if judgment.timeouts:
+        line += f"; {_plural(judgment.timeouts, 'request')} timed out"
     if judgment.not_evaluated:
         why = judgment.not_evaluated_reason or "not evaluated"
         line += f"; {_plural(judgment.not_evaluated, 'check')} not evaluated ({why})"
