@@ -117,47 +117,32 @@ class _Slots:
     asked again; during a backoff sleep it gives the slot up, and takes it back before entries that have
     not started yet (so a started entry finishes first, and its retry is not starved by new work).
 
-    The number of slots starts at one and grows by one with each round of answers (as many answers
-    as there are slots) up to N; the first timeout halves it and it grows no more. A server that
-    generates one answer at a time (llama.cpp, Ollama) queues what it is sent at once, and keeps
-    generating an answer whose client gave up: asking it more at once than it serves only makes
-    requests time out behind each other."""
+    The slots start at one and grow in rounds: a round starts as many entries as there are slots,
+    and only once all of them have finished does the next round start, with one slot more, up to
+    N (after a round of N, entries start as slots come free). The first timeout halves the slots,
+    and they grow no more. A server that generates one answer at a time (llama.cpp, Ollama)
+    queues what it is sent at once, and keeps generating an answer whose client gave up: asking
+    it more at once than it serves only makes requests time out behind each other; a round that
+    finds this out costs one abandoned answer at most."""
 
     def __init__(self, n: int):
         self.limit = n
         self.size = 1
         self.free = 1
-        self.growing = True
-        self.answers = 0  # answers since the last change of size
         self.owed = 0  # slots to take away as they come back (after shrink)
-        self.waiters: deque = deque()
-        self.first: deque = deque()
-
-    def grow(self) -> None:
-        """An answer came back: after as many answers as there are slots, one slot more, until the
-        limit (and never after a timeout)."""
-        if not self.growing or self.size >= self.limit:
-            return
-        self.answers += 1
-        if self.answers >= self.size:
-            self.answers = 0
-            self.size += 1
-            self.release()
-
-    def shrink(self) -> None:
-        """A request timed out: half the slots from now on (at least one), for the rest of the run."""
-        self.growing = False
-        fewer = self.size - max(1, self.size // 2)
-        self.size -= fewer
-        for _ in range(fewer):
-            if self.free > 0:
-                self.free -= 1
-            else:
-                self.owed += 1
+        self.first: deque = deque()  # started entries waiting to be asked again
+        self.waiters: deque = deque()  # entries waiting to start
+        self.probing = True  # in rounds, until a round of N has gone well or a request timed out
+        self.quota = 1  # entries the current round may still start
+        self.active = 0  # entries of the current round not finished
 
     async def acquire(self, priority: bool = False) -> None:
-        if self.free > 0:
+        """A slot for an entry: PRIORITY for one asked again, else to start one."""
+        if priority and self.free > 0:
             self.free -= 1
+            return
+        if not priority and self._may_start():
+            self._start()
             return
         fut = asyncio.get_running_loop().create_future()
         (self.first if priority else self.waiters).append(fut)
@@ -165,34 +150,94 @@ class _Slots:
             await fut
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():
-                self.release()
+                self.release(finished=not priority)
             raise
 
-    def release(self) -> None:
+    def release(self, finished: bool = False) -> None:
+        """A slot back: FINISHED when its entry is done, else while it backs off."""
         if self.owed:
             self.owed -= 1
+        else:
+            self.free += 1
+        if finished:
+            self.finish()
+        self._admit()
+
+    def finish(self) -> None:
+        """An entry is done: the last one of a round starts the next round, one slot larger."""
+        if not self.probing:
             return
-        while self.first or self.waiters:
-            fut = (self.first or self.waiters).popleft()
+        self.active -= 1
+        if self.active > 0 or self.quota > 0:
+            return
+        if self.size < self.limit:
+            self.size += 1
+            self.free += 1
+            self.quota = self.size
+        else:
+            self.probing = False  # a whole round at N went well: from now on, N at a time
+        self._admit()
+
+    def shrink(self) -> None:
+        """A request timed out: half the slots from now on (at least one), for the rest of the run."""
+        self.probing = False
+        fewer = self.size - max(1, self.size // 2)
+        self.size -= fewer
+        for _ in range(fewer):
+            if self.free > 0:
+                self.free -= 1
+            else:
+                self.owed += 1
+        self._admit()
+
+    def _may_start(self) -> bool:
+        return self.free > 0 and not self.first and (not self.probing or self.quota > 0)
+
+    def _start(self) -> None:
+        self.free -= 1
+        if self.probing:
+            self.quota -= 1
+            self.active += 1
+
+    def _admit(self) -> None:
+        """Hand the free slots over: to entries waiting to be asked again first, then to new ones."""
+        while self.first and self.free > 0:
+            fut = self.first.popleft()
             if not fut.done():
-                fut.set_result(None)  # the slot passes straight to the waiter
-                return
-        self.free += 1
+                self.free -= 1
+                fut.set_result(None)
+        while self.waiters and self._may_start():
+            fut = self.waiters.popleft()
+            if not fut.done():
+                self._start()
+                fut.set_result(None)
 
 
 class _Hold:
+    """One entry's claim on the slots, from its start to its end."""
+
     def __init__(self, slots: _Slots):
         self.slots = slots
         self.held = False
+        self.started = False
 
     async def take(self, priority: bool = False) -> None:
         await self.slots.acquire(priority)
-        self.held = True
+        self.held = self.started = True
 
     def give(self) -> None:
+        """The slot back while the entry backs off."""
         if self.held:
             self.held = False
             self.slots.release()
+
+    def done(self) -> None:
+        """The entry is finished (with or without its slot at that moment)."""
+        if self.held:
+            self.held = False
+            self.slots.release(finished=True)
+        elif self.started:
+            self.slots.finish()
 
 
 class _Runner:
@@ -271,7 +316,7 @@ class _Runner:
                 log.debug("entry %s: invalid answer (%s)", w.request.key, problem)
             self._fail(w, items, f"{self.config.evaluator} gave no valid verdict after 2 answers: {note}")
         finally:
-            hold.give()
+            hold.done()
             self._finish(w)
 
     async def _ask(
@@ -363,7 +408,6 @@ class _Runner:
             self.stats.completion_tokens += answer.completion_tokens
             self.succeeded = True
             self.server_error_streak = 0
-            self.slots.grow()
             return _Attempt(final=("ok", answer.text))
         detail = _redact(_snippet(resp), c)
         error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
