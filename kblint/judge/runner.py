@@ -9,6 +9,7 @@ import asyncio
 import json
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -119,14 +120,17 @@ class _Slots:
 
     The slots start at one and grow in rounds: a round starts as many entries as there are slots,
     and only once all of them have finished does the next round start, with one slot more, up to
-    N (after a round of N, entries start as slots come free). The first timeout halves the slots,
-    and they grow no more. A server that generates one answer at a time (llama.cpp, Ollama)
+    N (after a round of N, entries start as slots come free), and only while that many answers
+    could come one after another within the timeout. The first timeout halves the slots, and they
+    grow no more. A server that generates one answer at a time (llama.cpp, Ollama)
     queues what it is sent at once, and keeps generating an answer whose client gave up: asking
     it more at once than it serves only makes requests time out behind each other; a round that
     finds this out costs one abandoned answer at most."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, timeout: float):
         self.limit = n
+        self.timeout = timeout
+        self.fastest: float | None = None  # the quickest answer of the current round, in seconds
         self.size = 1
         self.free = 1
         self.owed = 0  # slots to take away as they come back (after shrink)
@@ -170,13 +174,23 @@ class _Slots:
         self.active -= 1
         if self.active > 0 or self.quota > 0:
             return
-        if self.size < self.limit:
+        if self.size < self.limit and self._room_for_one_more():
             self.size += 1
             self.free += 1
             self.quota = self.size
+            self.fastest = None
         else:
-            self.probing = False  # a whole round at N went well: from now on, N at a time
+            self.probing = False  # from now on, this many at a time
         self._admit()
+
+    def answered(self, seconds: float) -> None:
+        """An answer took SECONDS from its request."""
+        self.fastest = seconds if self.fastest is None else min(self.fastest, seconds)
+
+    def _room_for_one_more(self) -> bool:
+        """Whether one more at once could all be answered within the timeout even by a server that
+        answers one at a time (as fast as the quickest answer of the round)."""
+        return self.fastest is None or (self.size + 1) * self.fastest <= self.timeout
 
     def shrink(self) -> None:
         """A request timed out: half the slots from now on (at least one), for the rest of the run."""
@@ -250,7 +264,7 @@ class _Runner:
         self.total = total
         self.done = 0
         self.progress = progress
-        self.slots = _Slots(config.concurrency)
+        self.slots = _Slots(config.concurrency, config.timeout)
         self.unavailable: str | None = None
         self.reached = False  # some HTTP response came back from the provider
         self.succeeded = False  # some 2xx came back
@@ -377,6 +391,7 @@ class _Runner:
     async def _send(self, client: httpx.AsyncClient, body: bytes, headers: dict[str, str]) -> _Attempt:
         import httpx
 
+        sent = time.monotonic()
         try:
             resp = await client.post(self.url, content=body, headers=headers)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
@@ -392,6 +407,8 @@ class _Runner:
             return _Attempt(error=f"network error talking to {self.url}: {_describe(exc)}")
         self.reached = True
         self.connect_streak = 0
+        if resp.is_success:
+            self.slots.answered(time.monotonic() - sent)
         return self._response(resp)
 
     def _response(self, resp: httpx.Response) -> _Attempt:
