@@ -36,6 +36,17 @@ def server():
         yield fake
 
 
+@pytest.fixture
+def quick_backoff(monkeypatch) -> None:
+    """The judge's back-off between tries in milliseconds instead of seconds (its clock, injected)."""
+    import dataclasses
+
+    from kblint.engine import pass_judgment
+
+    made = pass_judgment.judge_config
+    monkeypatch.setattr(pass_judgment, "judge_config", lambda s: dataclasses.replace(made(s), retry_base_delay=0.001))
+
+
 def judge_args(server: FakeLLM, cache: Path, *extra: str) -> list[str]:
     return [
         "--llm",
@@ -136,7 +147,7 @@ def test_budget_leaves_items_not_evaluated(kb: Path, server: FakeLLM, tmp_path: 
     assert "5 checks not evaluated (budget exhausted" in text
 
 
-def test_unreachable_provider(kb: Path, tmp_path: Path):
+def test_unreachable_provider(kb: Path, tmp_path: Path, quick_backoff: None):
     url = f"http://127.0.0.1:{closed_port()}/v1"
     args = [
         "validate",
@@ -164,14 +175,8 @@ def test_unreachable_provider(kb: Path, tmp_path: Path):
 
 
 def test_a_dead_gateway_is_one_judgment_unavailable_and_fails_llm_required(
-    kb: Path, server: FakeLLM, tmp_path: Path, monkeypatch
+    kb: Path, server: FakeLLM, tmp_path: Path, quick_backoff: None
 ):
-    import dataclasses
-
-    from kblint.engine import pass_judgment
-
-    made = pass_judgment.judge_config
-    monkeypatch.setattr(pass_judgment, "judge_config", lambda s: dataclasses.replace(made(s), retry_base_delay=0.001))
     for n in range(8):
         (kb / f"more{n}.md").write_text(note(f"More {n}", "a"))
     server.fail_status, server.fail_count = 502, 10**9
