@@ -117,6 +117,15 @@ def validate(
         None, "--llm-min-confidence", min=0.0, max=1.0, help="Confidence a fail needs to be a violation (default 0.7)."
     ),
     max_llm_calls: Optional[int] = typer.Option(None, "--max-llm-calls", min=0, help="At most N LLM requests."),
+    llm_timeout: Optional[float] = typer.Option(
+        None,
+        "--llm-timeout",
+        min=0.001,
+        help="Seconds an LLM request may take (default 600 for a local server, 60 for a hosted one).",
+    ),
+    llm_max_output: Optional[int] = typer.Option(
+        None, "--llm-max-output", min=1, help="The most tokens an LLM answer may have (default 4096)."
+    ),
     llm_required: bool = typer.Option(False, "--llm-required", help="Exit 2 when the LLM cannot be reached."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be sent to the LLM; send nothing."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the caches."),

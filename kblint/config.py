@@ -46,6 +46,8 @@ class Settings:
     llm_concurrency: int = 4
     llm_min_confidence: float = 0.7
     max_llm_calls: int | None = None
+    llm_timeout: float | None = None  # seconds; None: by the provider (judge.model.default_timeout)
+    llm_max_output: int | None = None  # tokens; None: JudgeConfig.max_tokens
     llm_required: bool = False
     dry_run: bool = False
     limits: Limits = DEFAULT_LIMITS
@@ -94,6 +96,8 @@ _LLM_KEYS = {
     "concurrency": ("llm_concurrency", "int"),
     "min_confidence": ("llm_min_confidence", "float"),
     "max_calls": ("max_llm_calls", "int"),
+    "timeout": ("llm_timeout", "seconds"),
+    "max_output": ("llm_max_output", "int"),
     "required": ("llm_required", "bool"),
 }
 # [limits]: key → (Limits field, kind); README "Limits" documents them

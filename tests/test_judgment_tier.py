@@ -191,6 +191,32 @@ def test_a_dead_gateway_is_one_judgment_unavailable_and_fails_llm_required(
     assert required.code == 2 and "HTTP 502" in required.stderr
 
 
+def test_llm_timeout_and_max_output_reach_the_requests(kb: Path, server: FakeLLM, tmp_path: Path):
+    server.delay = 0.3
+    args = ["validate", str(kb), *judge_args(server, tmp_path / "c", "--llm-timeout", "0.05", "--llm-concurrency", "1")]
+    result = run_kblint(*args, "--llm-max-output", "300", env=ENV)
+    assert result.json["judgment"]["timeouts"] >= 2  # no answer within 0.05 s
+    assert {r["body"]["max_tokens"] for r in server.requests} == {300}
+    server.reset()
+    server.delay = 0.0
+    (kb / "kblint.toml").write_text("[llm]\ntimeout = 5\nmax_output = 700\n")
+    args = ["validate", ".", *judge_args(server, tmp_path / "d")]
+    ok = run_kblint(*args, env=ENV, cwd=kb).json
+    assert "timeouts" not in ok["judgment"] and {r["body"]["max_tokens"] for r in server.requests} == {700}
+    (kb / "kblint.toml").write_text("[llm]\ntimeout = 0\n")
+    bad = run_kblint(*args, env=ENV, cwd=kb)
+    assert bad.code == 2 and "'llm.timeout' must be a number of seconds above 0" in bad.stderr
+
+
+def test_a_local_server_gets_a_generous_timeout():
+    from kblint.judge import JudgeConfig
+
+    assert JudgeConfig(provider="ollama", model="m").timeout == 600
+    assert JudgeConfig(provider="openai", model="m", base_url="http://127.0.0.1:8080/v1").timeout == 600
+    assert JudgeConfig(provider="openai", model="m", api_key="k").timeout == 60
+    assert JudgeConfig(provider="openai", model="m", base_url="http://localhost:1/v1", timeout=7).timeout == 7
+
+
 def test_dry_run_sends_nothing(kb: Path, server: FakeLLM, tmp_path: Path):
     args = judge_args(server, tmp_path / "c", "--dry-run")
     args.remove("--format")

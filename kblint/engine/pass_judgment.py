@@ -74,9 +74,20 @@ def judge_config(settings: Settings) -> JudgeConfig:
             min_confidence=settings.llm_min_confidence,
             max_calls=settings.max_llm_calls,
             cache_dir=None if settings.no_cache else settings.cache_dir,
+            **_budgets(settings),
         )
     except ValueError as exc:
         raise JudgmentSetupError(f"--llm: {exc}") from None
+
+
+def _budgets(settings: Settings) -> dict[str, Any]:
+    """The timeout and output budget the user set (else the judge's defaults)."""
+    budgets: dict[str, Any] = {}
+    if settings.llm_timeout is not None:
+        budgets["timeout"] = settings.llm_timeout
+    if settings.llm_max_output is not None:
+        budgets["max_tokens"] = settings.llm_max_output
+    return budgets
 
 
 def _request(p: Pending, key: str) -> JudgeRequest | None:

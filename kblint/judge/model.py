@@ -10,6 +10,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from .providers import PROVIDERS, Provider, provider_named
 
@@ -27,6 +28,16 @@ class JudgeUnavailable(Exception):
         self.reason = reason
 
 
+LOCAL_TIMEOUT = 600.0  # a model on the machine's CPU may need minutes for a long entry
+HOSTED_TIMEOUT = 60.0
+
+
+def default_timeout(base_url: str) -> float:
+    """The time a request may take when the user did not say: generous for a server on this machine."""
+    host = urlsplit(base_url).hostname or ""
+    return LOCAL_TIMEOUT if host in ("localhost", "127.0.0.1", "::1") or host.endswith(".local") else HOSTED_TIMEOUT
+
+
 @dataclass
 class JudgeConfig:
     """How the judge talks to its LLM: the provider and model, limits, retries and the cache."""
@@ -39,7 +50,7 @@ class JudgeConfig:
     min_confidence: float = 0.7
     max_calls: int | None = None
     cache_dir: str | None = None  # None: no cache
-    timeout: float = 60.0
+    timeout: float = 0.0  # seconds a request may take; 0: default_timeout() of the base URL
     # Tuning knobs (not on the command line; tests make the backoff tiny).
     tries: int = 3  # HTTP attempts per request for network errors, 429 and 5xx
     retry_base_delay: float = 1.0  # seconds; doubles after each failed attempt
@@ -54,6 +65,10 @@ class JudgeConfig:
         if not self.model:
             raise ValueError(f"no model given for LLM provider {self.provider!r} (expected PROVIDER:MODEL)")
         self.base_url = (self.base_url or PROVIDERS[self.provider].default_base_url).rstrip("/")
+        if self.timeout < 0 or self.max_tokens < 1:
+            raise ValueError("the LLM timeout and output budget must be above 0")
+        if self.timeout == 0:
+            self.timeout = default_timeout(self.base_url)
         if self.concurrency < 1:
             raise ValueError("LLM concurrency must be at least 1")
         if self.max_calls is not None and self.max_calls < 0:
