@@ -9,12 +9,15 @@ not JSON; `ALWAYS` for all), `fail_status` + `fail_count` (answer that status N 
 ("bare" | "fenced" | "prose"), `drop_ids` (ids left out of the first `drop_count` answers), `rename_ids`
 (answer these ids under another name), `bad_confidence` + `bad_confidence_count` (the confidence of
 every verdict in the first N answers), `slots` (requests generated at once; the others queue, and a
-request its client abandoned is still generated). It records every request (path, headers, body, the json blocks
+request its client abandoned is still generated), `refuse` (structured-output modes — json_schema,
+json_object, tool — answered with a 400 that names the field). Anthropic requests with a forced tool
+call are answered with a tool_use block. It records every request (path, headers, body, the json blocks
 found) and the largest number of requests it served at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -54,6 +57,7 @@ class FakeLLM:
         self.bad_confidence: object = None  # the confidence of every verdict of the first answers
         self.bad_confidence_count = 0
         self.slots: int | None = None  # serve this many requests at once (the others queue), as llama.cpp does
+        self.refuse: set[str] = set()  # structured-output modes answered with a 400 naming the field
         self.requests: list[dict] = []
         self.dead = False
         self._stopped = False
@@ -154,6 +158,11 @@ class FakeLLM:
             self._generate()
         if self._take("fail_count"):
             return self.fail_status, {"error": {"message": f"simulated {self.fail_status}"}}
+        mode = _mode_of(body)
+        record["mode"] = mode
+        if mode in self.refuse:
+            field = "tools" if mode == "tool" else "response_format"
+            return 400, {"error": {"message": f"'{field}' of type {mode} is not supported by this server"}}
         if self._take("garbage"):
             text = "Sorry, I cannot help with that {not json"
         else:
@@ -175,13 +184,18 @@ class FakeLLM:
                 "prose": f"Here is my review.\n\n```json\n{obj}\n```\nHope this helps.",
             }[self.style]
         if path.endswith("/messages"):
+            content: list[dict] = [{"type": "text", "text": text}]
+            if mode == "tool":  # the forced tool call: its input is the answer (garbage stays text)
+                with contextlib.suppress(ValueError):
+                    call = {"type": "tool_use", "id": "toolu_1", "name": "record_verdicts", "input": json.loads(text)}
+                    content = [call]
             return 200, {
                 "id": "msg_1",
                 "type": "message",
                 "role": "assistant",
                 "model": body.get("model"),
-                "content": [{"type": "text", "text": text}],
-                "stop_reason": "end_turn",
+                "content": content,
+                "stop_reason": "tool_use" if mode == "tool" else "end_turn",
                 "usage": {"input_tokens": PROMPT_TOKENS, "output_tokens": COMPLETION_TOKENS},
             }
         return 200, {
@@ -195,6 +209,14 @@ class FakeLLM:
                 "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
             },
         }
+
+
+def _mode_of(body: dict) -> str:
+    """How a request asks for structured output: json_schema, json_object, tool, or plain."""
+    if body.get("tools"):
+        return "tool"
+    response_format = body.get("response_format")
+    return response_format.get("type", "plain") if isinstance(response_format, dict) else "plain"
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -647,6 +647,52 @@ def test_every_request_carries_an_output_budget_sized_from_its_items(server, pro
     assert server.requests[-1]["body"]["max_tokens"] == 1000  # never above the cap
 
 
+def test_openai_asks_for_the_verdict_schema_with_the_item_ids(server):
+    outcomes, stats, _ = judge([req("e1", {"a": "one", "bad": "FAIL"})], cfg(server))
+    (request,) = server.requests
+    response_format = request["body"]["response_format"]
+    assert response_format["type"] == "json_schema" and response_format["json_schema"]["strict"] is True
+    schema = response_format["json_schema"]["schema"]
+    verdict = schema["properties"]["verdicts"]["items"]
+    assert verdict["properties"]["id"]["enum"] == ["a", "bad"]
+    assert verdict["properties"]["verdict"]["enum"] == ["pass", "fail", "uncertain", "not_applicable"]
+    assert verdict["required"] == ["id", "verdict", "confidence", "reason"] and not verdict["additionalProperties"]
+    assert by_id(outcomes[0])["bad"].verdict == "fail" and stats.output_mode == "json_schema"
+
+
+@pytest.mark.parametrize(
+    ("refused", "mode"), [({"json_schema"}, "json_object"), ({"json_schema", "json_object"}, "plain")]
+)
+def test_a_server_that_refuses_a_mode_is_asked_in_the_next_once_per_run(server, refused, mode):
+    server.refuse = refused
+    outcomes, stats, _ = judge([req(f"e{n}", {"a": "one"}) for n in range(4)], cfg(server, concurrency=1))
+    assert all(o.verdicts for o in outcomes)
+    modes = [r["mode"] for r in server.requests]
+    assert modes == [*sorted(refused, key=["json_schema", "json_object"].index), mode, mode, mode, mode]
+    assert stats.output_mode == mode and len(stats.fallbacks) == len(refused)
+    assert "json_schema refused (HTTP 400" in stats.fallbacks[0]
+
+
+def test_anthropic_forces_a_tool_call_with_the_verdict_schema(server):
+    outcomes, stats, _ = judge([req("e1", {"a": "one", "bad": "FAIL"})], cfg(server, provider="anthropic"))
+    (request,) = server.requests
+    body = request["body"]
+    assert body["tool_choice"] == {"type": "tool", "name": "record_verdicts"}
+    (tool,) = body["tools"]
+    assert tool["input_schema"]["properties"]["verdicts"]["items"]["properties"]["id"]["enum"] == ["a", "bad"]
+    assert by_id(outcomes[0])["bad"].verdict == "fail" and stats.output_mode == "tool"
+    server.reset()
+    server.refuse = {"tool"}
+    outcomes, stats, _ = judge([req("e2", {"a": "one"})], cfg(server, provider="anthropic"))
+    assert [r["mode"] for r in server.requests] == ["tool", "plain"] and outcomes[0].verdicts
+
+
+def test_a_client_error_that_names_no_output_field_is_not_a_fallback(server):
+    server.fail_status, server.fail_count = 400, 1
+    outcomes, stats, _ = judge([req("e1", {"a": "one"})], cfg(server))
+    assert server.count == 1 and outcomes[0].errors and stats.fallbacks == []
+
+
 def test_an_out_of_range_confidence_is_asked_again_then_an_error(server):
     server.bad_confidence, server.bad_confidence_count = 1.5, 1
     outcomes, _, _ = judge([req("e1", {"bad": "the entry is FAIL"})], cfg(server))

@@ -208,6 +208,16 @@ def test_llm_timeout_and_max_output_reach_the_requests(kb: Path, server: FakeLLM
     assert bad.code == 2 and "'llm.timeout' must be a number of seconds above 0" in bad.stderr
 
 
+def test_the_summary_says_when_the_server_refused_structured_output(kb: Path, server: FakeLLM, tmp_path: Path):
+    server.refuse = {"json_schema"}
+    report = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "c"), env=ENV).json
+    assert report["judgment"]["structured_output"] == "json_object"
+    assert report["judgment"]["structured_output_fallbacks"][0].startswith("json_schema refused (HTTP 400")
+    server.reset()
+    text = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "d")[:-4], env=ENV).stdout
+    assert "structured output: json_object (the server refused json_schema)" in text
+
+
 def test_a_local_server_gets_a_generous_timeout():
     from kblint.judge import JudgeConfig
 

@@ -169,6 +169,8 @@ def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
     summary.calls, summary.cache_hits = stats.calls, stats.cache_hits
     summary.prompt_tokens, summary.completion_tokens = stats.prompt_tokens, stats.completion_tokens
     summary.timeouts = stats.timeouts
+    summary.structured_output = stats.output_mode or None
+    summary.structured_output_fallbacks = list(stats.fallbacks)
     result = JudgmentResult(summary, unavailable=unavailable)
     reasons = set()
     for outcome in outcomes:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from .providers import PROVIDERS, Provider, provider_named
 
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 
 VERDICTS = ("pass", "fail", "uncertain", "not_applicable")
 
@@ -175,6 +175,8 @@ class JudgeStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     timeouts: int = 0  # requests that got no answer within the timeout
+    output_mode: str = ""  # how answers were asked for in the end (a provider's output_modes)
+    fallbacks: list[str] = field(default_factory=list)  # the modes the server refused, and why
 
     def to_dict(self) -> dict[str, int]:
         return {

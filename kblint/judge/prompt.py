@@ -34,6 +34,27 @@ Answer with this JSON object only, one verdict for every item, with the item ids
 _FENCE_RUN = re.compile(r"`{3,}")
 
 
+def verdict_schema(item_ids: list[str]) -> dict:
+    """The JSON Schema of an answer for these items (strict: every property required, no other)."""
+    verdict = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "enum": list(item_ids)},
+            "verdict": {"type": "string", "enum": list(VERDICTS)},
+            "confidence": {"type": "number"},
+            "reason": {"type": "string"},
+        },
+        "required": ["id", "verdict", "confidence", "reason"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"verdicts": {"type": "array", "items": verdict}},
+        "required": ["verdicts"],
+        "additionalProperties": False,
+    }
+
+
 def canonical(value: object) -> str:
     """Canonical JSON (sorted keys, no spaces; dates and other objects as strings): the cache's view of data."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)

@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from .cache import VerdictCache, item_key
 from .model import ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest, JudgeStats, JudgeUnavailable, Verdict
-from .prompt import SYSTEM_PROMPT, answer_tokens, canonical, estimate_tokens, parse_answer, prompt_entry, user_message
+from .prompt import (
+    SYSTEM_PROMPT,
+    answer_tokens,
+    canonical,
+    estimate_tokens,
+    parse_answer,
+    prompt_entry,
+    user_message,
+    verdict_schema,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -39,10 +48,21 @@ class _Attempt:
     retry_after: float | None = None  # seconds, when the provider said how long to wait
     connect_detail: str | None = None  # why the connection could not be made, when it could not
     server_error: bool = False  # the provider (or a gateway before it) answered 5xx
+    refused_mode: bool = False  # a 4xx that names the structured-output part of the request
     timed_out: bool = False  # no answer within the timeout
 
 
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Question:
+    """What one request asks, whatever the wire format: the user message, the answer's budget
+    and its JSON Schema."""
+
+    user: str
+    max_tokens: int
+    schema: dict[str, Any]
 
 
 @dataclass
@@ -277,6 +297,7 @@ class _Runner:
         # gone), with no answer since: as many as that, and the provider is unavailable.
         self.server_error_streak = 0
         self.url = config.url
+        self.mode = config.wire.output_modes[0]  # how answers are asked for; stats.output_mode at the end
 
     # -- one entry ----------------------------------------------------------------------------------
 
@@ -340,8 +361,7 @@ class _Runner:
         unavailable) | ("budget", reason: --max-llm-calls reached before the first attempt)."""
         c = self.config
         user = user_message(w.sent_entry, items, w.guidelines, note)
-        budget = answer_tokens(len(items), c.max_tokens)
-        body = json.dumps(c.wire.body(c.model, SYSTEM_PROMPT, user, budget)).encode("utf-8")
+        ask = _Question(user, answer_tokens(len(items), c.max_tokens), verdict_schema([it.id for it in items]))
         headers = c.wire.headers(c.api_key)
         last_error = "no attempt made"
         timed_out = False
@@ -350,7 +370,7 @@ class _Runner:
             if refused is not None:
                 return refused
             self.budget_used += 1
-            sent = await self._send(client, body, headers)
+            sent = await self._send_in_a_mode(client, ask, headers)
             if sent.final is not None:
                 return sent.final
             last_error = sent.error
@@ -387,6 +407,29 @@ class _Runner:
         c = self.config
         delay = c.retry_base_delay * (2 ** (attempt - 1))
         return delay if retry_after is None else max(delay, min(retry_after, c.max_retry_delay))
+
+    async def _send_in_a_mode(self, client: httpx.AsyncClient, ask: _Question, headers: dict[str, str]) -> _Attempt:
+        """Send ASK in the run's structured-output mode; when the server refuses that mode, in the
+        next one (once per run: later requests start from there)."""
+        c = self.config
+        while True:
+            mode = self.mode
+            body = c.wire.body(c.model, SYSTEM_PROMPT, ask.user, ask.max_tokens, ask.schema, mode)
+            sent = await self._send(client, json.dumps(body).encode("utf-8"), headers)
+            if not sent.refused_mode or not self._fall_back(mode, sent.error):
+                return sent
+            self.budget_used += 1
+
+    def _fall_back(self, mode: str, why: str) -> bool:
+        """The server refused MODE: the run goes on in the next mode (False when none is left)."""
+        modes = self.config.wire.output_modes
+        if self.mode == mode:
+            if modes.index(mode) + 1 >= len(modes):
+                return False
+            self.mode = modes[modes.index(mode) + 1]
+            self.stats.fallbacks.append(f"{mode} refused ({why})")
+            log.debug("structured output %s refused; now %s", mode, self.mode)
+        return True
 
     async def _send(self, client: httpx.AsyncClient, body: bytes, headers: dict[str, str]) -> _Attempt:
         import httpx
@@ -432,7 +475,8 @@ class _Runner:
             self._mark_unavailable(f"HTTP {status}" + (f": {detail}" if detail else ""))
             return _Attempt(final=("skip", f"provider unavailable: {self.unavailable}"))
         if status not in RETRY_STATUS and status < HTTPStatus.INTERNAL_SERVER_ERROR:
-            return _Attempt(final=("error", error))
+            refused = self.mode != "plain" and any(f in detail.lower() for f in c.wire.output_fields)
+            return _Attempt(error=error, refused_mode=True) if refused else _Attempt(final=("error", error))
         return _Attempt(
             error=error, retry_after=_retry_after(resp), server_error=status >= HTTPStatus.INTERNAL_SERVER_ERROR
         )
@@ -544,6 +588,7 @@ def judge(
             runner.done = done
             _run_sync(_run(todo, runner))
             stats.calls = runner.budget_used
+            stats.output_mode = runner.mode
             unavailable = runner.unavailable
         else:
             for w in todo:

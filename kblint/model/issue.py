@@ -122,6 +122,8 @@ class JudgmentSummary:
     not_evaluated: int = 0
     not_evaluated_reason: str | None = None
     timeouts: int = 0  # requests the provider did not answer in time
+    structured_output: str | None = None  # how answers were asked for (json_schema, tool, plain, ...)
+    structured_output_fallbacks: list[str] = field(default_factory=list)  # modes the server refused
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -138,6 +140,10 @@ class JudgmentSummary:
             data["not_evaluated_reason"] = self.not_evaluated_reason
         if self.timeouts:
             data["timeouts"] = self.timeouts
+        if self.structured_output:
+            data["structured_output"] = self.structured_output
+        if self.structured_output_fallbacks:
+            data["structured_output_fallbacks"] = list(self.structured_output_fallbacks)
         return data
 
 

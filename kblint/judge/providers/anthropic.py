@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlsplit
 
 from .base import Answer, Provider, token_count
+
+_TOOL = "record_verdicts"
+
+
+def _answer_text(blocks: list[dict[str, Any]]) -> str:
+    """The forced tool call's input as JSON text, else the text blocks."""
+    calls = [b.get("input") for b in blocks if b.get("type") == "tool_use"]
+    if calls and isinstance(calls[0], dict):
+        return json.dumps(calls[0])
+    return "".join(str(b.get("text", "")) for b in blocks if b.get("type", "text") == "text")
 
 
 class Anthropic(Provider):
@@ -23,22 +34,31 @@ class Anthropic(Provider):
             headers["x-api-key"] = api_key
         return headers
 
-    def body(self, model: str, system: str, user: str, max_tokens: int) -> dict[str, Any]:
-        return {
+    output_modes = ("tool", "plain")
+    output_fields = ("tool",)
+
+    def body(
+        self, model: str, system: str, user: str, max_tokens: int, schema: dict[str, Any], mode: str
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,
             "temperature": 0,
             "system": system,
             "messages": [{"role": "user", "content": user}],
         }
+        if mode == "tool":  # a forced tool call: the answer is the tool's input, checked against SCHEMA
+            body["tools"] = [
+                {"name": _TOOL, "description": "Record one verdict for every rubric item.", "input_schema": schema}
+            ]
+            body["tool_choice"] = {"type": "tool", "name": _TOOL}
+        return body
 
     def read(self, data: object) -> Answer:
         if not isinstance(data, dict):
             return Answer("", 0, 0)
         blocks = data.get("content")
-        text = ""
-        if isinstance(blocks, list):
-            text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type", "text") == "text")
+        text = _answer_text([b for b in blocks if isinstance(b, dict)]) if isinstance(blocks, list) else ""
         usage = data.get("usage")
         if not isinstance(usage, dict):
             usage = {}

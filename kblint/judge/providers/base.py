@@ -36,7 +36,16 @@ class Provider:
 
         return {"content-type": "application/json", "accept": "application/json", "user-agent": f"kblint/{__version__}"}
 
-    def body(self, model: str, system: str, user: str, max_tokens: int) -> dict[str, Any]:
+    # How the provider is asked for an answer that fits the verdict JSON Schema, best first, ending
+    # with "plain" (the prompt alone); a server that refuses one is asked the next, once per run.
+    output_modes: ClassVar[tuple[str, ...]] = ("plain",)
+    # Words of a 4xx error that say the server refused the structured-output part of a request.
+    output_fields: ClassVar[tuple[str, ...]] = ()
+
+    def body(
+        self, model: str, system: str, user: str, max_tokens: int, schema: dict[str, Any], mode: str
+    ) -> dict[str, Any]:
+        """The request: SCHEMA is the answer's JSON Schema, MODE one of output_modes."""
         raise NotImplementedError
 
     def read(self, data: object) -> Answer:

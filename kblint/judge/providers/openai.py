@@ -22,13 +22,26 @@ class OpenAI(Provider):
             headers["authorization"] = f"Bearer {api_key}"
         return headers
 
-    def body(self, model: str, system: str, user: str, max_tokens: int) -> dict[str, Any]:
-        return {
+    output_modes = ("json_schema", "json_object", "plain")
+    output_fields = ("response_format", "json_schema", "json_object")
+
+    def body(
+        self, model: str, system: str, user: str, max_tokens: int, schema: dict[str, Any], mode: str
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
             "model": model,
             "temperature": 0,
             "max_tokens": max_tokens,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
         }
+        if mode == "json_schema":  # llama.cpp and vLLM turn it into a grammar: the answer cannot stray
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "kblint_verdicts", "strict": True, "schema": schema},
+            }
+        elif mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return body
 
     def read(self, data: object) -> Answer:
         if not isinstance(data, dict):
