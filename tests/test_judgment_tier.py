@@ -218,6 +218,24 @@ def test_the_summary_says_when_the_server_refused_structured_output(kb: Path, se
     assert "structured output: json_object (the server refused json_schema)" in text
 
 
+def test_the_judgment_block_counts_answers_and_verdicts(kb: Path, server: FakeLLM, tmp_path: Path):
+    server.garbage = 1  # the first answer is not JSON: asked again
+    block = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "c", "--llm-concurrency", "1"), env=ENV)
+    judgment = block.json["judgment"]
+    assert judgment["answers"] == {"valid": 2, "invalid": 1} and judgment["calls"] == 3
+    assert judgment["verdicts"] == {"fail": 4, "not_applicable": 2, "pass": 2, "uncertain": 2}
+    assert judgment["structured_output"] == "json_schema"
+
+
+def test_structured_output_can_be_turned_off_in_the_configuration(kb: Path, server: FakeLLM, tmp_path: Path):
+    (kb / "kblint.toml").write_text('[llm]\noutput = "plain"\n')
+    report = run_kblint("validate", ".", *judge_args(server, tmp_path / "c"), env=ENV, cwd=kb).json
+    assert {r["mode"] for r in server.requests} == {"plain"} and report["judgment"]["structured_output"] == "plain"
+    (kb / "kblint.toml").write_text('[llm]\noutput = "tool"\n')  # anthropic's, not openai's
+    bad = run_kblint("validate", ".", *judge_args(server, tmp_path / "c"), env=ENV, cwd=kb)
+    assert bad.code == 2 and "output 'tool' is not one of openai's: json_schema, json_object, plain" in bad.stderr
+
+
 def test_a_local_server_gets_a_generous_timeout():
     from kblint.judge import JudgeConfig
 

@@ -81,12 +81,14 @@ def judge_config(settings: Settings) -> JudgeConfig:
 
 
 def _budgets(settings: Settings) -> dict[str, Any]:
-    """The timeout and output budget the user set (else the judge's defaults)."""
+    """The timeout, output budget and output mode the user set (else the judge's defaults)."""
     budgets: dict[str, Any] = {}
     if settings.llm_timeout is not None:
         budgets["timeout"] = settings.llm_timeout
     if settings.llm_max_output is not None:
         budgets["max_tokens"] = settings.llm_max_output
+    if settings.llm_output is not None:
+        budgets["output_mode"] = settings.llm_output
     return budgets
 
 
@@ -171,6 +173,9 @@ def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
     summary.timeouts = stats.timeouts
     summary.structured_output = stats.output_mode or None
     summary.structured_output_fallbacks = list(stats.fallbacks)
+    if stats.answers_valid or stats.answers_invalid:
+        summary.answers = {"valid": stats.answers_valid, "invalid": stats.answers_invalid}
+        summary.verdicts = dict(stats.verdicts)
     result = JudgmentResult(summary, unavailable=unavailable)
     reasons = set()
     for outcome in outcomes:

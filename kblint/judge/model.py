@@ -56,6 +56,7 @@ class JudgeConfig:
     retry_base_delay: float = 1.0  # seconds; doubles after each failed attempt
     max_retry_delay: float = 30.0  # cap for a server's Retry-After
     max_body_chars: int = 12_000  # longer bodies are truncated in the prompt (and the block says so)
+    output_mode: str | None = None  # how answers are asked for (the wire's output_modes); None: its best
     max_tokens: int = 4096  # the largest answer budget of a request (prompt.answer_tokens sizes each)
     sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)  # the back-off's clock
 
@@ -69,6 +70,9 @@ class JudgeConfig:
             raise ValueError("the LLM timeout and output budget must be above 0")
         if self.timeout == 0:
             self.timeout = default_timeout(self.base_url)
+        modes = PROVIDERS[self.provider].output_modes
+        if self.output_mode is not None and self.output_mode not in modes:
+            raise ValueError(f"output {self.output_mode!r} is not one of {self.provider}'s: {', '.join(modes)}")
         if self.concurrency < 1:
             raise ValueError("LLM concurrency must be at least 1")
         if self.max_calls is not None and self.max_calls < 0:
@@ -177,6 +181,18 @@ class JudgeStats:
     timeouts: int = 0  # requests that got no answer within the timeout
     output_mode: str = ""  # how answers were asked for in the end (a provider's output_modes)
     fallbacks: list[str] = field(default_factory=list)  # the modes the server refused, and why
+    answers_valid: int = 0  # answers that gave a verdict for every item asked
+    answers_invalid: int = 0  # answers that did not (not JSON, ids missing, a verdict out of range)
+    verdicts: dict[str, int] = field(default_factory=dict)  # new verdicts by kind (cache hits apart)
+
+    def count_answer(self, valid: bool, verdicts: list[str]) -> None:
+        """One answer read: whether it was valid, and the verdicts it gave."""
+        if valid:
+            self.answers_valid += 1
+        else:
+            self.answers_invalid += 1
+        for verdict in verdicts:
+            self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
 
     def to_dict(self) -> dict[str, int]:
         return {

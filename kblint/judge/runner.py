@@ -297,7 +297,7 @@ class _Runner:
         # gone), with no answer since: as many as that, and the provider is unavailable.
         self.server_error_streak = 0
         self.url = config.url
-        self.mode = config.wire.output_modes[0]  # how answers are asked for; stats.output_mode at the end
+        self.mode = config.output_mode or config.wire.output_modes[0]  # stats.output_mode at the end
 
     # -- one entry ----------------------------------------------------------------------------------
 
@@ -337,6 +337,7 @@ class _Runner:
                     self._fail(w, items, value)
                     return
                 got, problem = parse_answer(value, [it.id for it in items])
+                self.stats.count_answer(problem is None, [verdict for verdict, _, _ in got.values()])
                 for it in items:
                     if it.id in got:
                         verdict, conf, reason = got[it.id]

@@ -124,6 +124,8 @@ class JudgmentSummary:
     timeouts: int = 0  # requests the provider did not answer in time
     structured_output: str | None = None  # how answers were asked for (json_schema, tool, plain, ...)
     structured_output_fallbacks: list[str] = field(default_factory=list)  # modes the server refused
+    answers: dict[str, int] = field(default_factory=dict)  # answers read: valid, invalid
+    verdicts: dict[str, int] = field(default_factory=dict)  # new verdicts by kind
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -144,6 +146,9 @@ class JudgmentSummary:
             data["structured_output"] = self.structured_output
         if self.structured_output_fallbacks:
             data["structured_output_fallbacks"] = list(self.structured_output_fallbacks)
+        if self.answers:
+            data["answers"] = dict(self.answers)
+            data["verdicts"] = dict(sorted(self.verdicts.items()))
         return data
 
 
