@@ -22,7 +22,7 @@ from . import scoring
 from .pass_entries import KBContext, read_entry
 
 if TYPE_CHECKING:
-    from ..judge import JudgeConfig, JudgeOutcome, JudgeRequest
+    from ..judge import JudgeConfig, JudgeOutcome, JudgeRequest, JudgeStats
 
 
 class JudgmentSetupError(Exception):
@@ -168,14 +168,7 @@ def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
     finally:
         if bar is not None:
             bar.stop()
-    summary.calls, summary.cache_hits = stats.calls, stats.cache_hits
-    summary.prompt_tokens, summary.completion_tokens = stats.prompt_tokens, stats.completion_tokens
-    summary.timeouts = stats.timeouts
-    summary.structured_output = stats.output_mode or None
-    summary.structured_output_fallbacks = list(stats.fallbacks)
-    if stats.answers_valid or stats.answers_invalid:
-        summary.answers = {"valid": stats.answers_valid, "invalid": stats.answers_invalid}
-        summary.verdicts = dict(stats.verdicts)
+    _fill_summary(summary, stats)
     result = JudgmentResult(summary, unavailable=unavailable)
     reasons = set()
     for outcome in outcomes:
@@ -197,6 +190,18 @@ def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
             )
         )
     return result
+
+
+def _fill_summary(summary: JudgmentSummary, stats: JudgeStats) -> None:
+    """The judge's counts in the report's judgment block."""
+    summary.calls, summary.cache_hits = stats.calls, stats.cache_hits
+    summary.prompt_tokens, summary.completion_tokens = stats.prompt_tokens, stats.completion_tokens
+    summary.timeouts = stats.timeouts
+    summary.structured_output = stats.output_mode or None
+    summary.structured_output_fallbacks = list(stats.fallbacks)
+    if stats.answers_valid or stats.answers_invalid:
+        summary.answers = {"valid": stats.answers_valid, "invalid": stats.answers_invalid}
+        summary.verdicts = dict(stats.verdicts)
 
 
 def _outcome_issues(outcome: JudgeOutcome, p: Pending, config: JudgeConfig) -> list[Issue]:
