@@ -11,7 +11,8 @@ not JSON; `ALWAYS` for all), `fail_status` + `fail_count` (answer that status N 
 every verdict in the first N answers), `slots` (requests generated at once; the others queue, and a
 request its client abandoned is still generated), `refuse` (structured-output modes — json_schema,
 json_object, tool — answered with a 400 that names the field). Anthropic requests with a forced tool
-call are answered with a tool_use block. It records every request (path, headers, body, the json blocks
+call are answered with a tool_use block. `slow_ids` + `slow_delay`: the answers for these entry ids
+take that long instead. It records every request (path, headers, body, the json blocks
 found) and the largest number of requests it served at once.
 """
 
@@ -58,6 +59,8 @@ class FakeLLM:
         self.bad_confidence_count = 0
         self.slots: int | None = None  # serve this many requests at once (the others queue), as llama.cpp does
         self.refuse: set[str] = set()  # structured-output modes answered with a 400 naming the field
+        self.slow_ids: set[str] = set()  # entries whose answers take slow_delay instead of delay
+        self.slow_delay = 0.0
         self.requests: list[dict] = []
         self.dead = False
         self._stopped = False
@@ -126,18 +129,18 @@ class FakeLLM:
                 return True
             return False
 
-    def _generate(self) -> None:
+    def _generate(self, seconds: float) -> None:
         """Take DELAY seconds, in one of SLOTS; a request whose client gave up is still generated to
         its end, as real servers do, and the requests behind it wait."""
         if self.slots is None:
-            time.sleep(self.delay)
+            time.sleep(seconds)
             return
         with self._slot_lock:
             if self._semaphore is None:
                 self._semaphore = threading.Semaphore(self.slots)
             semaphore = self._semaphore
         with semaphore:
-            time.sleep(self.delay)
+            time.sleep(seconds)
 
     def answer(self, path: str, headers: dict, raw: bytes) -> tuple[int, dict | str]:
         record: dict = {"path": path, "headers": headers, "raw": raw.decode("utf-8", "replace")}
@@ -154,8 +157,9 @@ class FakeLLM:
         blocks = BLOCK_RE.findall(last)
         record["json_fences"] = last.count("```json")
         record["block"] = json.loads(blocks[0]) if len(blocks) == 1 else None
-        if self.delay:
-            self._generate()
+        entry_id = (record["block"] or {}).get("entry", {}).get("id")
+        if self.delay or entry_id in self.slow_ids:
+            self._generate(self.slow_delay if entry_id in self.slow_ids else self.delay)
         if self._take("fail_count"):
             return self.fail_status, {"error": {"message": f"simulated {self.fail_status}"}}
         mode = _mode_of(body)

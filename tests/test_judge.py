@@ -263,20 +263,29 @@ def test_backoff_exhausted_gives_item_errors(server):
 def test_a_dead_provider_behind_a_gateway_is_unavailable_after_a_few_entries(server, status):
     server.fail_status, server.fail_count = status, ALWAYS
     requests = [req(f"e{n}", {"a": "one", "b": "two"}) for n in range(30)]
-    outcomes, stats, unavailable = judge(requests, cfg(server, concurrency=1, retry_base_delay=0.001))
-    assert unavailable is not None and f"HTTP {status}" in unavailable and "3 requests in a row" in unavailable
-    # three entries use up their tries (one more may start while another backs off); then none is asked
-    assert 3 * 3 <= server.count <= 4 * 3
-    errored = sum(len(o.errors) for o in outcomes)
-    assert errored in (3 * 2, 4 * 2) and errored + sum(len(o.not_evaluated) for o in outcomes) == 30 * 2
+    for concurrency in (1, 4):
+        server.reset()
+        outcomes, _, unavailable = judge(requests, cfg(server, concurrency=concurrency, retry_base_delay=0.001))
+        assert unavailable is not None and f"HTTP {status}" in unavailable and "6 requests in a row" in unavailable
+        assert 6 <= server.count <= 6 + concurrency  # then no more requests, however many entries wait
+        errored = sum(1 for o in outcomes if o.errors)
+        assert 1 <= errored <= 3 and sum(len(o.not_evaluated) for o in outcomes) == (30 - errored) * 2
 
 
 def test_a_server_error_streak_ends_with_an_answer(server):
-    server.fail_status, server.fail_count = 502, 3 * 2  # two entries fail all their tries, then answers come
+    server.fail_status, server.fail_count = 502, 5  # five failures in a row, then answers
     requests = [req(f"e{n}", {"a": "one"}) for n in range(6)]
     outcomes, _, unavailable = judge(requests, cfg(server, concurrency=1, retry_base_delay=0.001))
-    assert unavailable is None  # fewer than three requests in a row failed: the answers reset the count
+    assert unavailable is None  # the answers reset the count
     assert sum(len(o.verdicts) + len(o.errors) for o in outcomes) == 6 and sum(len(o.verdicts) for o in outcomes) >= 4
+
+
+def test_a_server_that_stops_answering_is_unavailable_after_a_few_timeouts(server):
+    server.delay = 0.3
+    requests = [req(f"e{n}", {"a": "one"}) for n in range(20)]
+    outcomes, stats, unavailable = judge(requests, cfg(server, concurrency=2, timeout=0.02))
+    assert unavailable is not None and "6 requests in a row" in unavailable
+    assert stats.timeouts <= 8 and sum(len(o.not_evaluated) for o in outcomes) >= 15
 
 
 def test_client_error_is_not_retried(server):
@@ -530,6 +539,21 @@ def test_slots_do_not_grow_past_what_the_timeout_allows_one_at_a_time():
         return slots.size
 
     assert asyncio.run(scenario()) == 3
+
+
+def test_one_slow_entry_does_not_make_the_next_fail(server):
+    """The timed-out entry keeps its slot while the server finishes the answers it abandoned."""
+    server.delay, server.slots = 0.05, 1
+    server.slow_ids, server.slow_delay = {"e1"}, 0.5
+    outcomes, stats, _ = judge([req(f"e{i}", {"a": "one"}) for i in range(4)], cfg(server, concurrency=1, timeout=0.25))
+    assert [bool(o.errors) for o in outcomes] == [False, True, False, False] and stats.timeouts == 2
+
+
+def test_structured_output_fallbacks_stay_within_the_call_budget(server):
+    server.refuse = {"json_schema", "json_object"}
+    outcomes, stats, _ = judge([req("e1", {"a": "one"})], cfg(server, max_calls=1))
+    assert server.count == 1 and stats.calls == 1
+    assert "budget exhausted" in outcomes[0].errors[0].message
 
 
 def test_a_request_times_out_at_most_twice(server):

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kblint.judge")
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
+MAX_FAILED_REPLIES = 6  # server errors or timeouts in a row after which the provider is unavailable
 _REFUSED = frozenset({HTTPStatus.UNAUTHORIZED, HTTPStatus.FORBIDDEN})  # the key is wrong: no request will pass
 _SNIPPET_CHARS = 200  # of an error response, quoted in the message
 
@@ -141,8 +142,8 @@ class _Slots:
     The slots start at one and grow in rounds: a round starts as many entries as there are slots,
     and only once all of them have finished does the next round start, with one slot more, up to
     N (after a round of N, entries start as slots come free), and only while that many answers
-    could come one after another within the timeout. The first timeout halves the slots, and they
-    grow no more. A server that generates one answer at a time (llama.cpp, Ollama)
+    could come one after another within the timeout. A timeout halves the slots, and they grow no
+    more. A server that generates one answer at a time (llama.cpp, Ollama)
     queues what it is sent at once, and keeps generating an answer whose client gave up: asking
     it more at once than it serves only makes requests time out behind each other; a round that
     finds this out costs one abandoned answer at most."""
@@ -209,8 +210,8 @@ class _Slots:
 
     def _room_for_one_more(self) -> bool:
         """Whether one more at once could all be answered within the timeout even by a server that
-        answers one at a time (as fast as the quickest answer of the round)."""
-        return self.fastest is None or (self.size + 1) * self.fastest <= self.timeout
+        answers one at a time (as fast as the quickest answer of the round; no answer: no growth)."""
+        return self.fastest is not None and (self.size + 1) * self.fastest <= self.timeout
 
     def shrink(self) -> None:
         """A request timed out: half the slots from now on (at least one), for the rest of the run."""
@@ -293,9 +294,10 @@ class _Runner:
         # the provider has gone away, and the rest of the run stops asking (no hammering).
         self.connect_streak = 0
         self.max_connect_streak = max(3, config.concurrency)
-        # Requests that used up their tries on server errors (502/503 from a gateway whose model is
-        # gone), with no answer since: as many as that, and the provider is unavailable.
-        self.server_error_streak = 0
+        # Replies in a row that were server errors (502/503 from a gateway whose model is gone) or
+        # timeouts (a server that no longer answers), with no answer since: after MAX_FAILED_REPLIES
+        # the provider is unavailable, whatever the number of entries under way.
+        self.failed_replies = 0
         self.url = config.url
         self.mode = config.output_mode or config.wire.output_modes[0]  # stats.output_mode at the end
 
@@ -376,22 +378,32 @@ class _Runner:
                 return sent.final
             last_error = sent.error
             log.debug("entry %s: attempt %d failed: %s", w.request.key, attempt, last_error)
-            if sent.timed_out and timed_out:
-                return "error", f"{last_error}, twice (not tried again)"  # a third would pile up behind
+            if sent.server_error or sent.timed_out:
+                self._failed_reply(last_error)
+            if sent.timed_out and timed_out:  # a third would pile up behind the abandoned answers
+                await c.sleep(c.timeout)  # slot kept: the next entry is not queued behind this one's answer
+                return "error", f"{last_error}, twice (not tried again)"
             timed_out = timed_out or sent.timed_out
             if attempt < c.tries:
-                hold.give()  # others may talk to the provider while this one waits
-                # after a timeout the server is likely still generating the abandoned answer
-                delay = self._delay(attempt, sent.retry_after)
-                await c.sleep(max(delay, c.timeout) if sent.timed_out else delay)
-                await hold.take(priority=True)
+                await self._back_off(hold, attempt, sent)
             elif sent.connect_detail is not None:
                 self._connect_failed(sent.connect_detail)
                 if not self.reached:
                     return "skip", f"provider unavailable: {self.unavailable}"
-            elif sent.server_error:
-                self._server_failed(last_error)
         return "error", f"{last_error} (after {c.tries} tries)"
+
+    async def _back_off(self, hold: _Hold, attempt: int, sent: _Attempt) -> None:
+        """Wait before trying again. Others may talk to the provider meanwhile, except after a
+        timeout: the server is likely still generating the abandoned answer, and a request sent
+        now would queue behind it; the wait is then at least the timeout, slot kept."""
+        c = self.config
+        delay = self._delay(attempt, sent.retry_after)
+        if sent.timed_out:
+            await c.sleep(max(delay, c.timeout))
+            return
+        hold.give()
+        await c.sleep(delay)
+        await hold.take(priority=True)
 
     def _refusal(self, attempt: int, last_error: str) -> tuple[str, str] | None:
         """Why attempt ATTEMPT is not made, if it is not: the provider is unavailable or the budget spent."""
@@ -419,6 +431,8 @@ class _Runner:
             sent = await self._send(client, json.dumps(body).encode("utf-8"), headers)
             if not sent.refused_mode or not self._fall_back(mode, sent.error):
                 return sent
+            if c.max_calls is not None and self.budget_used >= c.max_calls:
+                return _Attempt(final=("error", f"{sent.error}; not asked again: budget exhausted (--max-llm-calls)"))
             self.budget_used += 1
 
     def _fall_back(self, mode: str, why: str) -> bool:
@@ -468,7 +482,7 @@ class _Runner:
             self.stats.prompt_tokens += answer.prompt_tokens
             self.stats.completion_tokens += answer.completion_tokens
             self.succeeded = True
-            self.server_error_streak = 0
+            self.failed_replies = 0
             return _Attempt(final=("ok", answer.text))
         detail = _redact(_snippet(resp), c)
         error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
@@ -482,12 +496,12 @@ class _Runner:
             error=error, retry_after=_retry_after(resp), server_error=status >= HTTPStatus.INTERNAL_SERVER_ERROR
         )
 
-    def _server_failed(self, error: str) -> None:
-        """The last try of a request got a server error: after a few such requests in a row, the
-        provider is unavailable (the rest of the run does not ask it)."""
-        self.server_error_streak += 1
-        if self.server_error_streak >= self.max_connect_streak:
-            self._mark_unavailable(f"{error} ({self.server_error_streak} requests in a row failed)")
+    def _failed_reply(self, error: str) -> None:
+        """A server error or a timeout: after a few in a row, the provider is unavailable (the rest
+        of the run does not ask it)."""
+        self.failed_replies += 1
+        if self.failed_replies >= MAX_FAILED_REPLIES:
+            self._mark_unavailable(f"{error} ({self.failed_replies} requests in a row failed)")
 
     def _connect_failed(self, detail: str) -> None:
         """The last try of a request could not connect: the provider is unavailable when it never answered
