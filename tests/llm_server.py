@@ -58,7 +58,8 @@ class FakeLLM:
         self.bad_confidence: object = None  # the confidence of every verdict of the first answers
         self.bad_confidence_count = 0
         self.slots: int | None = None  # serve this many requests at once (the others queue), as llama.cpp does
-        self.refuse: set[str] = set()  # structured-output modes answered with a 400 naming the field
+        self.refuse: set[str] = set()  # structured-output modes answered with an error naming the field
+        self.refuse_status = 400
         self.slow_ids: set[str] = set()  # entries whose answers take slow_delay instead of delay
         self.slow_delay = 0.0
         self.requests: list[dict] = []
@@ -166,7 +167,9 @@ class FakeLLM:
         record["mode"] = mode
         if mode in self.refuse:
             field = "tools" if mode == "tool" else "response_format"
-            return 400, {"error": {"message": f"'{field}' of type {mode} is not supported by this server"}}
+            return self.refuse_status, {
+                "error": {"message": f"'{field}' of type {mode} is not supported by this server"}
+            }
         if self._take("garbage"):
             text = "Sorry, I cannot help with that {not json"
         else:

@@ -677,6 +677,7 @@ def test_openai_asks_for_the_verdict_schema_with_the_item_ids(server):
     response_format = request["body"]["response_format"]
     assert response_format["type"] == "json_schema" and response_format["json_schema"]["strict"] is True
     schema = response_format["json_schema"]["schema"]
+    assert schema["properties"]["verdicts"]["minItems"] == schema["properties"]["verdicts"]["maxItems"] == 2
     verdict = schema["properties"]["verdicts"]["items"]
     assert verdict["properties"]["id"]["enum"] == ["a", "bad"]
     assert verdict["properties"]["verdict"]["enum"] == ["pass", "fail", "uncertain", "not_applicable"]
@@ -709,6 +710,15 @@ def test_anthropic_forces_a_tool_call_with_the_verdict_schema(server):
     server.refuse = {"tool"}
     outcomes, stats, _ = judge([req("e2", {"a": "one"})], cfg(server, provider="anthropic"))
     assert [r["mode"] for r in server.requests] == ["tool", "plain"] and outcomes[0].verdicts
+
+
+def test_a_server_error_that_names_the_output_field_is_a_fallback_too(server):
+    """llama-cpp-python's server answers 500 to a json_schema response_format, and reads a schema
+    given with json_object."""
+    server.refuse, server.refuse_status = {"json_schema"}, 500
+    outcomes, stats, _ = judge([req("e1", {"a": "one"})], cfg(server))
+    assert [r["mode"] for r in server.requests] == ["json_schema", "json_object"] and outcomes[0].verdicts
+    assert server.requests[1]["body"]["response_format"]["schema"]["required"] == ["verdicts"]
 
 
 def test_a_client_error_that_names_no_output_field_is_not_a_fallback(server):

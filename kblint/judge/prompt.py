@@ -49,7 +49,9 @@ def verdict_schema(item_ids: list[str]) -> dict:
     }
     return {
         "type": "object",
-        "properties": {"verdicts": {"type": "array", "items": verdict}},
+        "properties": {
+            "verdicts": {"type": "array", "items": verdict, "minItems": len(item_ids), "maxItems": len(item_ids)}
+        },
         "required": ["verdicts"],
         "additionalProperties": False,
     }

@@ -489,9 +489,11 @@ class _Runner:
         if status in _REFUSED or (status == HTTPStatus.NOT_FOUND and not self.succeeded):
             self._mark_unavailable(f"HTTP {status}" + (f": {detail}" if detail else ""))
             return _Attempt(final=("skip", f"provider unavailable: {self.unavailable}"))
+        if self.mode != "plain" and any(f in detail.lower() for f in c.wire.output_fields):
+            # the server refused the structured-output part of the request (some answer 500 for it)
+            return _Attempt(error=error, refused_mode=True)
         if status not in RETRY_STATUS and status < HTTPStatus.INTERNAL_SERVER_ERROR:
-            refused = self.mode != "plain" and any(f in detail.lower() for f in c.wire.output_fields)
-            return _Attempt(error=error, refused_mode=True) if refused else _Attempt(final=("error", error))
+            return _Attempt(final=("error", error))
         return _Attempt(
             error=error, retry_after=_retry_after(resp), server_error=status >= HTTPStatus.INTERNAL_SERVER_ERROR
         )

@@ -39,8 +39,8 @@ class OpenAI(Provider):
                 "type": "json_schema",
                 "json_schema": {"name": "kblint_verdicts", "strict": True, "schema": schema},
             }
-        elif mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
+        elif mode == "json_object":  # llama-cpp-python's server reads a schema here (others ignore it)
+            body["response_format"] = {"type": "json_object", "schema": schema}
         return body
 
     def read(self, data: object) -> Answer:
