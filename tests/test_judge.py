@@ -654,6 +654,8 @@ def test_parse_answer_leniency():
         assert got == {} and problem == "invalid verdict for a", out_of_range  # never clamped to 1.0
     got, problem = parse_answer('[{"id": "a", "verdict": "fail", "confidence": "85%"}]', ["a"])
     assert got == {"a": ("fail", 0.85, "")}
+    keyed = '{"verdicts": {"a": {"verdict": "pass", "confidence": 0.9, "reason": "r"}, "b": {"verdict": "fail"}}}'
+    assert parse_answer(keyed, ["a", "b"]) == ({"a": ("pass", 0.9, "r"), "b": ("fail", 0.5, "")}, None)
     got, problem = parse_answer('{"verdicts": [{"id": "a", "verdict": "maybe", "confidence": 1}]}', ["a"])
     assert got == {} and "invalid verdict for a" in problem
     assert parse_answer("", ["a"]) == ({}, "the answer is not a JSON object")
@@ -676,12 +678,11 @@ def test_openai_asks_for_the_verdict_schema_with_the_item_ids(server):
     (request,) = server.requests
     response_format = request["body"]["response_format"]
     assert response_format["type"] == "json_schema" and response_format["json_schema"]["strict"] is True
-    schema = response_format["json_schema"]["schema"]
-    assert schema["properties"]["verdicts"]["minItems"] == schema["properties"]["verdicts"]["maxItems"] == 2
-    verdict = schema["properties"]["verdicts"]["items"]
-    assert verdict["properties"]["id"]["enum"] == ["a", "bad"]
+    verdicts = response_format["json_schema"]["schema"]["properties"]["verdicts"]
+    assert verdicts["required"] == ["a", "bad"] and not verdicts["additionalProperties"]  # each item once
+    verdict = verdicts["properties"]["bad"]
     assert verdict["properties"]["verdict"]["enum"] == ["pass", "fail", "uncertain", "not_applicable"]
-    assert verdict["required"] == ["id", "verdict", "confidence", "reason"] and not verdict["additionalProperties"]
+    assert verdict["required"] == ["verdict", "confidence", "reason"] and not verdict["additionalProperties"]
     assert by_id(outcomes[0])["bad"].verdict == "fail" and stats.output_mode == "json_schema"
 
 
@@ -704,7 +705,7 @@ def test_anthropic_forces_a_tool_call_with_the_verdict_schema(server):
     body = request["body"]
     assert body["tool_choice"] == {"type": "tool", "name": "record_verdicts"}
     (tool,) = body["tools"]
-    assert tool["input_schema"]["properties"]["verdicts"]["items"]["properties"]["id"]["enum"] == ["a", "bad"]
+    assert tool["input_schema"]["properties"]["verdicts"]["required"] == ["a", "bad"]
     assert by_id(outcomes[0])["bad"].verdict == "fail" and stats.output_mode == "tool"
     server.reset()
     server.refuse = {"tool"}

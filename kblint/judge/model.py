@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from .providers import PROVIDERS, Provider, provider_named
 
-PROMPT_VERSION = "2"
+PROMPT_VERSION = "3"
 
 VERDICTS = ("pass", "fail", "uncertain", "not_applicable")
 

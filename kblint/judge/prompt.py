@@ -35,23 +35,28 @@ _FENCE_RUN = re.compile(r"`{3,}")
 
 
 def verdict_schema(item_ids: list[str]) -> dict:
-    """The JSON Schema of an answer for these items (strict: every property required, no other)."""
+    """The JSON Schema of an answer for these items (strict: every property required, no other).
+    The verdicts are an object with one property per item id, all required: a grammar built from it
+    (llama.cpp) makes the model answer every item exactly once, which a list of ids cannot force."""
     verdict = {
         "type": "object",
         "properties": {
-            "id": {"type": "string", "enum": list(item_ids)},
             "verdict": {"type": "string", "enum": list(VERDICTS)},
             "confidence": {"type": "number"},
             "reason": {"type": "string"},
         },
-        "required": ["id", "verdict", "confidence", "reason"],
+        "required": ["verdict", "confidence", "reason"],
+        "additionalProperties": False,
+    }
+    verdicts = {
+        "type": "object",
+        "properties": {item_id: verdict for item_id in item_ids},
+        "required": list(item_ids),
         "additionalProperties": False,
     }
     return {
         "type": "object",
-        "properties": {
-            "verdicts": {"type": "array", "items": verdict, "minItems": len(item_ids), "maxItems": len(item_ids)}
-        },
+        "properties": {"verdicts": verdicts},
         "required": ["verdicts"],
         "additionalProperties": False,
     }
@@ -167,6 +172,19 @@ def _confidence(value: object) -> float | None:
     return None
 
 
+def _verdict_list(data: object) -> list | str:
+    """The answer's verdicts as a list of objects (they may come keyed by item id, as the JSON
+    Schema asks, or as a bare list), or what is wrong with it."""
+    if isinstance(data, list):
+        data = {"verdicts": data}
+    if not isinstance(data, dict):
+        return "the answer is not a JSON object"
+    raw = data.get("verdicts")
+    if isinstance(raw, dict):
+        raw = [{"id": key, **value} if isinstance(value, dict) else value for key, value in raw.items()]
+    return raw if isinstance(raw, list) else 'the answer has no "verdicts" list'
+
+
 def parse_answer(text: str, wanted: list[str]) -> tuple[dict[str, tuple[str, float, str]], str | None]:
     """Read the verdicts of an answer for the item ids in `wanted`.
 
@@ -174,14 +192,9 @@ def parse_answer(text: str, wanted: list[str]) -> tuple[dict[str, tuple[str, flo
     problem is None when every wanted id got a verdict, else a short description of what was wrong
     (not JSON, no "verdicts" list, missing ids, unknown ids, invalid verdicts).
     """
-    data = _load_json(text)
-    if isinstance(data, list):
-        data = {"verdicts": data}
-    if not isinstance(data, dict):
-        return {}, "the answer is not a JSON object"
-    raw = data.get("verdicts")
-    if not isinstance(raw, list):
-        return {}, 'the answer has no "verdicts" list'
+    raw = _verdict_list(_load_json(text))
+    if isinstance(raw, str):
+        return {}, raw
     wanted_set = set(wanted)
     got: dict[str, tuple[str, float, str]] = {}
     unknown: list[str] = []
