@@ -92,7 +92,8 @@ def load_outcome(caches: Caches, key: str) -> Outcome | None:
     data = stored.header
     try:
         probes = {(str(root), str(rel)): bool(exists) for (root, rel), exists in data["probes"]}
-        if any(is_regular_file_within(os.path.realpath(root), rel) != exists for (root, rel), exists in probes.items()):
+        real = {root: os.path.realpath(root) for root, _ in probes}
+        if any(is_regular_file_within(real[root], rel) != exists for (root, rel), exists in probes.items()):
             return None  # a file a link names appeared or went away
         kbs = [_kb_report(k) for k in data["kbs"]]
         return Outcome(

@@ -10,7 +10,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from ..infra.files import is_regular_file_within
-from ..paths import leaves_kb, link_relpath
+from ..paths import link_relpath
 from .facts import EntryFacts
 from .link import LinkKey
 
@@ -91,9 +91,8 @@ class KBIndex:
         return None
 
     def _file_exists(self, target: str) -> bool:
-        """Whether TARGET (KB-relative; a leading `/` is the KB's root) is a file inside the KB."""
-        if leaves_kb(target):
-            return False  # outside the KB: never looked up
+        """Whether TARGET (KB-relative; a leading `/` is the KB's root) is a file inside the KB (one
+        that leaves it is answered without looking: is_regular_file_within never steps outside)."""
         rel = link_relpath(target)
         key = (self.root, rel)
         exists = self.probes.get(key)

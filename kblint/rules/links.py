@@ -9,7 +9,7 @@ from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.link import Link
 from ..paths import display_path, leaves_kb
-from . import RULES, Site
+from . import RULES, Rule, Site
 
 
 def _link_site(facts: EntryFacts, link: Link, kb_name: str) -> Site:
@@ -17,18 +17,23 @@ def _link_site(facts: EntryFacts, link: Link, kb_name: str) -> Site:
     return Site(kb_name, link.origin if link.origin is not None else facts.path, facts.id, facts.type)
 
 
-def unresolved_external(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str, strict: bool) -> Issue:
-    """A link into a KB that is not in the run (a broken_link with --strict-links)."""
-    rule = RULES["broken_link" if strict else "unresolved_external"]
-    message = f"Link to '{target_kb}:{link.target}': KB '{target_kb}' is not in this run"
+def _link_issue(rule: Rule, facts: EntryFacts, link: Link, kb_name: str, message: str, discriminator: str) -> Issue:
+    """An issue of RULE at the place the link is written."""
     return rule.issue(
         _link_site(facts, link, kb_name),
         message,
         line=link.line,
         column=link.column,
         field=link.field,
-        discriminator=f"{target_kb}:{named}",
+        discriminator=discriminator,
     )
+
+
+def unresolved_external(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str, strict: bool) -> Issue:
+    """A link into a KB that is not in the run (a broken_link with --strict-links)."""
+    rule = RULES["broken_link" if strict else "unresolved_external"]
+    message = f"Link to '{target_kb}:{link.target}': KB '{target_kb}' is not in this run"
+    return _link_issue(rule, facts, link, kb_name, message, f"{target_kb}:{named}")
 
 
 def broken_link(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str, hint: str | None) -> Issue:
@@ -38,14 +43,7 @@ def broken_link(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, nam
         message = f"Link target '{link.target}' is outside the KB and no entry of the run (not looked up)"
     else:
         message = f"Link target '{link.target}' not found{where_kb}" + (f"; did you mean '{hint}'?" if hint else "")
-    return RULES["broken_link"].issue(
-        _link_site(facts, link, kb_name),
-        message,
-        line=link.line,
-        column=link.column,
-        field=link.field,
-        discriminator=f"{target_kb}:{named}",
-    )
+    return _link_issue(RULES["broken_link"], facts, link, kb_name, message, f"{target_kb}:{named}")
 
 
 def unmatched_cross_source(kb_name: str, cross_links_path: str, source: str, line: int) -> Issue:
