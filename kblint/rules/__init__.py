@@ -147,7 +147,21 @@ _TABLE = [
     ("checker_error", "checker", "error", "A checker raised an exception, or a pattern ran past its time limit."),
     ("config_error", "config", "error", "A problem in kb.yaml (or a file beside it) that kblint can point at."),
     ("unused_suppression", "config", "info", "A suppression that suppressed nothing."),
+    (
+        "invalid_suppression",
+        "config",
+        "warning",
+        "A suppression comment or setting that kblint cannot read: a malformed directive or an unknown name.",
+    ),
 ]
 
 RULES: dict[str, Rule] = {name: Rule(name, tier, severity, summary) for name, tier, severity, summary in _TABLE}
 TIERS = ("structure", "schema", "checker", "policy", "judgment", "score", "config")
+
+HOMEPAGE = "https://github.com/kblint/kblint"
+RULES_DOC = "docs/rules.md"  # generated from this table and the rule pages (`kblint explain`)
+
+
+def doc_url(name: str) -> str:
+    """The stable address of a rule's (or checker's) documentation: its anchor in docs/rules.md."""
+    return f"{HOMEPAGE}/blob/main/{RULES_DOC}#{name}"
