@@ -82,6 +82,9 @@ def validate(
         None, "--format", "-f", help="Report format: text, json, sarif, github, junit."
     ),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
+    report: Optional[List[str]] = typer.Option(
+        None, "--report", help="Also write the report in FORMAT to FILE, from the same run (FORMAT:FILE, repeatable)."
+    ),
     fail_on: Optional[str] = typer.Option(None, "--fail-on", help="error (default), warning, info or never."),
     select: Optional[List[str]] = typer.Option(
         None, "--select", help="Only these rules, tiers or checkers (comma-separated)."
@@ -158,6 +161,9 @@ def validate(
     if report.fatal:
         typer.echo(f"kblint: {report.fatal}", err=True)
     _emit(lambda: _write_report(report, settings))
+    for spec in settings.reports:
+        fmt, _, file = spec.partition(":")
+        _write_file(report, fmt, file, "--report")
     raise typer.Exit(0 if report.dry_run is not None else report.exit_code)
 
 
@@ -171,6 +177,7 @@ def _validate_flags(options: dict[str, Any]) -> dict[str, Any]:
     flags["select"] = split_names(options["select"])
     flags["ignore"] = split_names(options["ignore"])
     flags["type"] = flags.pop("type_")
+    flags["reports"] = list(flags.pop("report") or [])
     flags["respect_gitignore"] = False if flags.pop("no_respect_gitignore") else None
     return flags
 
@@ -191,6 +198,10 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
         settings.format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     if settings.format not in FORMATS:
         _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{settings.format}'")
+    for spec in settings.reports:
+        fmt, _, file = spec.partition(":")
+        if fmt not in FORMATS or not file:
+            _fail(f"--report {spec}: expected FORMAT:FILE with FORMAT one of {', '.join(FORMATS)}")
     if settings.stdin and settings.paths:
         _fail("--stdin reads the entry from standard input: give no PATH with it")
     if settings.stdin_path and not settings.stdin:
@@ -246,13 +257,25 @@ def _write_report(report: "Report", settings: "Settings") -> None:
     if not settings.output:
         sys.stdout.write(text)
         return
-    try:
-        with open(settings.output, "w", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(text)
-    except OSError as exc:
-        _fail(f"--output {settings.output}: {exc.strerror}")
+    _write_file(report, fmt, settings.output, "--output", text)
     if not settings.quiet:
         sys.stdout.write("\n".join(summary_lines(report)) + "\n")
+
+
+def _write_file(report: "Report", fmt: str, path: str, option: str, text: Optional[str] = None) -> None:
+    """Write REPORT in the format FMT to PATH (TEXT when it is already rendered)."""
+    from .report import render
+
+    try:
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            if text is None and fmt == "json":
+                from .report.json import write as write_json
+
+                write_json(report, fh)
+            else:
+                fh.write(render(report, fmt) if text is None else text)
+    except OSError as exc:
+        _fail(f"{option} {path}: {exc.strerror}")
 
 
 @app.command()
@@ -332,8 +355,10 @@ def migrate(
 
 
 @app.command()
-def explain(name: str = typer.Argument(..., help="A rule, a checker, or 'policy'.")) -> None:
-    """Print the documentation of a rule, a checker, or the policy grammar."""
+def explain(
+    name: Optional[str] = typer.Argument(None, help="A rule, a checker, a tier, or 'policy'; none: list them all."),
+) -> None:
+    """Print the documentation of a rule, a checker, a tier or the policy grammar; with no name, list them."""
     from .explain import UnknownName
     from .explain import explain as explain_name
 

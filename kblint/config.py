@@ -18,6 +18,7 @@ class Settings:
     paths: list[str] = field(default_factory=list)
     format: str | None = None  # None: text, or github under GitHub Actions
     output: str | None = None
+    reports: list[str] = field(default_factory=list)  # FORMAT:FILE, more reports of the same run
     fail_on: str = "error"
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
