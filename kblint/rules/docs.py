@@ -1,0 +1,408 @@
+"""The documentation of each rule as data: what triggers it, how to fix it, and an example KB that
+triggers it and one that does not. `kblint explain` prints it, `docs/rules.md` is generated from it,
+reports quote the fix, and the tests run every example through `kblint validate`.
+
+An example is a small KB: its files by path (kb.yaml among them), the extra `kblint validate`
+arguments it needs, and for the judgment rules what the LLM judge answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeReply:
+    """What the LLM judge answers for every rubric item of an example: a verdict (pass, fail,
+    uncertain) with a confidence, or nothing at all when the server is not `reachable`."""
+
+    verdict: str = "pass"
+    confidence: float = 0.95
+    reachable: bool = True
+
+    def describe(self) -> str:
+        if not self.reachable:
+            return "the LLM server (--llm openai:MODEL --llm-base-url URL) does not answer"
+        return f"the LLM judge (--llm openai:MODEL) answers {self.verdict}, confidence {self.confidence}"
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A KB of a few files, linted with `kblint validate` and the extra ARGS."""
+
+    files: Mapping[str, str]
+    args: tuple[str, ...] = ()
+    judge: JudgeReply | None = None
+
+
+# Where a rule's issues are, which decides how they can be suppressed.
+ENTRY = "entry"  # in an entry: every form of suppression
+FILE = "file"  # in a file that is no entry (it could not be read): by path or by name
+KB = "kb"  # about kb.yaml or the whole run: by name only
+SUPPRESSION = "suppression"  # about a suppression: not by another suppression in the entry
+
+
+@dataclass(frozen=True, slots=True)
+class RuleDoc:
+    """The documentation page of one rule."""
+
+    name: str
+    triggers: str  # what makes kblint report it
+    fix: str  # how to fix it: short and imperative
+    bad: Example  # an example that triggers it
+    good: Example  # an example that does not
+    scope: str = ENTRY
+    notes: tuple[str, ...] = field(default=())
+
+
+NOTES_YAML = "name: notes\n"
+FINDINGS_YAML = """\
+name: harbor
+types:
+  finding:
+    subdirectory: findings
+    required: [title, date, confidence]
+    fields:
+      date: {type: date}
+      confidence: {type: select, values: [low, medium, high]}
+    workflow:
+      states: [draft, review, confirmed]
+"""
+
+
+def _finding(frontmatter: str, body: str = "The council signed the harbor contract in May.\n") -> str:
+    return f"---\ntitle: Council signed the harbor contract\ntype: finding\n{frontmatter}---\n{body}"
+
+
+_GOOD_FINDING = _finding("date: 2024-05-14\nconfidence: high\nstatus: review\n")
+
+_LINKED_STEMS = {
+    "harbor-contract": "---\ntitle: Harbor contract\ntags: [harbor]\n---\nSigned in May; see [[council]].\n",
+    "council": "---\ntitle: City council\ntags: [harbor]\n---\nIt signed the [[harbor-contract]].\n",
+}
+
+_ORPHAN = "---\ntitle: Harbor contract\ntags: [harbor]\n---\nSigned in May.\n"
+
+_SECTION_YAML = """\
+name: notes
+evaluation_rubric:
+  - text: "Entry has a Sources section"
+    checker: body_has_section
+    params: {heading: Sources}
+"""
+_WITH_SOURCES = (
+    "---\ntitle: Harbor contract\ntags: [harbor]\n---\nSigned in May; see [[council]].\n\n"
+    "## Sources\n\n- Council minutes, 14 May 2024\n"
+)
+_WITHOUT_SOURCES = "---\ntitle: Harbor contract\ntags: [harbor]\n---\nSigned in May; see [[council]].\n"
+
+_SLOW_YAML = """\
+name: notes
+evaluation_rubric:
+  - text: "Body is plain words"
+    checker: body_has_pattern
+    params: {{pattern: '{pattern}'}}
+"""
+_SLOW_BODY = "---\ntitle: Harbor contract\ntags: [harbor]\n---\n" + "a" * 30 + "!\n\nSee [[council]].\n"
+_FAST_LIMITS = "[limits]\nregex_timeout = 0.05\n"
+
+_JUDGED_YAML = """\
+name: harbor
+evaluation_rubric:
+  - "Finding says how confident we are and why"
+"""
+_JUDGED = {
+    "kb.yaml": _JUDGED_YAML,
+    "notes/harbor-contract.md": "---\ntitle: Harbor contract\ntags: [harbor]\n---\n"
+    "The council signed it in May; see [[council]]. We are confident: the minutes say so.\n",
+    "notes/council.md": _LINKED_STEMS["council"],
+}
+
+
+def _judged(verdict: str = "pass", confidence: float = 0.95, reachable: bool = True) -> Example:
+    return Example(_JUDGED, judge=JudgeReply(verdict, confidence, reachable))
+
+
+def _notes(**entries: str) -> dict[str, str]:
+    """A KB named notes with ENTRIES under notes/ (by file stem)."""
+    return {"kb.yaml": NOTES_YAML, **{f"notes/{stem}.md": text for stem, text in entries.items()}}
+
+
+def _findings(path: str, text: str) -> dict[str, str]:
+    return {"kb.yaml": FINDINGS_YAML, path: text}
+
+
+_DOCS = [
+    RuleDoc(
+        "parse_error",
+        "A file that should be an entry cannot be read as one: it has no `---` frontmatter fences or "
+        "the closing fence is missing, the frontmatter is not valid YAML or not a mapping, the file "
+        "is empty, or it is not valid UTF-8. The issue gives the line of the problem; the file is "
+        "not checked any further.",
+        "Fix the frontmatter at the line given: close the `---` fence, quote values that contain "
+        "`:` or `[`, and save the file as UTF-8.",
+        Example(_notes(a="---\ntitle: Harbor contract\ntags: [harbor, council\n---\nSigned in May.\n")),
+        Example(_notes(a="---\ntitle: Harbor contract\ntags: [harbor, council]\n---\nSigned in May.\n")),
+        scope=FILE,
+    ),
+    RuleDoc(
+        "duplicate_id",
+        "Two or more entries of one KB have the same id (the `id` field, or the file stem when "
+        "there is none). Each of them is reported, naming the others, since a link to that id "
+        "cannot say which one it means.",
+        "Give each entry a unique `id` (or rename one of the files), and update the links to it.",
+        Example(
+            _notes(
+                a="---\nid: harbor-contract\ntitle: Harbor contract\n---\nSigned in May.\n",
+                b="---\nid: harbor-contract\ntitle: Harbor contract, second draft\n---\nSigned in June.\n",
+            )
+        ),
+        Example(
+            _notes(
+                a="---\nid: harbor-contract\ntitle: Harbor contract\n---\nSigned in May.\n",
+                b="---\nid: harbor-contract-draft\ntitle: Harbor contract, second draft\n---\nSigned in June.\n",
+            )
+        ),
+    ),
+    RuleDoc(
+        "missing_title",
+        "The frontmatter has no `title`, or it is empty or only whitespace.",
+        "Add a `title:` to the frontmatter that says what the entry is about.",
+        Example(_notes(a="---\ntype: note\n---\nThe council signed the harbor contract in May.\n")),
+        Example(_notes(a="---\ntype: note\ntitle: Harbor contract\n---\nThe council signed it in May.\n")),
+    ),
+    RuleDoc(
+        "empty_body",
+        "The entry has nothing (or only whitespace) after its frontmatter. Collection and "
+        "relationship entries, which may be metadata only, are exempt.",
+        "Write the entry's body, or delete the entry if it has nothing to say.",
+        Example(_notes(a="---\ntitle: Harbor contract\n---\n")),
+        Example(_notes(a="---\ntitle: Harbor contract\n---\nThe council signed it in May.\n")),
+    ),
+    RuleDoc(
+        "missing_type",
+        "The frontmatter has no `type`, and the entry is not in the subdirectory of any type, so "
+        "kblint cannot tell its type and checks it as a `note`.",
+        "Add a `type:` to the frontmatter, or move the entry into its type's subdirectory.",
+        Example({"kb.yaml": NOTES_YAML, "harbor.md": "---\ntitle: Harbor contract\n---\nSigned in May.\n"}),
+        Example({"kb.yaml": NOTES_YAML, "harbor.md": "---\ntitle: Harbor contract\ntype: note\n---\nSigned in May.\n"}),
+    ),
+    RuleDoc(
+        "unknown_type",
+        "The entry's `type` is not declared under `types:` in kb.yaml, is not one of the core types "
+        "(note, person, organization, event, document, topic, relationship, timeline, collection) "
+        "and comes from no plugin. It is an error when kb.yaml sets `validation.enforce: true`.",
+        "Use a declared type, or declare the type under `types:` in kb.yaml.",
+        Example(_findings("findings/harbor.md", _GOOD_FINDING.replace("type: finding", "type: findng"))),
+        Example(_findings("findings/harbor.md", _GOOD_FINDING)),
+    ),
+    RuleDoc(
+        "subdirectory_mismatch",
+        "The entry's type declares a `subdirectory` in kb.yaml and the entry is not under it.",
+        "Move the entry into its type's subdirectory, or correct its `type`.",
+        Example(_findings("notes/harbor.md", _GOOD_FINDING)),
+        Example(_findings("findings/harbor.md", _GOOD_FINDING)),
+    ),
+    RuleDoc(
+        "missing_required",
+        "A field that the entry's type lists as `required` in kb.yaml is missing, null or empty.",
+        "Fill in the required field, or remove it from the type's `required` list if it is not.",
+        Example(_findings("findings/harbor.md", _finding("confidence: high\n"))),
+        Example(_findings("findings/harbor.md", _GOOD_FINDING)),
+    ),
+    RuleDoc(
+        "invalid_field",
+        "A value does not fit its field's declaration in kb.yaml: its type (number, list, select "
+        "values, object-ref, ...), a range, a pattern, or a `validation.rules` item. It is an "
+        "error when kb.yaml sets `validation.enforce: true`.",
+        "Change the value to one the field allows (the message says which), or widen the field's declaration.",
+        Example(_findings("findings/harbor.md", _finding("date: 2024-05-14\nconfidence: certain\n"))),
+        Example(_findings("findings/harbor.md", _GOOD_FINDING)),
+    ),
+    RuleDoc(
+        "invalid_date",
+        "A `date` field, a field of type date, or a value under a `format: ISO8601` rule is not a "
+        "real calendar date (`2024-02-30`, `14/05/2024`, `May`).",
+        "Write the date as a real ISO 8601 date: `YYYY-MM-DD`.",
+        Example(_findings("findings/harbor.md", _finding("date: 2024-02-30\nconfidence: high\n"))),
+        Example(_findings("findings/harbor.md", _GOOD_FINDING)),
+    ),
+    RuleDoc(
+        "unknown_field",
+        "The frontmatter has a key that the entry's type does not declare, when the type lists its "
+        "fields in kb.yaml: often a misspelt field name.",
+        "Correct the key's spelling, or declare the field in the type's `fields:` (or `optional:`).",
+        Example(
+            _findings(
+                "findings/harbor.md", _GOOD_FINDING.replace("confidence: high", "confidence: high\nconfidance: high")
+            )
+        ),
+        Example(_findings("findings/harbor.md", _GOOD_FINDING)),
+    ),
+    RuleDoc(
+        "invalid_status",
+        "The entry's `status` is not one of its type's `workflow.states` in kb.yaml.",
+        "Use one of the workflow's states, or add the state to `workflow.states`.",
+        Example(_findings("findings/harbor.md", _finding("date: 2024-05-14\nconfidence: high\nstatus: done\n"))),
+        Example(_findings("findings/harbor.md", _GOOD_FINDING)),
+    ),
+    RuleDoc(
+        "broken_link",
+        "A link (a body `[[wikilink]]` or markdown link, or a frontmatter `links:`, `references:` or "
+        "object-ref value) names no entry of the workspace by id, file stem or alias, nor a file.",
+        "Correct the link's target, or create the entry it points to.",
+        Example(
+            _notes(
+                **{
+                    **_LINKED_STEMS,
+                    "council": _LINKED_STEMS["council"].replace("[[harbor-contract]]", "[[harbour-contract]]"),
+                }
+            )
+        ),
+        Example(_notes(**_LINKED_STEMS)),
+    ),
+    RuleDoc(
+        "unresolved_external",
+        "A link names another KB (`[[archive:old-contract]]`, `kb:` in `links:`) that is not loaded "
+        "in this run, so kblint cannot tell whether its target exists.",
+        "Lint the other KB in the same run (`kblint validate` on a directory that holds both), or "
+        "correct the KB name if it is misspelt.",
+        Example(
+            _notes(**{**_LINKED_STEMS, "council": _LINKED_STEMS["council"] + "It replaced [[archive:old-contract]].\n"})
+        ),
+        Example(_notes(**_LINKED_STEMS)),
+    ),
+    RuleDoc(
+        "orphan_entry",
+        "No link leads into or out of the entry: nothing in the KB refers to it and it refers to nothing.",
+        "Link the entry to the entries it relates to, or link to it from them.",
+        Example(_notes(a=_ORPHAN)),
+        Example(_notes(**_LINKED_STEMS)),
+    ),
+    RuleDoc(
+        "rubric_violation",
+        "An `evaluation_rubric` item of kb.yaml that is bound to a named checker or written as a "
+        "policy fails on the entry (system items, such as having a tag, apply to every KB). The "
+        "message says what was measured; the issue names the checker (`kblint explain CHECKER`).",
+        "Change the entry so that it meets the rubric item the message quotes.",
+        Example(_notes(**{**_LINKED_STEMS, "harbor-contract": _WITHOUT_SOURCES}) | {"kb.yaml": _SECTION_YAML}),
+        Example(_notes(**{**_LINKED_STEMS, "harbor-contract": _WITH_SOURCES}) | {"kb.yaml": _SECTION_YAML}),
+    ),
+    RuleDoc(
+        "llm_rubric_violation",
+        "The LLM judge (`--llm`) says the entry fails a rubric item that no checker, policy or "
+        "schema enforces, with a confidence at or above `--llm-min-confidence` (0.7). The issue "
+        "gives the judge's reason and confidence.",
+        "Change the entry so that it meets the rubric item, as the judge's reason explains.",
+        _judged("fail", 0.9),
+        _judged("pass", 0.95),
+    ),
+    RuleDoc(
+        "judgment_uncertain",
+        "The LLM judge answers `uncertain` for a rubric item, or fails it with a confidence below "
+        "`--llm-min-confidence` (0.7): it cannot say whether the entry meets the item.",
+        "Make the entry state plainly what the rubric item asks for, or make the item's text more specific.",
+        _judged("uncertain", 0.5),
+        _judged("pass", 0.95),
+    ),
+    RuleDoc(
+        "judgment_error",
+        "The judge's answer for a rubric item cannot be used, even after asking again once: the "
+        "item is missing from the answer, the answer is not the JSON asked for, or its confidence "
+        "is not a number from 0 to 1.",
+        "Run again (only the items that erred are asked), or use a model that follows the answer format.",
+        _judged("pass", 1.5),
+        _judged("pass", 0.95),
+    ),
+    RuleDoc(
+        "judgment_unavailable",
+        "The LLM provider cannot be reached or keeps failing (six server errors or timeouts in a "
+        "row): reported once per run, and the judgment items left are not evaluated. With "
+        "`--llm-required` the run exits 2.",
+        "Start the LLM server or correct `--llm-base-url`, `--llm` and the API key in the environment.",
+        _judged(reachable=False),
+        _judged("pass", 0.95),
+        scope=KB,
+    ),
+    RuleDoc(
+        "score_below_threshold",
+        "kb.yaml sets `pass_threshold` and the entry's score, the weighted share of its rubric "
+        "items that pass, is below it.",
+        "Fix the entry's rubric issues until its score reaches `pass_threshold`.",
+        Example(
+            _notes(a="---\ntitle: Harbor contract\n---\nSigned in May.\n")
+            | {"kb.yaml": "name: notes\npass_threshold: 0.8\n"}
+        ),
+        Example(_notes(**_LINKED_STEMS) | {"kb.yaml": "name: notes\npass_threshold: 0.8\n"}),
+    ),
+    RuleDoc(
+        "checker_error",
+        "A checker raised an exception on the entry (a plugin's bug), or a regular expression from "
+        "kb.yaml (`body_has_pattern`, a field `pattern`) ran past its time limit (`regex_timeout`, "
+        "1 s): the item is not checked on that entry.",
+        "Rewrite the pattern so it cannot backtrack (no nested repeats such as `(a|a)*` or `(\\w+\\s?)*`), "
+        "or fix the plugin checker the message names.",
+        Example(
+            {
+                "kb.yaml": _SLOW_YAML.format(pattern=r"^(\w+\s?)*$"),
+                "kblint.toml": _FAST_LIMITS,
+                "notes/a.md": _SLOW_BODY,
+            }
+        ),
+        Example(
+            {"kb.yaml": _SLOW_YAML.format(pattern=r"^[\w\s]*$"), "kblint.toml": _FAST_LIMITS, "notes/a.md": _SLOW_BODY}
+        ),
+    ),
+    RuleDoc(
+        "config_error",
+        "kb.yaml (or a file beside it) has a problem kblint can point at: an unknown checker, a "
+        "missing or ill-typed param, an invalid regex, a misspelt key, a policy that does not parse, "
+        "or a `covered_by` claim the schema does not back. The rubric item shows as `[broken]` in "
+        "`kblint checkers --kb DIR` and is not run.",
+        "Correct kb.yaml at the line given (`kblint checkers` lists the checkers and their params).",
+        Example({"kb.yaml": _SECTION_YAML.replace("body_has_section", "body_has_sections"), **_notes(**_LINKED_STEMS)}),
+        Example({"kb.yaml": _SECTION_YAML, **_notes(**{**_LINKED_STEMS, "harbor-contract": _WITH_SOURCES})}),
+        scope=KB,
+    ),
+    RuleDoc(
+        "unused_suppression",
+        "A suppression in an entry (`kblint: {disable: [...]}` or a `kblint-disable` comment) names "
+        "a rule, checker or rubric item that ran on the entry and found nothing to suppress: the "
+        "suppression is stale and would hide a future issue.",
+        "Remove the name from the suppression (or the whole suppression).",
+        Example(
+            _notes(**{**_LINKED_STEMS, "council": _LINKED_STEMS["council"] + "<!-- kblint-disable orphan_entry -->\n"})
+        ),
+        Example(_notes(**_LINKED_STEMS)),
+        scope=SUPPRESSION,
+    ),
+    RuleDoc(
+        "invalid_suppression",
+        "A suppression kblint cannot read: a `kblint-disable`, `kblint-disable-next-line` or "
+        "`kblint-enable` comment without a name or with a name that is no rule, checker or rubric "
+        "item id, or a `per_file_ignores` setting that names none.",
+        "Correct the name in the suppression (`kblint explain` lists the rules and checkers).",
+        Example(_notes(a=_ORPHAN + "<!-- kblint-disable orphan-entry -->\n")),
+        Example(_notes(a=_ORPHAN + "<!-- kblint-disable orphan_entry -->\n")),
+        scope=SUPPRESSION,
+    ),
+]
+
+RULE_DOCS: dict[str, RuleDoc] = {doc.name: doc for doc in _DOCS}
+
+TIER_DOCS = {
+    "structure": "Each file is read as an entry (frontmatter and body) and checked for what every entry "
+    "needs: a title, a body, a type, a unique id; then the links of the whole workspace are resolved.",
+    "schema": "Each entry is checked against its type in kb.yaml: required fields, field types, select "
+    "values, ranges, patterns, dates, `validation.rules`, workflow states and subdirectories.",
+    "checker": "The rubric items of kb.yaml bound to a named checker (`kblint checkers`) run on each "
+    "entry; a failing item is a rubric_violation that names its checker.",
+    "policy": "The rubric items written as policies (`tags count >= 2`, status gates) are measured on "
+    "each entry; a failing policy is a rubric_violation of tier policy that says what it measured.",
+    "judgment": "The rubric items no checker, policy or schema enforces are asked of an LLM judge "
+    "(`--llm`), one request per entry; without an LLM they are counted as not evaluated.",
+    "score": "Each entry's score is the weighted share of its rubric items that pass; with "
+    "`pass_threshold` in kb.yaml, entries below it are reported.",
+    "config": "kb.yaml, the configuration and the suppressions in entries are checked themselves.",
+}
