@@ -244,61 +244,96 @@ def test_github_is_the_default_on_github_actions():
 
 # --- junit ---------------------------------------------------------------------------------------
 
+# The Jenkins xUnit plugin's JUnit schema; the file says where it comes from.
+JUNIT_XSD = Path(__file__).parent / "schemas" / "junit-10.xsd"
 
-def junit_of(*args: str, cwd=None) -> tuple[int, ET.Element]:
+
+@pytest.fixture(scope="module")
+def junit_schema():
+    xmlschema = pytest.importorskip("xmlschema")
+    return xmlschema.XMLSchema(str(JUNIT_XSD))
+
+
+def read_junit(text: str, schema) -> ET.Element:
+    """TEXT checked as CI tools read it: valid against junit-10.xsd, and read by junitparser, with
+    each count (of a suite and of the whole) that of its testcases, and at most one failure or
+    error per testcase."""
+    junitparser = pytest.importorskip("junitparser")
+    schema.validate(text)
+    xml = junitparser.JUnitXml.fromstring(text)
+    totals = dict.fromkeys(("tests", "failures", "errors"), 0)
+    for suite in xml:
+        cases = list(suite)
+        assert all(len(case.result) <= 1 for case in cases), suite.name
+        counted = {
+            "tests": len(cases),
+            "failures": sum(case.is_failure for case in cases),
+            "errors": sum(case.is_error for case in cases),
+        }
+        assert {key: getattr(suite, key) for key in counted} == counted, suite.name
+        assert suite.skipped == 0 and suite.failures + suite.errors <= suite.tests
+        totals = {key: totals[key] + counted[key] for key in totals}
+    assert {key: getattr(xml, key) for key in totals} == totals
+    return ET.fromstring(text.encode("utf-8"))
+
+
+def junit_of(*args: str, schema, cwd=None) -> tuple[int, ET.Element]:
     kwargs = {"cwd": cwd} if cwd is not None else {}
     result = run_kblint("validate", *args, "--format", "junit", **kwargs)
-    return result.code, ET.fromstring(result.stdout.encode("utf-8"))
+    return result.code, read_junit(result.stdout, schema)
 
 
 def failures(root: ET.Element) -> list[ET.Element]:
     return root.findall("./testsuite/testcase/failure")
 
 
-def test_junit_on_the_example(example_json: dict):
-    code, root = junit_of(EXAMPLE, "--fail-on", "error")
+def issue_line(issue: dict) -> str:
+    checker = f" [{issue['checker']}]" if issue.get("checker") else ""
+    return f"{issue['line']}:{issue['column']} {issue['severity']} {issue['rule']} {issue['message']}{checker}"
+
+
+def test_junit_on_the_example(example_json: dict, junit_schema):
+    code, root = junit_of(EXAMPLE, "--fail-on", "warning", schema=junit_schema)
     assert code == 1
-    assert root.tag == "testsuites"
-    suites = root.findall("testsuite")
-    assert [s.get("name") for s in suites] == ["harbor-investigation"]
-    suite = suites[0]
-    cases = suite.findall("testcase")
-    assert all(c.get("classname") == "harbor-investigation" for c in cases)
-    assert int(suite.get("tests")) == len(cases)
-    paths = {i["path"] for i in example_json["issues"]}
-    names = {c.get("name") for c in cases}
-    assert paths <= names
-    errors = [i for i in example_json["issues"] if i["severity"] == "error"]
-    fails = failures(root)
-    assert len(fails) == len(errors) == int(suite.get("failures")) == int(root.get("failures"))
-    assert int(root.get("tests")) == len(cases)
-    for f in fails:
-        assert f.get("message").startswith(f.get("type") + ": ")
-        assert f.text.startswith("fixtures/example/")
-    assert "missing_required: Entry 'unnamed-source' is missing required field 'role'" in {
-        f.get("message") for f in fails
-    }
-    others = [c for c in cases if c.get("name") == "harbor-investigation (all other entries)"]
-    if others:  # the Report does not list clean entries: they share one testcase
-        count = int(others[0].find("./properties/property[@name='count']").get("value"))
-        with_issues = len({i["path"] for i in example_json["issues"] if i["path"].endswith(".md")})
-        assert count == example_json["kbs"][0]["files"] - with_issues
-    else:  # one testcase per file
-        assert len(cases) == example_json["kbs"][0]["files"]
+    (suite,) = root.findall("testsuite")
+    assert suite.get("name") == "harbor-investigation"
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert all(c.get("classname") == "harbor-investigation" for c in cases.values())
+    # one testcase per linted file, clean or not, named by its path in the KB
+    kb = example_json["kbs"][0]
+    assert len(cases) == kb["files"] == int(suite.get("tests")) == int(root.get("tests"))
+    assert "people/mara-quist.md" in cases and "notes/interview-notes.md" in cases
+    by_case: dict[str, list[dict]] = {}
+    for issue in example_json["issues"]:
+        by_case.setdefault(issue["path"].removeprefix(EXAMPLE + "/"), []).append(issue)
+    assert set(by_case) <= set(cases)
+    for name, case in cases.items():
+        issues = by_case.get(name, [])
+        failing = [i for i in issues if i["severity"] != "info"]
+        found = case.findall("failure")
+        assert len(found) == (1 if failing else 0), name
+        if failing:  # the one failure holds them all
+            assert found[0].text.splitlines() == [issue_line(i) for i in failing]
+            assert found[0].get("message").startswith(f"{EXAMPLE}/{name}: {len(failing)} issue")
+            assert found[0].get("type") == ("error" if any(i["severity"] == "error" for i in failing) else "warning")
+        out = case.find("system-out")
+        below = [issue_line(i) for i in issues if i["severity"] == "info"]
+        assert (out.text.splitlines() if out is not None else []) == below, name
+    assert (
+        len(failures(root))
+        == int(root.get("failures"))
+        == sum(1 for issues in by_case.values() if any(i["severity"] != "info" for i in issues))
+    )
 
 
-def test_junit_fail_on(example_json: dict):
-    issues = example_json["issues"]
-    n_err = sum(i["severity"] == "error" for i in issues)
-    n_warn = sum(i["severity"] == "warning" for i in issues)
-    n_info = sum(i["severity"] == "info" for i in issues)
-    expected = {"error": n_err, "warning": n_err + n_warn, "info": n_err + n_warn + n_info, "never": 0}
-    for fail_on, n in expected.items():
-        code, root = junit_of(EXAMPLE, "--fail-on", fail_on)
-        assert len(failures(root)) == n == int(root.get("failures")), fail_on
+def test_junit_fail_on(example_json: dict, junit_schema):
+    ranks = {"info": 0, "warning": 1, "error": 2}
+    for fail_on, threshold in {"error": 2, "warning": 1, "info": 0, "never": 3}.items():
+        code, root = junit_of(EXAMPLE, "--fail-on", fail_on, schema=junit_schema)
+        failing = {i["path"] for i in example_json["issues"] if ranks[i["severity"]] >= threshold}
+        assert len(failures(root)) == len(failing) == int(root.get("failures")), fail_on
+        assert int(root.get("failures")) <= int(root.get("tests"))
         assert code == (0 if fail_on == "never" else 1)
-    _, warn_root = junit_of(EXAMPLE, "--fail-on", "warning")
-    assert {f.get("type") for f in failures(warn_root)} > {f.get("type") for f in failures(junit_of(EXAMPLE)[1])}
 
 
 @pytest.fixture
@@ -323,45 +358,64 @@ def two_kbs(tmp_path: Path) -> Path:
     return ws
 
 
-def test_junit_one_suite_per_kb(two_kbs: Path):
-    code, root = junit_of("ws", "--fail-on", "warning", cwd=two_kbs.parent)
+def test_junit_one_suite_per_kb(two_kbs: Path, junit_schema):
+    code, root = junit_of("ws", "--fail-on", "warning", cwd=two_kbs.parent, schema=junit_schema)
     assert code == 1
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     assert set(suites) == {"alpha", "beta"}
-    assert int(root.get("tests")) == sum(int(s.get("tests")) for s in suites.values())
-    assert int(root.get("failures")) == sum(int(s.get("failures")) for s in suites.values())
-    assert int(suites["alpha"].get("failures")) == 0
+    # a clean KB: a passing testcase per entry
+    alpha = suites["alpha"]
+    assert [c.get("name") for c in alpha.findall("testcase")] == ["one.md", "two.md"]
+    assert (alpha.get("tests"), alpha.get("failures")) == ("2", "0")
+    assert alpha.find("./properties/property[@name='path']").get("value") == "ws/alpha"
+    # the kb.yaml problem is a testcase of its own, beside the entries
     beta_cases = {c.get("name"): c for c in suites["beta"].findall("testcase")}
-    # the kb.yaml problem is a testcase named after that file
-    config = beta_cases["ws/beta/kb.yaml"].findall("failure")
-    assert [f.get("type") for f in config] == ["config_error"]
-    assert "no_such_checker" in config[0].get("message")
+    assert set(beta_cases) == {"a&b<c>.md", "fine.md", "kb.yaml"}
+    (config,) = beta_cases["kb.yaml"].findall("failure")
+    assert config.get("message").startswith("ws/beta/kb.yaml: 1 issue (1 error)")
+    assert "config_error" in config.text and "no_such_checker" in config.text
     # markup in names and messages survives the round trip
-    odd = beta_cases["ws/beta/a&b<c>.md"]
-    assert {f.get("type") for f in odd.findall("failure")} >= {"empty_body"}
-    assert any("a&b<c>" in f.get("message") for f in odd.findall("failure"))
+    (odd,) = beta_cases["a&b<c>.md"].findall("failure")
+    assert " warning empty_body Entry 'a&b<c>' " in odd.text
     assert all(c.get("classname") == "beta" for c in beta_cases.values())
+    assert (root.get("tests"), root.get("failures")) == ("5", "2")
 
-    code, root = junit_of("ws", "--fail-on", "error", cwd=two_kbs.parent)
-    assert [f.get("type") for f in failures(root)] == ["config_error"]
-    code, root = junit_of("ws", "--fail-on", "never", cwd=two_kbs.parent)
-    assert code == 0 and failures(root) == [] and root.get("failures") == "0"
+    code, root = junit_of("ws", "--fail-on", "error", cwd=two_kbs.parent, schema=junit_schema)
+    assert [f.get("type") for f in failures(root)] == ["error"]
+    code, root = junit_of("ws", "--fail-on", "never", cwd=two_kbs.parent, schema=junit_schema)
+    assert code == 0 and failures(root) == [] and root.get("failures") == "0" and root.get("tests") == "5"
 
 
-def test_junit_crafted_report_is_well_formed(tmp_path: Path, monkeypatch):
+def test_junit_of_an_unreadable_kb_yaml(two_kbs: Path, junit_schema):
+    (two_kbs / "beta" / "kb.yaml").write_text("name: [beta\n", encoding="utf-8")
+    code, root = junit_of("ws", cwd=two_kbs.parent, schema=junit_schema)
+    assert code == 2
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert (suites["kblint"].get("tests"), suites["kblint"].get("errors")) == ("1", "1")
+    assert "invalid YAML" in suites["kblint"].find("./testcase/error").get("message")
+    assert root.get("errors") == "1"
+
+
+def test_junit_crafted_report_is_valid(tmp_path: Path, monkeypatch, junit_schema):
     monkeypatch.chdir(tmp_path)
     report = crafted_report(tmp_path)
-    root = ET.fromstring(junit.render(report).encode("utf-8"))
+    root = read_junit(junit.render(report), junit_schema)
     (suite,) = root.findall("testsuite")
     assert suite.get("name") == "odd kb"
-    names = [c.get("name") for c in suite.findall("testcase")]
-    assert "sub dir/we:ird,100%.md" in names and "kb.yaml" in names
-    messages = {f.get("message") for f in failures(root)}
-    assert "config_error: bad <item> & \ufffdcontrol" in messages
-    assert "rubric_violation: Entry has 0 tags, needs 1" in messages
-    assert root.get("failures") == "2"  # the warning and the info are below --fail-on error
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert set(cases) == {"sub dir/we:ird,100%.md", "plain.md", "kb.yaml"}
+    assert cases["kb.yaml"].find("failure").text == "4:1 error config_error bad <item> & \ufffdcontrol"
+    (odd,) = cases["sub dir/we:ird,100%.md"].findall("failure")
+    assert odd.text == "1:1 error rubric_violation Entry has 0 tags, needs 1 [ns:has,tags]"
+    assert cases["sub dir/we:ird,100%.md"].find("system-out").text.startswith("3:7 warning broken_link ")
+    assert root.get("failures") == "2" and root.get("tests") == "3"
     report.fail_on = "never"
-    assert ET.fromstring(junit.render(report)).get("failures") == "0"
+    assert read_junit(junit.render(report), junit_schema).get("failures") == "0"
+
+
+def test_junit_of_an_empty_report_is_valid(junit_schema):
+    root = read_junit(junit.render(Report(kbs=[], issues=[])), junit_schema)
+    assert (root.get("tests"), root.get("failures")) == ("0", "0")
 
 
 def test_display_path_follows_the_current_directory(tmp_path: Path, monkeypatch):

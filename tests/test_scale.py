@@ -82,6 +82,27 @@ def test_result_cache_reuses_and_invalidates(tmp_path: Path):
     assert report(*args, "--no-cache") == stricter
 
 
+def test_a_cached_run_gives_the_same_junit(tmp_path: Path):
+    """The JUnit report lists every linted entry, clean ones too: a run taken from the run cache,
+    or from the per-file results, knows them as a fresh run does."""
+    import shutil
+
+    kb = workspace(tmp_path)
+    cache = tmp_path / "cache"
+
+    def junit(*extra: str) -> str:
+        result = run_kblint("validate", str(kb), "--format", "junit", "--fail-on", "warning", *extra)
+        assert result.code == 1, result.stderr
+        return result.stdout
+
+    cold = junit("--cache-dir", str(cache))
+    assert cold.count("<testcase ") == 12 and cold.count("<failure ") == 1
+    assert junit("--cache-dir", str(cache)) == cold  # from the run cache
+    shutil.rmtree(cache / "runs")
+    assert junit("--cache-dir", str(cache)) == cold  # from the per-file results
+    assert junit("--no-cache") == cold
+
+
 def test_cache_clear_removes_results(tmp_path: Path):
     kb = workspace(tmp_path)
     cache = tmp_path / "cache"
