@@ -1,6 +1,9 @@
 """The GitHub Actions report (SPEC §9): one workflow command per error or warning, then a summary line.
 
 Info issues are not annotated (GitHub shows few annotations per step); the closing line counts them.
+GitHub shows at most STEP_LIMIT error and STEP_LIMIT warning annotations of a step (and JOB_LIMIT of a
+job): every issue is still annotated, so the log has them all, and a line before the summary says
+when some are not shown.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from ..model.issue import Issue, Report
 from ..paths import plain_display_path
 
 COMMANDS = {"error": "error", "warning": "warning"}
+STEP_LIMIT = 10  # annotations of one kind GitHub shows per step
+JOB_LIMIT = 50  # annotations GitHub shows per job, all steps together
 
 
 def escape_data(text: str) -> str:
@@ -54,11 +59,33 @@ def summary_line(report: Report) -> str:
     return line
 
 
+def annotation_counts(report: Report) -> dict[str, int]:
+    """How many error and warning annotations `render` writes: one per issue, one per problem."""
+    counts = report.counts
+    return {"error": counts["error"] + len(report.problems), "warning": counts["warning"]}
+
+
+def over_limit(counts: dict[str, int]) -> bool:
+    """Whether GitHub leaves some of these annotations of a step unshown."""
+    return any(n > STEP_LIMIT for n in counts.values())
+
+
+def limit_line(counts: dict[str, int]) -> str:
+    shown = ", ".join(_plural(n, kind) for kind, n in counts.items() if n > STEP_LIMIT)
+    return (
+        f"kblint: {shown} annotated; GitHub shows the first {STEP_LIMIT} errors and {STEP_LIMIT} warnings "
+        "of a step: this log has them all"
+    )
+
+
 def render(report: Report) -> str:
     lines = [a for a in (annotation(i) for i in report.issues) if a is not None]
     for message in report.unreadable:
         lines.append(f"::error title=kblint::{escape_data('could not lint: ' + message)}")
     if report.fatal:
         lines.append(f"::error title=kblint::{escape_data(report.fatal)}")
+    counts = annotation_counts(report)
+    if over_limit(counts):
+        lines.append(limit_line(counts))
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
