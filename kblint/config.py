@@ -22,6 +22,8 @@ class Settings:
     fail_on: str = "error"
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # KB-relative glob → names
+    min_severity: str = "info"  # issues below it are hidden (and counted)
     kb: str | None = None  # a KB name (restricts the run) or a directory holding kb.yaml (context)
     type: str | None = None
     strict_links: bool = False
@@ -77,6 +79,8 @@ _FILE_KEYS = {
     "fail_on": ("fail_on", "fail_on"),
     "select": ("select", "names"),
     "ignore": ("ignore", "names"),
+    "per_file_ignores": ("per_file_ignores", "globs"),
+    "min_severity": ("min_severity", "severity"),
     "exclude": ("exclude", "names"),
     "kb": ("kb", "str"),
     "type": ("type", "str"),
@@ -116,6 +120,7 @@ _PATH_KEYS = ("output", "baseline", "cache_dir")
 
 
 _A_DAY = 86_400.0
+_CHOICES = {"fail_on": ("error", "warning", "info", "never"), "severity": ("error", "warning", "info")}
 
 
 def _check(kind: str, key: str, value: Any, where: str) -> Any:
@@ -133,8 +138,10 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
         isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
     ):
         return split_names(value)
-    if kind == "fail_on" and value in ("error", "warning", "info", "never"):
+    if kind in _CHOICES and value in _CHOICES[kind]:
         return value
+    if kind == "globs" and isinstance(value, dict) and all(_check("names", k, v, where) for k, v in value.items()):
+        return {str(k): split_names(v) for k, v in value.items()}
     expected = {
         "str": "a string",
         "bool": "true or false",
@@ -143,6 +150,8 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
         "seconds": "a number of seconds above 0",
         "names": "a list of names",
         "fail_on": "one of error, warning, info, never",
+        "severity": "one of error, warning, info",
+        "globs": 'a table of glob = [names], e.g. {"drafts/**" = ["orphan_entry"]}',
     }[kind]
     raise ConfigError(f"{where}: '{key}' must be {expected}, got {value!r}")
 

@@ -112,6 +112,7 @@ def test_json_report_shape(kb: Path):
         "counts": {"error": 1, "warning": 1, "info": 0},
         "fail_on": "error",
         "exit_code": 1,
+        "hidden": {},
     }
 
 

@@ -61,9 +61,119 @@ def test_unused_suppression(tmp_path: Path):
     report = lint(kb)
     unused = sorted((i["entry_id"], i["line"], i["message"]) for i in issues_of(report, "unused_suppression"))
     assert unused == [
-        ("a", 7, "Suppression names 'not_a_thing', which is no rule, checker or rubric item id here"),
         ("a", 7, "Suppression of 'broken_link' suppressed nothing"),
         ("a", 7, "Suppression of 'needs-status' suppressed nothing"),
     ]  # llm_rubric_violation did not run (no LLM), so it is not reported
+    invalid = [(i["entry_id"], i["line"], i["message"], i["severity"]) for i in issues_of(report, "invalid_suppression")]
+    assert invalid == [
+        ("a", 7, "Suppression names 'not_a_thing', which is no rule, checker or rubric item id here", "warning")
+    ]
     assert issues_of(report, "broken_link") == []  # b's broken link is suppressed
     assert all(i["severity"] == "info" for i in issues_of(report, "unused_suppression"))
+
+
+LINKS_KB = "name: s\n"
+
+
+def broken_links(report: dict) -> list[tuple[str, int]]:
+    return sorted((i["entry_id"], i["line"]) for i in issues_of(report, "broken_link"))
+
+
+def test_disable_next_line_hides_only_the_next_line(tmp_path: Path):
+    body = (
+        "---\ntitle: A\ntype: note\n---\n"  # lines 1-4
+        "[[gone-1]]\n"  # 5
+        "<!-- kblint-disable-next-line broken_link -->\n"  # 6
+        "[[gone-2]]\n"  # 7: hidden
+        "[[gone-3]]\n"  # 8
+    )
+    kb = write_kb(tmp_path / "s", LINKS_KB, {"a.md": body, "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n"})
+    report = lint(kb)
+    assert broken_links(report) == [("a", 5), ("a", 8)]
+    assert issues_of(report, "unused_suppression") == [] and issues_of(report, "invalid_suppression") == []
+
+
+def test_disable_enable_range(tmp_path: Path):
+    body = (
+        "---\ntitle: A\ntype: note\n---\n"
+        "[[gone-1]]\n"  # 5
+        "<!-- kblint-disable broken_link -->\n"  # 6
+        "[[gone-2]]\n"  # 7: hidden
+        "[[gone-3]]\n"  # 8: hidden
+        "<!-- kblint-enable broken_link -->\n"  # 9
+        "[[gone-4]]\n"  # 10
+        "<!-- kblint-disable broken_link -->\n"  # 11: never enabled again: the whole entry
+    )
+    kb = write_kb(tmp_path / "s", LINKS_KB, {"a.md": body, "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n"})
+    report = lint(kb)
+    assert broken_links(report) == []
+    # the open one at line 11 hides gone-1 and gone-4; the range hides gone-2 and gone-3
+    assert issues_of(report, "unused_suppression") == []
+
+
+def test_unused_range_and_next_line_are_reported(tmp_path: Path):
+    body = (
+        "---\ntitle: A\ntype: note\n---\n"
+        "<!-- kblint-disable-next-line broken_link -->\n"  # 5
+        "Nothing broken here.\n"
+        "<!-- kblint-disable broken_link -->\n"  # 7
+        "Still nothing.\n"
+        "<!-- kblint-enable broken_link -->\n"
+        "[[gone]]\n"  # 10: not covered
+    )
+    kb = write_kb(tmp_path / "s", LINKS_KB, {"a.md": body, "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n"})
+    report = lint(kb)
+    assert broken_links(report) == [("a", 10)]
+    unused = sorted((i["line"], i["message"]) for i in issues_of(report, "unused_suppression"))
+    assert unused == [(5, "Suppression of 'broken_link' suppressed nothing")] * 1 + [
+        (7, "Suppression of 'broken_link' suppressed nothing")
+    ]
+
+
+def test_malformed_directives_are_invalid_suppressions(tmp_path: Path):
+    body = (
+        "---\ntitle: A\ntype: note\nkblint: {disabel: [broken_link]}\n---\n"  # 5
+        "<!-- kblint-disable-nextline broken_link -->\n"  # 6
+        "<!-- kblint-disable-next-line -->\n"  # 7
+        "<!-- kblint-enable orphan_entry -->\n"  # 8
+        "<!-- kblint-disable brokn_link -->\n"  # 9
+        "[[gone]]\n"
+    )
+    kb = write_kb(tmp_path / "s", LINKS_KB, {"a.md": body, "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n"})
+    report = lint(kb)
+    invalid = sorted((i["line"], i["message"]) for i in issues_of(report, "invalid_suppression"))
+    assert invalid == [
+        (4, "'kblint' has no key 'disabel'; did you mean 'disable'?"),
+        (6, "unknown directive 'kblint-disable-nextline'; did you mean 'kblint-disable-next-line'?"),
+        (7, "'kblint-disable-next-line' names no rule: write the rules, checkers or items it is for"),
+        (8, "'kblint-enable orphan_entry' has no 'kblint-disable orphan_entry' above it"),
+        (9, "Suppression names 'brokn_link', which is no rule, checker or rubric item id here; did you mean 'broken_link'?"),
+    ]
+    assert broken_links(report) == [("a", 10)]  # none of them hid it
+
+
+def test_per_file_ignores(tmp_path: Path):
+    kb = write_kb(
+        tmp_path / "proj" / "s",
+        LINKS_KB,
+        {
+            "drafts/a.md": "---\ntitle: A\ntype: note\n---\n[[gone]]\n",
+            "notes/b.md": "---\ntitle: B\ntype: note\n---\n[[gone]]\n",
+        },
+    )
+    (tmp_path / "proj" / "kblint.toml").write_text('per_file_ignores = {"drafts/**" = ["broken_link", "structure"]}\n')
+    report = run_kblint("validate", str(kb), "--format", "json", "--fail-on", "never", cwd=tmp_path / "proj").json
+    assert [i["rule"] for i in report["issues"] if i["entry_id"] == "a" and i["tier"] == "structure"] == []
+    assert ("broken_link", "b") in [(i["rule"], i["entry_id"]) for i in report["issues"]]
+    assert report["summary"]["hidden"]["per_file_ignores"] == 1  # a's broken link
+
+
+def test_per_file_ignores_names_are_checked(tmp_path: Path):
+    kb = write_kb(tmp_path / "proj" / "s", LINKS_KB, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})
+    (tmp_path / "proj" / "kblint.toml").write_text('per_file_ignores = {"drafts/**" = ["brokn_link"]}\n')
+    result = run_kblint("validate", str(kb), cwd=tmp_path / "proj")
+    assert result.code == 2
+    assert "per_file_ignores: unknown rule, tier or checker 'brokn_link'; did you mean 'broken_link'?" in result.stderr
+    (tmp_path / "proj" / "kblint.toml").write_text('per_file_ignores = ["drafts/**"]\n')
+    result = run_kblint("validate", str(kb), cwd=tmp_path / "proj")
+    assert result.code == 2 and "'per_file_ignores' must be a table of glob = [names]" in result.stderr

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 from dataclasses import dataclass, field
 
 from ..checkers.registry import registry
 from ..model.facts import EntryFacts
-from ..model.issue import Issue, Report
+from ..model.issue import SEVERITY_RANK, Issue, Report
 from ..model.plan import Binding
-from ..paths import display_path
+from ..model.suppression import Suppression
+from ..paths import display_path, relative_to
 from ..rules import RULES, TIERS, Site
-from ..workspace import UsageError
+from ..workspace import UsageError, glob_to_regex
 
 
 def check_names(names: list[str], option: str) -> None:
@@ -28,18 +30,26 @@ def check_names(names: list[str], option: str) -> None:
 
 @dataclass(slots=True)
 class IssueFilter:
-    """--select / --ignore (rule, tier or checker names) and --type; counts what each hid."""
+    """--select / --ignore (rule, tier or checker names), --type, --min-severity and the
+    configuration's per_file_ignores; counts what each hid."""
 
     select: set[str]
     ignore: set[str]
     type_name: str | None
+    min_severity: str = "info"
+    per_file: list[tuple[re.Pattern[str], set[str]]] = field(default_factory=list)
+    roots: dict[str, str] = field(default_factory=dict)  # KB name → directory, for per_file_ignores
     hidden: dict[str, int] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
-        return bool(self.select or self.ignore or self.type_name is not None)
+        return bool(self.select or self.ignore or self.type_name is not None or self.per_file) or (
+            self.min_severity != "info"
+        )
 
     def keep(self, issue: Issue) -> bool:
+        if SEVERITY_RANK[issue.severity] < SEVERITY_RANK[self.min_severity]:
+            return self._hide("--min-severity")
         if self.type_name is not None and issue.entry_id is not None and issue.entry_type != self.type_name:
             return self._hide("--type")
         names = {issue.rule, issue.tier} | ({issue.checker} if issue.checker else set())
@@ -47,11 +57,25 @@ class IssueFilter:
             return self._hide("--select")
         if self.ignore and names & self.ignore:
             return self._hide("--ignore")
+        if self.per_file and self._ignored_in_file(issue, names):
+            return self._hide("per_file_ignores")
         return True
+
+    def _ignored_in_file(self, issue: Issue, names: set[str]) -> bool:
+        root = self.roots.get(issue.kb_name or "")
+        relpath = relative_to(issue.path, root) if root is not None else issue.path
+        return any(names & ignored and pattern.match(relpath) for pattern, ignored in self.per_file)
 
     def _hide(self, name: str) -> bool:
         self.hidden[name] = self.hidden.get(name, 0) + 1
         return False
+
+
+def per_file_ignores(table: dict[str, list[str]]) -> list[tuple[re.Pattern[str], set[str]]]:
+    """The configuration's per_file_ignores: (KB-relative glob, names) with the names checked."""
+    for names in table.values():
+        check_names(names, "per_file_ignores")
+    return [(glob_to_regex(glob), set(names)) for glob, names in table.items()]
 
 
 @dataclass(slots=True)
@@ -63,45 +87,55 @@ class Suppressed:
 
 
 def apply_suppressions(issues: list[Issue], suppressed: dict[str, Suppressed], hidden: dict[str, int]) -> list[Issue]:
-    """Drop the issues an entry's suppressions name; report suppressions that suppressed nothing."""
+    """Drop the issues an entry's suppressions name on the lines they cover; report the
+    suppressions that suppressed nothing, and the names that are no rule, checker or item."""
     if not suppressed:
         return issues
-    used: set[tuple[str, str]] = set()
+    used: set[tuple[str, int]] = set()  # (path, index of the suppression in the entry's facts)
     kept = []
     for issue in issues:
         entry = suppressed.get(issue.path) if issue.entry_id is not None else None
-        if entry is not None:
-            names = {issue.rule, issue.checker, issue.item_id}
-            hit = [name for name, _ in entry.facts.suppress if name in names]
-            if hit:
-                used.update((issue.path, name) for name in hit)
-                hidden["suppressions"] = hidden.get("suppressions", 0) + 1
-                continue
-        kept.append(issue)
+        hit = _suppressing(issue, entry.facts.suppress) if entry is not None else []
+        if hit:
+            used.update((issue.path, n) for n in hit)
+            hidden["suppressions"] = hidden.get("suppressions", 0) + 1
+        else:
+            kept.append(issue)
     for path, entry in suppressed.items():
         kept.extend(_unused_suppressions(path, entry, used))
     return kept
 
 
-def _unused_suppressions(path: str, entry: Suppressed, used: set[tuple[str, str]]) -> list[Issue]:
+def _suppressing(issue: Issue, suppress: tuple[Suppression, ...]) -> list[int]:
+    """The indexes of the suppressions that hide ISSUE."""
+    names = (issue.rule, issue.checker, issue.item_id)
+    return [n for n, s in enumerate(suppress) if s.name in names and s.covers(issue.line)]
+
+
+def _unused_suppressions(path: str, entry: Suppressed, used: set[tuple[str, int]]) -> list[Issue]:
     facts = entry.facts
     ran = _names_that_ran(entry.bindings)
     issues = []
-    for name, line in facts.suppress:
-        if (path, name) in used:
+    for n, suppression in enumerate(facts.suppress):
+        name = suppression.name
+        if (path, n) in used:
             continue
         if name in ran:
-            message = f"Suppression of '{name}' suppressed nothing"
+            rule, message = "unused_suppression", f"Suppression of '{name}' suppressed nothing"
         elif name in RULES or name in registry().checkers or any(b.id == name for b in entry.bindings):
             continue  # it did not run on this entry (e.g. the judgment tier without an LLM)
         else:
-            message = f"Suppression names '{name}', which is no rule, checker or rubric item id here"
-        issues.append(
-            RULES["unused_suppression"].issue(
-                Site(facts.kb_name, path, facts.id, facts.type), message, line=line, field="kblint", discriminator=name
-            )
-        )
+            rule, message = "invalid_suppression", _unknown_name(name, entry.bindings)
+        site = Site(facts.kb_name, path, facts.id, facts.type)
+        issues.append(RULES[rule].issue(site, message, line=suppression.line, field="kblint", discriminator=name))
     return issues
+
+
+def _unknown_name(name: str, bindings: list[Binding]) -> str:
+    known = sorted(set(RULES) | set(registry().names()) | {b.id for b in bindings if b.id})
+    near = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean '{near[0]}'?" if near else ""
+    return f"Suppression names '{name}', which is no rule, checker or rubric item id here{hint}"
 
 
 def _names_that_ran(bindings: list[Binding]) -> set[str]:

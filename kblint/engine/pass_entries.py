@@ -20,12 +20,13 @@ from ..infra.pool import cpu_count
 from ..infra.resultcache import CacheUnusable, KBResultCache, record_text, result_of
 from ..infra.spill import IssueSpill
 from ..measures import EntryMeasures
-from ..model.entry import Entry, ParseFailure, build_entry, parse, suppressions
+from ..model.entry import Entry, ParseFailure, build_entry, parse
 from ..model.facts import EntryFacts
 from ..model.issue import Issue, fingerprint_of
 from ..model.kbschema import KBSchema
 from ..model.link import Link, PackedLinks
 from ..model.plan import Plan, build_plan
+from ..model.suppression import suppressions
 from ..paths import relative_to, stem
 from ..policy import UNCHANGED
 from ..rules import RULES, Site
@@ -90,6 +91,8 @@ def lint_source(
     cross_sources = _add_cross_links(entry, ctx.cross_by_source)
     issues = structure_rules.check(entry, defaulted)
     issues.extend(schema_rules.check(entry, schema, located=located))
+    suppress, malformed = suppressions(raw)
+    issues.extend(RULES["invalid_suppression"].issue(entry.site, m.message, line=m.line) for m in malformed)
     facts = EntryFacts(
         kb_name=schema.name,
         path=path,
@@ -102,7 +105,7 @@ def lint_source(
         status=entry.status,
         aliases=tuple(entry.aliases),
         links=PackedLinks.of(entry.links),
-        suppress=suppressions(raw),
+        suppress=suppress,
         judgment_items=len(ctx.plan.judgment_bindings(entry.type)),
     )
     subject = Subject(

@@ -16,7 +16,7 @@ import os
 from .. import userpattern
 from ..config import Settings, llm_spec
 from ..infra.spill import IssueSpill
-from ..model.issue import SORT_KEY, JudgmentSummary, Report
+from ..model.issue import JudgmentSummary, Report, sort_key
 from ..paths import display_path
 from ..workspace import KB, UsageError, WalkOptions, Workspace, build_workspace
 from . import caching, filters, pass_entries, pass_graph, pass_judgment
@@ -28,6 +28,7 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> tuple[Report, li
     """Lint what SETTINGS name: the report, and warnings for the user."""
     filters.check_names(settings.select, "--select")
     filters.check_names(settings.ignore, "--ignore")
+    filters.per_file_ignores(settings.per_file_ignores)  # its names are checked before the run
     userpattern.set_budget(settings.limits.regex_timeout)
     kb_dir = settings.kb if settings.kb and os.path.isdir(settings.kb) else None
     ws = _workspace(settings, kb_dir, stdin_data)
@@ -158,9 +159,16 @@ def _judgment(assembly: Assembly, settings: Settings) -> pass_judgment.JudgmentR
 
 
 def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
-    flt = filters.IssueFilter(set(settings.select), set(settings.ignore), settings.type)
+    flt = filters.IssueFilter(
+        set(settings.select),
+        set(settings.ignore),
+        settings.type,
+        min_severity=settings.min_severity,
+        per_file=filters.per_file_ignores(settings.per_file_ignores),
+        roots={kb.name: kb.root for kb in outcome.kbs},
+    )
     kept = [i for i in outcome.issues if flt.keep(i)] if flt.active else list(outcome.issues)
-    kept.sort(key=SORT_KEY)
+    kept.sort(key=sort_key)
     hidden = dict(outcome.hidden)
     for name, count in flt.hidden.items():
         hidden[name] = hidden.get(name, 0) + count

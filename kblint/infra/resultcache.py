@@ -35,9 +35,10 @@ from .. import __version__
 from ..model.facts import FACTS_FIELDS, FACTS_VALUES, EntryFacts
 from ..model.issue import ISSUE_FIELDS, ISSUE_VALUES, Issue
 from ..model.link import PackedLinks
+from ..model.suppression import Suppression
 from .files import FileProblem, read_regular_file
 
-FORMAT = 6
+FORMAT = 7
 _RESULTS = "results"
 _RUNS = "runs"
 _RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
@@ -102,7 +103,7 @@ def result_of(text: str) -> tuple[EntryFacts, list[Issue], tuple[str, ...]]:
     facts_row[_LINKS_AT] = PackedLinks(tuple(sys.intern(v) if isinstance(v, str) else v for v in facts_row[_LINKS_AT]))
     facts = EntryFacts(*facts_row)
     facts.aliases = tuple(facts.aliases)
-    facts.suppress = tuple((str(name), int(line)) for name, line in facts.suppress)
+    facts.suppress = tuple(Suppression(*row) for row in facts.suppress)
     return facts, [issue_of_row(row) for row in rows], tuple(cross)
 
 

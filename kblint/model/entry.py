@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -417,43 +417,3 @@ def _object_ref_links(raw: RawEntry, name: str) -> list[Link]:
             kb, target = split_kb_prefix(target)
             links.append(Link(target=target, relation=name, kb=kb, line=line, field=name))
     return links
-
-
-_DISABLE_RE = re.compile(r"\s*kblint-disable\s")  # after `<!--`
-
-
-def suppressions(raw: RawEntry) -> tuple[tuple[str, int], ...]:
-    """(name, line) of every suppression in the entry: `kblint: {disable: [...]}` in the
-    frontmatter, or `<!-- kblint-disable name ... -->` anywhere in the body (SPEC §12)."""
-    found: list[tuple[str, int]] = []
-    conf = raw.frontmatter.get("kblint")
-    if isinstance(conf, dict):
-        names = conf.get("disable")
-        if isinstance(names, str):
-            names = [names]
-        if isinstance(names, list):
-            line = raw.key_line("kblint")
-            found.extend((str(n).strip(), line) for n in names if n is not None and str(n).strip())
-    if "kblint-disable" in raw.body:
-        for line, names in _disable_comments(raw.body, raw.body_line):
-            found.extend((n, line) for n in re.split(r"[\s,]+", names) if n)
-    return tuple(found)
-
-
-def _disable_comments(text: str, first_line: int) -> Iterator[tuple[int, str]]:
-    """(line, names) of each `<!-- kblint-disable names -->` in TEXT, in one pass: each `<!--` is
-    tried once, and the search for `-->` goes on from the end of the comment it closes."""
-    line, counted = first_line, 0
-    start = text.find("<!--")
-    while start >= 0:
-        head = _DISABLE_RE.match(text, start + 4)
-        if head is None:
-            start = text.find("<!--", start + 4)
-            continue
-        end = text.find("-->", head.end())
-        if end < 0:
-            return  # no later comment can close either
-        line += text.count("\n", counted, start)
-        counted = start
-        yield line, text[head.end() : end]
-        start = text.find("<!--", end + 3)

@@ -13,6 +13,7 @@ from typing import Any
 from ..paths import stem
 from ..rules import Site
 from .link import PackedLinks
+from .suppression import Suppression
 
 
 @dataclass(slots=True)
@@ -34,7 +35,7 @@ class EntryFacts:
     score_passed: float = 0.0
     score_total: float = 0.0
     judgment_items: int = 0  # judgment items that apply to the entry
-    suppress: tuple[tuple[str, int], ...] = ()  # (name, line) of the entry's suppressions
+    suppress: tuple[Suppression, ...] = ()  # the entry's suppressions
 
     @property
     def stem(self) -> str:

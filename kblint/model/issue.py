@@ -56,8 +56,13 @@ class Issue:
 ISSUE_FIELDS = tuple(Issue.__dataclass_fields__)
 ISSUE_VALUES = attrgetter(*ISSUE_FIELDS)
 
-# The order of a report's issues: by file, position, rule, message.
-SORT_KEY = attrgetter("path", "line", "column", "rule", "message")
+_CONFIG_FILES = ("/kb.yaml", "/cross-kb-links.yaml")
+
+
+def sort_key(issue: Issue) -> tuple[str, bool, str, int, int, str, str]:
+    """Reports list each KB's issues together, its kb.yaml's first, then file by file, by line."""
+    config = issue.entry_id is None and issue.path.endswith(_CONFIG_FILES)
+    return (issue.kb_name or "", not config, issue.path, issue.line, issue.column, issue.rule, issue.message)
 
 
 def fingerprint_of(issue: Issue, root: str | None) -> str:

@@ -106,6 +106,7 @@ def _summary(report: Report) -> dict[str, Any]:
         "counts": report.counts,
         "fail_on": report.fail_on,
         "exit_code": report.exit_code,
+        "hidden": dict(sorted(report.hidden.items())),
     }
     if report.baselined is not None:
         summary["baseline"] = {"baselined": report.baselined, "stale": report.baseline_stale}
