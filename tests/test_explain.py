@@ -7,7 +7,22 @@ from conftest import run_kblint
 
 from kblint.checkers.registry import registry
 from kblint.measures import count_values
-from kblint.rules import RULES
+from kblint.rules import RULES, TIERS, doc_url
+from kblint.rules.docs import RULE_DOCS, TIER_DOCS, tier_rules
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+SECTIONS = (
+    "What triggers it",
+    "How to fix it",
+    "How to suppress it",
+    "Example that triggers it",
+    "Example that passes",
+    "Documentation: ",
+)
 
 
 @pytest.mark.parametrize("name", sorted(RULES))
@@ -15,7 +30,63 @@ def test_every_rule_is_explained(name):
     result = run_kblint("explain", name)
     assert result.code == 0
     assert result.stdout.startswith(f"{name} — rule, tier {RULES[name].tier}, default severity {RULES[name].severity}")
-    assert RULES[name].summary in result.stdout
+    assert _words(RULES[name].summary) in _words(result.stdout)
+    lines = result.stdout.splitlines()
+    at = [next(i for i, line in enumerate(lines) if line.startswith(section)) for section in SECTIONS]
+    assert at == sorted(at)
+    doc = RULE_DOCS[name]
+    assert _words(doc.triggers) in _words(result.stdout) and _words(doc.fix) in _words(result.stdout)
+    assert lines[-1] == f"Documentation: {doc_url(name)}"
+    for path in doc.bad.files:
+        assert f"==> {path} <==" in result.stdout
+
+
+def test_a_rule_page_says_how_to_suppress_it_with_its_name():
+    page = _words(run_kblint("explain", "orphan_entry").stdout)
+    for form in (
+        "kblint: {disable: [orphan_entry]}",
+        "<!-- kblint-disable orphan_entry -->",
+        "<!-- kblint-disable-next-line orphan_entry -->",
+        "<!-- kblint-enable orphan_entry -->",
+        'per_file_ignores = {"drafts/**" = ["orphan_entry"]}',
+        "--ignore orphan_entry",
+    ):
+        assert form in page
+    config = _words(run_kblint("explain", "config_error").stdout)
+    assert "kblint-disable" not in config and 'per_file_ignores = {"kb.yaml" = ["config_error"]}' in config
+
+
+def test_explain_without_a_name_lists_every_rule_checker_tier_and_topic():
+    result = run_kblint("explain")
+    assert result.code == 0
+    lines = result.stdout.splitlines()
+    for name, rule in RULES.items():
+        row = next(line for line in lines if line.split()[:1] == [name])
+        assert row.split()[1:3] == [rule.tier, rule.severity] and row.endswith(rule.summary)
+    for name in registry().names():
+        assert any(line.split()[:1] == [name] and line.endswith(registry().get(name).description) for line in lines)
+    for tier in TIERS:
+        assert f"{tier}:" in lines
+    assert any(line.split()[:1] == ["policy"] for line in lines[lines.index("Topics:") :])
+    rows = [line for line in lines if line.split()[:1] and line.split()[0] in RULES]
+    assert len({row.index(RULES[row.split()[0]].summary) for row in rows}) == 1  # one table across the tiers
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_every_tier_is_explained_with_its_rules(tier):
+    result = run_kblint("explain", tier)
+    assert result.code == 0
+    assert _words(TIER_DOCS[tier]) in _words(result.stdout)
+    listed = [line.split()[0] for line in result.stdout.split("Rules:\n", 1)[1].splitlines() if line.strip()]
+    assert listed == tier_rules(tier) and listed
+    if tier == "policy":  # also the topic: the grammar
+        assert result.stdout.startswith("policy — deterministic rubric items") and "Grammar" in result.stdout
+    else:
+        assert result.stdout.startswith(f"{tier} — tier")
+
+
+def test_a_checker_page_links_its_documentation():
+    assert run_kblint("explain", "has_tags").stdout.endswith(f"Documentation: {doc_url('has_tags')}\n")
 
 
 def test_every_checker_is_explained_with_its_params_and_docstring():

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from . import RULES
+
 
 @dataclass(frozen=True, slots=True)
 class JudgeReply:
@@ -23,17 +25,23 @@ class JudgeReply:
 
     def describe(self) -> str:
         if not self.reachable:
-            return "the LLM server (--llm openai:MODEL --llm-base-url URL) does not answer"
-        return f"the LLM judge (--llm openai:MODEL) answers {self.verdict}, confidence {self.confidence}"
+            return "Nothing answers at the --llm-base-url."
+        return f"The judge answers {self.verdict} for each rubric item, with confidence {self.confidence}."
 
 
 @dataclass(frozen=True, slots=True)
 class Example:
-    """A KB of a few files, linted with `kblint validate` and the extra ARGS."""
+    """A KB of a few files, linted with `kblint validate` and the extra ARGS (and with an LLM judge
+    when the example says what it answers)."""
 
     files: Mapping[str, str]
     args: tuple[str, ...] = ()
     judge: JudgeReply | None = None
+
+    def command(self) -> str:
+        """The command line, run in the KB's directory."""
+        judge = ("--llm", "openai:MODEL", "--llm-base-url", "URL") if self.judge is not None else ()
+        return " ".join(("kblint", "validate", *judge, *self.args))
 
 
 # Where a rule's issues are, which decides how they can be suppressed.
@@ -84,44 +92,44 @@ _LINKED_STEMS = {
 
 _ORPHAN = "---\ntitle: Harbor contract\ntags: [harbor]\n---\nSigned in May.\n"
 
-_SECTION_YAML = """\
+_TAGS_YAML = """\
 name: notes
 evaluation_rubric:
-  - text: "Entry has a Sources section"
-    checker: body_has_section
-    params: {heading: Sources}
+  - text: "Entry has at least two tags"
+    checker: has_tags
+    params: {min: 2}
 """
-_WITH_SOURCES = (
-    "---\ntitle: Harbor contract\ntags: [harbor]\n---\nSigned in May; see [[council]].\n\n"
-    "## Sources\n\n- Council minutes, 14 May 2024\n"
-)
-_WITHOUT_SOURCES = "---\ntitle: Harbor contract\ntags: [harbor]\n---\nSigned in May; see [[council]].\n"
+_TWO_TAGS = {stem: text.replace("tags: [harbor]", "tags: [harbor, council]") for stem, text in _LINKED_STEMS.items()}
 
 _SLOW_YAML = """\
 name: notes
 evaluation_rubric:
-  - text: "Body is plain words"
+  - text: "Body gives the file reference of the minutes, such as Ref: Minutes-2024"
     checker: body_has_pattern
     params: {{pattern: '{pattern}'}}
 """
-_SLOW_BODY = "---\ntitle: Harbor contract\ntags: [harbor]\n---\n" + "a" * 30 + "!\n\nSee [[council]].\n"
+_SLOW_BODY = (
+    "---\ntitle: Harbor contract\ntags: [harbor]\n---\nSigned in May.\n\nRef: HarborContractCouncilMinutes2024\n"
+)
 _FAST_LIMITS = "[limits]\nregex_timeout = 0.05\n"
 
 _JUDGED_YAML = """\
 name: harbor
 evaluation_rubric:
-  - "Finding says how confident we are and why"
+  - "Entry says how sure we are of what it states, and why"
 """
-_JUDGED = {
-    "kb.yaml": _JUDGED_YAML,
-    "notes/harbor-contract.md": "---\ntitle: Harbor contract\ntags: [harbor]\n---\n"
-    "The council signed it in May; see [[council]]. We are confident: the minutes say so.\n",
-    "notes/council.md": _LINKED_STEMS["council"],
-}
 
 
-def _judged(verdict: str = "pass", confidence: float = 0.95, reachable: bool = True) -> Example:
-    return Example(_JUDGED, judge=JudgeReply(verdict, confidence, reachable))
+def _judged(body: str, verdict: str = "pass", confidence: float = 0.95, reachable: bool = True) -> Example:
+    """An example judged by an LLM that gives every item VERDICT with CONFIDENCE."""
+    entry = f"---\ntitle: Harbor contract\ntags: [harbor]\n---\n{body} See [[council]].\n"
+    files = {"kb.yaml": _JUDGED_YAML, "notes/harbor-contract.md": entry, "notes/council.md": _LINKED_STEMS["council"]}
+    return Example(files, judge=JudgeReply(verdict, confidence, reachable))
+
+
+_SURE = "The council signed the contract on 14 May: we are sure, the signed minutes are public."
+_UNSTATED = "The council signed the contract on 14 May."
+_VAGUE = "The council may have signed the contract, perhaps in May; some say so."
 
 
 def _notes(**entries: str) -> dict[str, str]:
@@ -286,8 +294,8 @@ _DOCS = [
         "policy fails on the entry (system items, such as having a tag, apply to every KB). The "
         "message says what was measured; the issue names the checker (`kblint explain CHECKER`).",
         "Change the entry so that it meets the rubric item the message quotes.",
-        Example(_notes(**{**_LINKED_STEMS, "harbor-contract": _WITHOUT_SOURCES}) | {"kb.yaml": _SECTION_YAML}),
-        Example(_notes(**{**_LINKED_STEMS, "harbor-contract": _WITH_SOURCES}) | {"kb.yaml": _SECTION_YAML}),
+        Example(_notes(**_LINKED_STEMS) | {"kb.yaml": _TAGS_YAML}),
+        Example(_notes(**_TWO_TAGS) | {"kb.yaml": _TAGS_YAML}),
     ),
     RuleDoc(
         "llm_rubric_violation",
@@ -295,16 +303,16 @@ _DOCS = [
         "schema enforces, with a confidence at or above `--llm-min-confidence` (0.7). The issue "
         "gives the judge's reason and confidence.",
         "Change the entry so that it meets the rubric item, as the judge's reason explains.",
-        _judged("fail", 0.9),
-        _judged("pass", 0.95),
+        _judged(_UNSTATED, "fail", 0.9),
+        _judged(_SURE),
     ),
     RuleDoc(
         "judgment_uncertain",
         "The LLM judge answers `uncertain` for a rubric item, or fails it with a confidence below "
         "`--llm-min-confidence` (0.7): it cannot say whether the entry meets the item.",
         "Make the entry state plainly what the rubric item asks for, or make the item's text more specific.",
-        _judged("uncertain", 0.5),
-        _judged("pass", 0.95),
+        _judged(_VAGUE, "uncertain", 0.5),
+        _judged(_SURE),
     ),
     RuleDoc(
         "judgment_error",
@@ -312,8 +320,8 @@ _DOCS = [
         "item is missing from the answer, the answer is not the JSON asked for, or its confidence "
         "is not a number from 0 to 1.",
         "Run again (only the items that erred are asked), or use a model that follows the answer format.",
-        _judged("pass", 1.5),
-        _judged("pass", 0.95),
+        _judged(_SURE, "pass", 1.5),
+        _judged(_SURE),
     ),
     RuleDoc(
         "judgment_unavailable",
@@ -321,8 +329,8 @@ _DOCS = [
         "row): reported once per run, and the judgment items left are not evaluated. With "
         "`--llm-required` the run exits 2.",
         "Start the LLM server or correct `--llm-base-url`, `--llm` and the API key in the environment.",
-        _judged(reachable=False),
-        _judged("pass", 0.95),
+        _judged(_SURE, reachable=False),
+        _judged(_SURE),
         scope=KB,
     ),
     RuleDoc(
@@ -341,17 +349,21 @@ _DOCS = [
         "A checker raised an exception on the entry (a plugin's bug), or a regular expression from "
         "kb.yaml (`body_has_pattern`, a field `pattern`) ran past its time limit (`regex_timeout`, "
         "1 s): the item is not checked on that entry.",
-        "Rewrite the pattern so it cannot backtrack (no nested repeats such as `(a|a)*` or `(\\w+\\s?)*`), "
-        "or fix the plugin checker the message names.",
+        "Rewrite the pattern so that its alternatives cannot match the same text (not `([a-z]|\\w)+` "
+        "but `\\w+`), or fix the plugin checker the message names.",
         Example(
             {
-                "kb.yaml": _SLOW_YAML.format(pattern=r"^(\w+\s?)*$"),
+                "kb.yaml": _SLOW_YAML.format(pattern=r"^Ref: ([a-z]|\w)+-\d{4}$"),
                 "kblint.toml": _FAST_LIMITS,
                 "notes/a.md": _SLOW_BODY,
             }
         ),
         Example(
-            {"kb.yaml": _SLOW_YAML.format(pattern=r"^[\w\s]*$"), "kblint.toml": _FAST_LIMITS, "notes/a.md": _SLOW_BODY}
+            {
+                "kb.yaml": _SLOW_YAML.format(pattern=r"^Ref: \w+-\d{4}$"),
+                "kblint.toml": _FAST_LIMITS,
+                "notes/a.md": _SLOW_BODY,
+            }
         ),
     ),
     RuleDoc(
@@ -361,8 +373,8 @@ _DOCS = [
         "or a `covered_by` claim the schema does not back. The rubric item shows as `[broken]` in "
         "`kblint checkers --kb DIR` and is not run.",
         "Correct kb.yaml at the line given (`kblint checkers` lists the checkers and their params).",
-        Example({"kb.yaml": _SECTION_YAML.replace("body_has_section", "body_has_sections"), **_notes(**_LINKED_STEMS)}),
-        Example({"kb.yaml": _SECTION_YAML, **_notes(**{**_LINKED_STEMS, "harbor-contract": _WITH_SOURCES})}),
+        Example(_notes(**_TWO_TAGS) | {"kb.yaml": _TAGS_YAML.replace("has_tags", "has_tag")}),
+        Example(_notes(**_TWO_TAGS) | {"kb.yaml": _TAGS_YAML}),
         scope=KB,
     ),
     RuleDoc(
@@ -406,3 +418,37 @@ TIER_DOCS = {
     "`pass_threshold` in kb.yaml, entries below it are reported.",
     "config": "kb.yaml, the configuration and the suppressions in entries are checked themselves.",
 }
+
+_MORE_IN_TIER = {"policy": ("rubric_violation",)}  # a policy's violation is a rubric_violation of tier policy
+
+
+def tier_rules(tier: str) -> list[str]:
+    """The rules whose issues belong to TIER."""
+    return [name for name, rule in RULES.items() if rule.tier == tier or name in _MORE_IN_TIER.get(tier, ())]
+
+
+def suppression_forms(doc: RuleDoc) -> list[str]:
+    """How the issues of a rule can be hidden, one sentence each."""
+    name = doc.name
+    by_path = (
+        f'`per_file_ignores = {{"drafts/**" = ["{name}"]}}` in kblint.toml (or `[tool.kblint]` in '
+        "pyproject.toml): in the files that match, relative to the KB."
+    )
+    everywhere = f'`--ignore {name}` on the command line (or `ignore = ["{name}"]` in the configuration): everywhere.'
+    if doc.scope == KB:
+        by_path = by_path.replace("drafts/**", "kb.yaml")
+        head = ["It is reported on kb.yaml, not in an entry, so no suppression in an entry can hide it."]
+        return [*head, by_path, everywhere, *doc.notes]
+    if doc.scope == FILE:
+        head = ["The file cannot be read, so a suppression written in it is not seen either."]
+        return [*head, by_path, everywhere, *doc.notes]
+    if doc.scope == SUPPRESSION:
+        head = ["Correct the suppression rather than hide this issue; if you must hide it:"]
+        return [*head, by_path, everywhere, *doc.notes]
+    in_entry = [
+        f"`kblint: {{disable: [{name}]}}` in the entry's frontmatter, or `<!-- kblint-disable {name} -->` "
+        "alone in its body: the whole entry.",
+        f"`<!-- kblint-disable-next-line {name} -->`: the line after the comment.",
+        f"`<!-- kblint-disable {name} -->` … `<!-- kblint-enable {name} -->`: the lines between.",
+    ]
+    return [*in_entry, by_path, everywhere, *doc.notes]

@@ -1,0 +1,85 @@
+"""The rule documentation: a page for every rule, its examples run through `kblint validate` (the one
+that triggers the rule does, the one that passes does not), and docs/rules.md generated from it.
+
+Regenerate docs/rules.md after a change with `KBLINT_UPDATE_DOCS=1 python -m pytest tests/test_rule_docs.py`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+
+import llm_server
+import pytest
+from conftest import ROOT, issues_of, run_kblint, write_kb
+from llm_server import FakeLLM, closed_port
+
+from kblint.checkers.registry import registry
+from kblint.explain import rules_markdown
+from kblint.rules import RULES, RULES_DOC
+from kblint.rules.docs import RULE_DOCS, Example
+
+
+def test_every_rule_has_a_page_and_no_page_is_left_over():
+    assert list(RULE_DOCS) == list(RULES)
+    for name, doc in RULE_DOCS.items():
+        assert doc.name == name and doc.triggers and doc.fix and "\n" not in doc.fix
+
+
+@pytest.fixture
+def quick_backoff(monkeypatch) -> None:
+    """The judge's back-off between tries in milliseconds instead of seconds."""
+    from kblint.engine import pass_judgment
+
+    made = pass_judgment.judge_config
+    monkeypatch.setattr(pass_judgment, "judge_config", lambda s: dataclasses.replace(made(s), retry_base_delay=0.001))
+
+
+def _judge_args(example: Example, tmp_path: Path, monkeypatch, server: FakeLLM) -> list[str]:
+    reply = example.judge
+    if reply is None:
+        return []
+    monkeypatch.setattr(llm_server, "decide", lambda text: (reply.verdict, reply.confidence))
+    url = server.openai_url if reply.reachable else f"http://127.0.0.1:{closed_port()}/v1"
+    return ["--llm", "openai:test-model", "--llm-base-url", url, "--cache-dir", str(tmp_path / "cache")]
+
+
+def _rules_of(example: Example, tmp_path: Path, monkeypatch, server: FakeLLM) -> list[dict]:
+    files = dict(example.files)
+    kb = write_kb(tmp_path / "kb", files.pop("kb.yaml"), files)
+    args = _judge_args(example, tmp_path, monkeypatch, server)
+    result = run_kblint("validate", ".", "--format", "json", "--no-cache", *args, *example.args, cwd=kb)
+    assert result.code in (0, 1), result.stderr
+    return result.json["issues"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeLLM() as fake:
+        yield fake
+
+
+@pytest.mark.parametrize("name", list(RULE_DOCS))
+def test_the_examples_of_a_rule(name, tmp_path: Path, monkeypatch, server: FakeLLM, quick_backoff: None):
+    doc = RULE_DOCS[name]
+    bad = _rules_of(doc.bad, tmp_path / "bad", monkeypatch, server)
+    assert issues_of({"issues": bad}, name), f"the example that triggers {name} gives {bad}"
+    good = _rules_of(doc.good, tmp_path / "good", monkeypatch, server)
+    assert not issues_of({"issues": good}, name), f"the example that passes gives {issues_of({'issues': good}, name)}"
+
+
+def test_docs_rules_md_is_generated_from_the_rule_pages():
+    path = ROOT / RULES_DOC
+    expected = rules_markdown()
+    if os.environ.get("KBLINT_UPDATE_DOCS"):
+        path.write_text(expected, encoding="utf-8")
+    assert path.exists(), f"missing {RULES_DOC}; run with KBLINT_UPDATE_DOCS=1"
+    assert path.read_text(encoding="utf-8") == expected, f"{RULES_DOC} is stale; run with KBLINT_UPDATE_DOCS=1"
+
+
+def test_every_rule_and_built_in_checker_has_its_own_anchor_in_the_docs():
+    headings = re.findall(r"^## (\S+)$", rules_markdown(), flags=re.M)
+    core = [name for name in registry().names() if registry().get(name).source == "core"]
+    assert headings == [*RULES, *core]  # GitHub's anchor of `## name` is `#name`, what doc_url links to
