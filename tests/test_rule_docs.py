@@ -7,6 +7,7 @@ Regenerate docs/rules.md after a change with `KBLINT_UPDATE_DOCS=1 python -m pyt
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from pathlib import Path
@@ -18,8 +19,8 @@ from llm_server import FakeLLM, closed_port
 
 from kblint.checkers.registry import registry
 from kblint.explain import rules_markdown
-from kblint.rules import RULES, RULES_DOC
-from kblint.rules.docs import RULE_DOCS, Example
+from kblint.rules import RULES, RULES_DOC, doc_url
+from kblint.rules.docs import RULE_DOCS, Example, issue_url
 
 
 def test_every_rule_has_a_page_and_no_page_is_left_over():
@@ -83,3 +84,28 @@ def test_every_rule_and_built_in_checker_has_its_own_anchor_in_the_docs():
     headings = re.findall(r"^## (\S+)$", rules_markdown(), flags=re.M)
     core = [name for name in registry().names() if registry().get(name).source == "core"]
     assert headings == [*RULES, *core]  # GitHub's anchor of `## name` is `#name`, what doc_url links to
+
+
+def test_json_issues_link_their_documentation(tmp_path: Path):
+    """Each issue's `url` is its rule's anchor, or its checker's for a built-in checker's rubric_violation."""
+    files = dict(RULE_DOCS["rubric_violation"].bad.files)
+    files["notes/orphan.md"] = "---\ntitle: Harbor lease\ntags: [harbor]\n---\nSigned in June.\n"
+    kb = write_kb(tmp_path, files.pop("kb.yaml"), files)
+    issues = run_kblint("validate", str(kb), "--format", "json", "--no-cache").json["issues"]
+    assert {i["rule"] for i in issues} >= {"rubric_violation", "orphan_entry"}
+    for issue in issues:
+        anchor = issue["checker"] if issue["rule"] == "rubric_violation" else issue["rule"]
+        assert issue["url"] == doc_url(anchor)
+    assert issue_url("rubric_violation", "a_plugin_checker") == doc_url("rubric_violation")
+    assert issue_url("checker_error", "has_tags") == doc_url("checker_error")
+
+
+def test_the_streamed_json_issue_is_the_issue_dict():
+    from kblint.model.issue import Issue, Report
+    from kblint.report.json import IssueLines, issue_dict
+
+    issue = Issue(
+        "rubric_violation", "warning", "checker", "Entry 'a' has no tags", "k", "a", "/kb/a.md", checker="has_tags"
+    )
+    report = Report(kbs=[], issues=[issue])
+    assert json.loads(IssueLines(report)(issue)) == issue_dict(issue, report)

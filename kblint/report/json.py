@@ -9,6 +9,7 @@ from typing import IO, Any
 from .. import __version__
 from ..model.issue import Issue, Report
 from ..paths import display_path
+from ..rules.docs import issue_url
 
 SCHEMA_VERSION = 1
 
@@ -34,6 +35,7 @@ def issue_dict(issue: Issue, report: Report) -> dict[str, Any]:
         value = getattr(issue, key)
         if value is not None:
             out[key] = value
+    out["url"] = issue_url(issue.rule, issue.checker)
     out["fingerprint"] = report.fingerprint(issue)
     return out
 
@@ -50,6 +52,7 @@ class IssueLines:
         self.report = report
         self.encoded: dict[str | None, str] = {None: "null"}
         self.paths: dict[str, str] = {}  # an issue's path → its text as shown
+        self.urls: dict[tuple[str, str | None], str] = {}  # (rule, checker) → its documentation, encoded
 
     def _path(self, path: str) -> str:
         found = self.paths.get(path)
@@ -61,6 +64,12 @@ class IssueLines:
         found = self.encoded.get(value)
         if found is None:
             found = self.encoded[value] = _line(value)
+        return found
+
+    def _url(self, rule: str, checker: str | None) -> str:
+        found = self.urls.get((rule, checker))
+        if found is None:
+            found = self.urls[rule, checker] = _line(issue_url(rule, checker))
         return found
 
     def __call__(self, issue: Issue) -> str:
@@ -79,6 +88,7 @@ class IssueLines:
             value = getattr(issue, key)
             if value is not None:
                 parts.append(f", {_line(key)}: {_line(value)}")
+        parts.append(f', "url": {self._url(issue.rule, issue.checker)}')
         parts.append(f', "fingerprint": "{self.report.fingerprint(issue)}"}}')
         return "".join(parts)
 

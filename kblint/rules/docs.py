@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from . import RULES
+from ..checkers.registry import registry
+from . import RULES, doc_url
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,3 +453,13 @@ def suppression_forms(doc: RuleDoc) -> list[str]:
         f"`<!-- kblint-disable {name} -->` … `<!-- kblint-enable {name} -->`: the lines between.",
     ]
     return [*in_entry, by_path, everywhere, *doc.notes]
+
+
+def issue_url(rule: str, checker: str | None = None) -> str:
+    """The documentation of an issue: its checker's for a rubric_violation of a built-in checker,
+    otherwise its rule's (a plugin's checkers are not in docs/rules.md)."""
+    if rule == "rubric_violation" and checker is not None:
+        found = registry().get(checker)
+        if found is not None and found.source == "core":
+            return doc_url(checker)
+    return doc_url(rule)
