@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, List, NoReturn, Optional
 
 import typer
+import typer.core
 
 from . import __version__
 
@@ -16,6 +17,23 @@ if TYPE_CHECKING:
     from .config import Settings
     from .model.issue import Report
     from .model.kbschema import PluginType
+
+
+class GroupedCommand(typer.core.TyperCommand):
+    """Plain `--help` with the options in sections (each option's rich_help_panel), in the order
+    they are declared: typer groups options only in its boxed rich help."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                default = "Arguments" if param.param_type_name == "argument" else "Options"
+                sections.setdefault(getattr(param, "rich_help_panel", None) or default, []).append(record)
+        for title, records in sections.items():
+            with formatter.section(title):
+                formatter.write_dl(records)
+
 
 app = typer.Typer(
     add_completion=False,
@@ -75,73 +93,138 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-@app.command()
+INPUT, FILTERS, OUTPUT, JUDGMENT, PERFORMANCE = "Input", "Filters", "Output", "Judgment", "Performance"
+
+
+def _opt(default: Any, *names: str, panel: str, metavar: Optional[str] = None, **kwargs: Any) -> Any:
+    """An option shown under PANEL in `--help`."""
+    return typer.Option(default, *names, rich_help_panel=panel, metavar=metavar, **kwargs)
+
+
+@app.command(cls=GroupedCommand)
 def validate(
-    paths: Optional[List[str]] = typer.Argument(None, help="KB directories, directories of KBs, or .md files."),
-    format: Optional[str] = typer.Option(
-        None, "--format", "-f", help="Report format: text, json, sarif, github, junit."
+    paths: Optional[List[str]] = typer.Argument(
+        None, metavar="[PATH]...", help="KB directories, directories of KBs, or .md files."
     ),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
-    report: Optional[List[str]] = typer.Option(
-        None, "--report", help="Also write the report in FORMAT to FILE, from the same run (FORMAT:FILE, repeatable)."
+    kb: Optional[str] = _opt(
+        None, "--kb", panel=INPUT, metavar="NAME|DIR", help="A KB name (restrict the run) or a KB directory (context)."
     ),
-    fail_on: Optional[str] = typer.Option(None, "--fail-on", help="error (default), warning, info or never."),
-    select: Optional[List[str]] = typer.Option(
-        None, "--select", help="Only these rules, tiers or checkers (comma-separated)."
+    stdin: bool = _opt(False, "--stdin", panel=INPUT, help="Read one candidate entry from standard input."),
+    stdin_path: Optional[str] = _opt(
+        None, "--stdin-path", panel=INPUT, metavar="REL.md", help="Where the stdin entry would live in the KB."
     ),
-    ignore: Optional[List[str]] = typer.Option(
-        None, "--ignore", help="Hide these rules, tiers or checkers (comma-separated)."
+    no_respect_gitignore: bool = _opt(False, "--no-respect-gitignore", panel=INPUT, help="Lint files git ignores too."),
+    changed_since: Optional[str] = _opt(
+        None, "--changed-since", panel=INPUT, metavar="REV", help="Only entries changed since this git revision."
     ),
-    kb: Optional[str] = typer.Option(None, "--kb", help="A KB name (restrict the run) or a KB directory (context)."),
-    type_: Optional[str] = typer.Option(None, "--type", help="Only report entries of this type."),
-    strict_links: bool = typer.Option(False, "--strict-links", help="Links into absent KBs are broken links."),
-    stdin: bool = typer.Option(False, "--stdin", help="Read one candidate entry from standard input."),
-    stdin_path: Optional[str] = typer.Option(None, "--stdin-path", help="Where the stdin entry would live (REL.md)."),
-    no_respect_gitignore: bool = typer.Option(False, "--no-respect-gitignore", help="Lint files git ignores too."),
-    base: Optional[str] = typer.Option(
-        None, "--base", help="Git revision: status gates apply to transitions since it."
+    base: Optional[str] = _opt(
+        None, "--base", panel=INPUT, metavar="REV", help="Status gates apply to transitions since this git revision."
     ),
-    changed_since: Optional[str] = typer.Option(
-        None, "--changed-since", help="Only entries changed since this git revision."
+    config: Optional[str] = _opt(
+        None, "--config", panel=INPUT, metavar="FILE", help="Read settings from FILE (kblint.toml or pyproject.toml)."
     ),
-    baseline: Optional[str] = typer.Option(None, "--baseline", help="Report only issues not recorded in FILE."),
-    write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record the current issues in FILE."),
-    statistics: bool = typer.Option(False, "--statistics", help="Print counts per rule and checker, and the scores."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the issues."),
-    no_judgment: bool = typer.Option(False, "--no-judgment", help="Do not run the judgment tier."),
-    llm: Optional[str] = typer.Option(
-        None, "--llm", help="PROVIDER:MODEL (openai, ollama, anthropic) for judgment items."
+    select: Optional[List[str]] = _opt(
+        None, "--select", panel=FILTERS, metavar="NAMES", help="Only these rules, tiers or checkers (comma-separated)."
     ),
-    llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="Base URL of an OpenAI-compatible server."),
-    llm_concurrency: Optional[int] = typer.Option(
-        None, "--llm-concurrency", min=1, help="LLM requests in flight (default 4)."
+    ignore: Optional[List[str]] = _opt(
+        None, "--ignore", panel=FILTERS, metavar="NAMES", help="Hide these rules, tiers or checkers (comma-separated)."
     ),
-    llm_min_confidence: Optional[float] = typer.Option(
-        None, "--llm-min-confidence", min=0.0, max=1.0, help="Confidence a fail needs to be a violation (default 0.7)."
+    type_: Optional[str] = _opt(None, "--type", panel=FILTERS, metavar="TYPE", help="Only entries of this type."),
+    min_severity: Optional[str] = _opt(
+        None, "--min-severity", panel=FILTERS, metavar="SEVERITY", help="Hide issues below it: warning or error."
     ),
-    max_llm_calls: Optional[int] = typer.Option(None, "--max-llm-calls", min=0, help="At most N LLM requests."),
-    llm_timeout: Optional[float] = typer.Option(
+    strict_links: bool = _opt(False, "--strict-links", panel=FILTERS, help="Links into absent KBs are broken links."),
+    baseline: Optional[str] = _opt(
+        None, "--baseline", panel=FILTERS, metavar="FILE", help="Report only issues not recorded in FILE."
+    ),
+    format: Optional[str] = _opt(
+        None, "--format", "-f", panel=OUTPUT, metavar="FORMAT", help="text, json, sarif, github, junit or markdown."
+    ),
+    output: Optional[str] = _opt(
+        None, "--output", "-o", panel=OUTPUT, metavar="FILE", help="Write the report to FILE."
+    ),
+    reports: Optional[List[str]] = _opt(
+        None,
+        "--report",
+        panel=OUTPUT,
+        metavar="FORMAT:FILE",
+        help="Also write the report in FORMAT to FILE, from the same run (repeatable).",
+    ),
+    fail_on: Optional[str] = _opt(
+        None, "--fail-on", panel=OUTPUT, metavar="SEVERITY", help="Exit 1 from: error (default), warning, info, never."
+    ),
+    statistics: bool = _opt(False, "--statistics", panel=OUTPUT, help="Counts per rule and checker, and the scores."),
+    quiet: bool = _opt(False, "--quiet", "-q", panel=OUTPUT, help="Print only the issues (and no progress)."),
+    color: Optional[str] = _opt(
+        None,
+        "--color",
+        panel=OUTPUT,
+        metavar="WHEN",
+        help="auto (default: NO_COLOR, FORCE_COLOR, a terminal), always, never.",
+    ),
+    write_baseline: Optional[str] = _opt(
+        None, "--write-baseline", panel=OUTPUT, metavar="FILE", help="Record the current issues in FILE."
+    ),
+    show_settings: bool = _opt(
+        False,
+        "--show-settings",
+        panel=OUTPUT,
+        help="Print the resolved settings and where each came from; lint nothing.",
+    ),
+    verbose: bool = _opt(False, "--verbose", panel=OUTPUT, help="Show tracebacks of internal errors."),
+    no_judgment: bool = _opt(False, "--no-judgment", panel=JUDGMENT, help="Do not run the judgment tier."),
+    llm: Optional[str] = _opt(
+        None, "--llm", panel=JUDGMENT, metavar="PROVIDER:MODEL", help="openai, ollama or anthropic, and the model."
+    ),
+    llm_base_url: Optional[str] = _opt(
+        None, "--llm-base-url", panel=JUDGMENT, metavar="URL", help="Base URL of an OpenAI-compatible server."
+    ),
+    llm_concurrency: Optional[int] = _opt(
+        None, "--llm-concurrency", panel=JUDGMENT, metavar="N", min=1, help="LLM requests in flight (default 4)."
+    ),
+    llm_min_confidence: Optional[float] = _opt(
+        None,
+        "--llm-min-confidence",
+        panel=JUDGMENT,
+        metavar="0..1",
+        min=0.0,
+        max=1.0,
+        help="Confidence a fail needs to be a violation (default 0.7).",
+    ),
+    max_llm_calls: Optional[int] = _opt(
+        None, "--max-llm-calls", panel=JUDGMENT, metavar="N", min=0, help="At most N LLM requests."
+    ),
+    llm_timeout: Optional[float] = _opt(
         None,
         "--llm-timeout",
+        panel=JUDGMENT,
+        metavar="SECONDS",
         min=0.001,
         help="Seconds an LLM request may take (default 600 for a local server, 60 for a hosted one).",
     ),
-    llm_max_output: Optional[int] = typer.Option(
-        None, "--llm-max-output", min=1, help="The most tokens an LLM answer may have (default 4096)."
+    llm_max_output: Optional[int] = _opt(
+        None, "--llm-max-output", panel=JUDGMENT, metavar="TOKENS", min=1, help="Longest LLM answer (default 4096)."
     ),
-    llm_required: bool = typer.Option(False, "--llm-required", help="Exit 2 when the LLM cannot be reached."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be sent to the LLM; send nothing."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the caches."),
-    cache_dir: Optional[str] = typer.Option(None, "--cache-dir", help="Cache directory (default .kblint_cache/)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Parse in N processes (default: CPU count)."),
-    shard: Optional[str] = typer.Option(None, "--shard", help="K/N: report shard K of N (for parallel CI jobs)."),
-    config: Optional[str] = typer.Option(
-        None, "--config", help="Read settings from FILE (kblint.toml or pyproject.toml)."
+    llm_required: bool = _opt(False, "--llm-required", panel=JUDGMENT, help="Exit 2 when the LLM cannot be reached."),
+    dry_run: bool = _opt(False, "--dry-run", panel=JUDGMENT, help="Print what would be sent to the LLM; send nothing."),
+    jobs: Optional[int] = _opt(
+        None, "--jobs", "-j", panel=PERFORMANCE, metavar="N", min=1, help="Parse in N processes (default: CPU count)."
     ),
-    verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
+    shard: Optional[str] = _opt(
+        None, "--shard", panel=PERFORMANCE, metavar="K/N", help="Report shard K of N (for parallel CI jobs)."
+    ),
+    no_cache: bool = _opt(False, "--no-cache", panel=PERFORMANCE, help="Do not read or write the caches."),
+    cache_dir: Optional[str] = _opt(
+        None, "--cache-dir", panel=PERFORMANCE, metavar="DIR", help="Cache directory (default .kblint_cache/)."
+    ),
 ) -> None:
     """Lint knowledge bases (default: the current directory)."""
     settings = _validate_settings(_validate_flags(locals()), config)
+    if show_settings:
+        from .config import describe
+
+        typer.echo(describe(settings))
+        raise typer.Exit(0)
     # one byte past the limit tells that the entry is over it, without reading all of it
     stdin_data = sys.stdin.buffer.read(settings.limits.max_file_bytes + 1) if settings.stdin else None
     _warn_plugin_problems()
@@ -149,15 +232,19 @@ def validate(
     from .engine.pass_judgment import JudgmentSetupError
     from .engine.run import run
     from .errors import UsageError
+    from .progress import for_run
 
+    progress = for_run(settings.quiet)
     try:
-        report, warnings = run(settings, stdin_data=stdin_data)
+        report, warnings = run(settings, stdin_data=stdin_data, progress=progress)
     except (UsageError, JudgmentSetupError) as exc:
         _fail(str(exc))
+    finally:
+        progress.close()
     for warning in warnings:
         typer.echo(f"kblint: warning: {warning}", err=True)
     for message in report.unreadable:
-        typer.echo(f"kblint: cannot lint this KB: {message}", err=True)
+        typer.echo(f"kblint: cannot lint this KB: {message}", err=True)  # and in the summary
     if report.fatal:
         typer.echo(f"kblint: {report.fatal}", err=True)
     _emit(lambda: _write_report(report, settings))
@@ -173,19 +260,20 @@ def _validate_flags(options: dict[str, Any]) -> dict[str, Any]:
 
     flags = {name: (value or None) if isinstance(value, bool) else value for name, value in options.items()}
     del flags["config"]  # where the settings come from, not one of them
+    del flags["show_settings"]
     flags["paths"] = list(options["paths"] or [])
     flags["select"] = split_names(options["select"])
     flags["ignore"] = split_names(options["ignore"])
     flags["type"] = flags.pop("type_")
-    flags["reports"] = list(flags.pop("report") or [])
+    flags["reports"] = list(options["reports"] or [])
     flags["respect_gitignore"] = False if flags.pop("no_respect_gitignore") else None
     return flags
 
 
 def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Settings":
     """The settings of a validate run: the configuration file under the flags, checked."""
-    from .config import ConfigError, resolve
-    from .model.issue import FAIL_ON_CHOICES
+    from .config import COLOR_CHOICES, ConfigError, resolve
+    from .model.issue import FAIL_ON_CHOICES, SEVERITIES
     from .report import FORMATS
 
     try:
@@ -194,8 +282,14 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
         _fail(str(exc))
     if settings.fail_on not in FAIL_ON_CHOICES:
         _fail(f"--fail-on: expected one of {', '.join(FAIL_ON_CHOICES)}, got '{settings.fail_on}'")
+    if settings.min_severity not in SEVERITIES:
+        _fail(f"--min-severity: expected one of {', '.join(SEVERITIES)}, got '{settings.min_severity}'")
+    if settings.color not in COLOR_CHOICES:
+        _fail(f"--color: expected one of {', '.join(COLOR_CHOICES)}, got '{settings.color}'")
     if settings.format is None:
-        settings.format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+        in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
+        settings.format = "github" if in_actions else "text"
+        settings.sources["format"] = "default (GITHUB_ACTIONS=true)" if in_actions else "default"
     if settings.format not in FORMATS:
         _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{settings.format}'")
     for spec in settings.reports:
@@ -250,7 +344,7 @@ def _write_report(report: "Report", settings: "Settings") -> None:
 
         write_json(report, sys.stdout)  # streamed: a 100,000-entry report is never held as one string
         return
-    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and settings.output is None
+    color = fmt == "text" and _use_color(settings)
     text = render(report, fmt, color=color, statistics=settings.statistics)
     if settings.quiet and fmt == "text":
         text = "".join(issue_line(issue, color) + "\n" for issue in report.issues)
@@ -276,6 +370,18 @@ def _write_file(report: "Report", fmt: str, path: str, option: str, text: Option
                 fh.write(render(report, fmt) if text is None else text)
     except OSError as exc:
         _fail(f"{option} {path}: {exc.strerror}")
+
+
+def _use_color(settings: "Settings") -> bool:
+    """--color always or never; auto: FORCE_COLOR, then NO_COLOR (https://no-color.org), then
+    whether the report goes to a terminal."""
+    if settings.color != "auto":
+        return settings.color == "always"
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("NO_COLOR"):
+        return False
+    return settings.output is None and sys.stdout.isatty()
 
 
 @app.command()

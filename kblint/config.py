@@ -33,6 +33,7 @@ class Settings:
     stdin_path: str | None = None
     statistics: bool = False
     quiet: bool = False
+    color: str = "auto"  # COLOR_CHOICES
     verbose: bool = False
     no_judgment: bool = False
     base: str | None = None  # git revision: status gates apply to real transitions since it
@@ -56,6 +57,7 @@ class Settings:
     dry_run: bool = False
     limits: Limits = DEFAULT_LIMITS
     config_file: str | None = None  # the configuration file that was read, if any
+    sources: dict[str, str] = field(default_factory=dict)  # field → where its value came from (default: none)
 
 
 class ConfigError(Exception):
@@ -88,6 +90,7 @@ _FILE_KEYS = {
     "respect_gitignore": ("respect_gitignore", "bool"),
     "statistics": ("statistics", "bool"),
     "quiet": ("quiet", "bool"),
+    "color": ("color", "color"),
     "no_judgment": ("no_judgment", "bool"),
     "base": ("base", "str"),
     "baseline": ("baseline", "str"),
@@ -120,7 +123,12 @@ _PATH_KEYS = ("output", "baseline", "cache_dir")
 
 
 _A_DAY = 86_400.0
-_CHOICES = {"fail_on": ("error", "warning", "info", "never"), "severity": ("error", "warning", "info")}
+COLOR_CHOICES = ("auto", "always", "never")
+_CHOICES = {
+    "fail_on": ("error", "warning", "info", "never"),
+    "severity": ("error", "warning", "info"),
+    "color": COLOR_CHOICES,
+}
 
 
 def _check(kind: str, key: str, value: Any, where: str) -> Any:
@@ -151,6 +159,7 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
         "names": "a list of names",
         "fail_on": "one of error, warning, info, never",
         "severity": "one of error, warning, info",
+        "color": "one of auto, always, never",
         "globs": 'a table of glob = [names], e.g. {"drafts/**" = ["orphan_entry"]}',
     }[kind]
     raise ConfigError(f"{where}: '{key}' must be {expected}, got {value!r}")
@@ -264,16 +273,48 @@ def resolve(flags: dict[str, Any], config_path: str | None = None, cwd: str | No
     names = {f.name for f in fields(Settings)}
     for key, value in values.items():
         setattr(settings, key, value)
+        settings.sources[key] = str(file)
     for key, value in flags.items():
         if key not in names:
             raise KeyError(key)
         if value is None or (isinstance(value, list) and not value):
             continue
         setattr(settings, key, value)
+        settings.sources[key] = "command line"
     settings.config_file = file
     if settings.cache_dir is None:
         settings.cache_dir = os.path.join(os.path.dirname(file) if file else (cwd or os.getcwd()), ".kblint_cache")
     return settings
+
+
+def describe(settings: Settings) -> str:
+    """`--show-settings`: every setting, its value, and where the value came from."""
+    import json
+
+    lines = [f"# configuration file: {settings.config_file or 'none found'}"]
+    env_llm = os.environ.get("KBLINT_LLM")
+    for f in fields(Settings):
+        if f.name in ("config_file", "sources"):
+            continue
+        value, source = getattr(settings, f.name), settings.sources.get(f.name, "default")
+        if f.name == "llm" and value is None and env_llm:
+            value, source = env_llm, "KBLINT_LLM"
+        if f.name == "limits":
+            lines.extend(_describe_limits(value, source))
+            continue
+        lines.append(f"{f.name} = {json.dumps(value)}  # {source}")
+    return "\n".join(lines)
+
+
+def _describe_limits(limits: Limits, source: str) -> list[str]:
+    import json
+
+    by_field = {target: key for key, (target, _) in _LIMIT_KEYS.items()}
+    return [
+        f"limits.{by_field.get(f.name, f.name)} = {json.dumps(getattr(limits, f.name))}  # "
+        + (source if getattr(limits, f.name) != getattr(DEFAULT_LIMITS, f.name) else "default")
+        for f in fields(limits)
+    ]
 
 
 def llm_spec(settings: Settings) -> str | None:

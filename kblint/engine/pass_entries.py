@@ -29,6 +29,7 @@ from ..model.plan import Plan, build_plan
 from ..model.suppression import suppressions
 from ..paths import relative_to, stem
 from ..policy import UNCHANGED
+from ..progress import Progress
 from ..rules import RULES, Site
 from ..rules import schema as schema_rules
 from ..rules import structure as structure_rules
@@ -295,7 +296,9 @@ def _reused(kb_cache: KBResultCache | None, kb: KB, caches: Caches | None) -> di
     return found
 
 
-def run_all(ws: Workspace, settings: Settings, caches: Caches | None, spill: IssueSpill) -> list[KBRun]:
+def run_all(
+    ws: Workspace, settings: Settings, caches: Caches | None, spill: IssueSpill, progress: Progress
+) -> list[KBRun]:
     """Pass 1 for every file of every KB: from the result cache where nothing changed, else linted
     (in worker processes when there are many)."""
     contexts = [context_of(kb, settings) for kb in ws.kbs]
@@ -307,15 +310,18 @@ def run_all(ws: Workspace, settings: Settings, caches: Caches | None, spill: Iss
     driver = PassOne(contexts, settings.jobs or cpu_count(), fingerprints, any(kb_caches), spill, HELD_ISSUES)
     by_path: dict[str, FileResult] = {}
     tasks: list[Task] = []
+    progress.phase("parsing", sum(len(kb.files) for kb in ws.kbs))
     for k, kb in enumerate(ws.kbs):
         reused = _reused(kb_caches[k], kb, caches)
         results = list(reused.values())
         for start in range(0, len(results), _CHUNK):
             driver.hold_or_spill(results[start : start + _CHUNK])
         by_path.update(reused)
+        progress.advance(len(reused))
         tasks.extend(Task(k, path, kb.relpath(path), kb.problems.get(path)) for path in kb.files if path not in reused)
     for task, result in driver.run(tasks, forced=settings.jobs is not None):
         by_path[task.path] = result
+        progress.advance(1, f"parsing {ws.kbs[task.kb].name}")
         kb_cache = kb_caches[task.kb]
         if kb_cache is not None and result.record is not None and task.problem is None:
             kb_cache.add(task.path, caches.stamps.get(task.path) if caches else None, result.record)

@@ -7,8 +7,6 @@ Without an LLM (or with --no-judgment) the items are counted as not evaluated, a
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +14,7 @@ from ..config import Settings, llm_spec
 from ..model.facts import EntryFacts
 from ..model.issue import DryRunRow, Issue, JudgmentSummary
 from ..model.plan import Binding
+from ..progress import Progress
 from ..rules import RULES, Site
 from ..yamlread.lines import json_ready
 from . import scoring
@@ -108,22 +107,6 @@ def _request(p: Pending, key: str) -> JudgeRequest | None:
     return JudgeRequest(key=key, entry=sent, items=[JudgeItem(b.id, b.text) for b in p.items], guidelines=guidelines)
 
 
-def _progress() -> tuple[Callable[[int, int], None] | None, Any]:
-    """A progress bar on standard error, on a terminal only."""
-    if not sys.stderr.isatty():
-        return None, None
-    from rich.progress import Progress
-
-    bar = Progress(transient=True, console=None)
-    bar.start()
-    task = bar.add_task("judging entries", total=None)
-
-    def update(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
-
-    return update, bar
-
-
 def not_run(checks: int, settings: Settings) -> JudgmentResult:
     """The judgment tier when it does not run: no LLM, or --no-judgment."""
     summary = JudgmentSummary(not_evaluated=checks)
@@ -134,7 +117,7 @@ def not_run(checks: int, settings: Settings) -> JudgmentResult:
     return JudgmentResult(summary, unavailable=unavailable)
 
 
-def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
+def run_judgment(pending: list[Pending], settings: Settings, progress: Progress) -> JudgmentResult:
     """Judge PENDING with the configured LLM (or, with --dry-run, say what would be sent)."""
     from ..judge import dry_run, judge
 
@@ -162,12 +145,8 @@ def run_judgment(pending: list[Pending], settings: Settings) -> JudgmentResult:
         summary.enabled, summary.reason = False, "dry run: nothing sent"
         summary.not_evaluated = sum(len(r.items) for r in requests)
         return JudgmentResult(summary, dry_run=rows)
-    update, bar = _progress()
-    try:
-        outcomes, stats, unavailable = judge(requests, config, progress=update)
-    finally:
-        if bar is not None:
-            bar.stop()
+    progress.phase("judging entries", len(requests))
+    outcomes, stats, unavailable = judge(requests, config, progress=progress.update)
     _fill_summary(summary, stats)
     result = JudgmentResult(summary, unavailable=unavailable)
     reasons = set()

@@ -18,14 +18,19 @@ from ..config import Settings, llm_spec
 from ..infra.spill import IssueSpill
 from ..model.issue import JudgmentSummary, Report, sort_key
 from ..paths import display_path
+from ..progress import Progress
 from ..workspace import KB, UsageError, WalkOptions, Workspace, build_workspace
 from . import caching, filters, pass_entries, pass_graph, pass_judgment
 from .assembly import Assembly
 from .outcome import Outcome
 
 
-def run(settings: Settings, stdin_data: bytes | None = None) -> tuple[Report, list[str]]:
-    """Lint what SETTINGS name: the report, and warnings for the user."""
+def run(
+    settings: Settings, stdin_data: bytes | None = None, progress: Progress | None = None
+) -> tuple[Report, list[str]]:
+    """Lint what SETTINGS name: the report, and warnings for the user (PROGRESS is told how far
+    the passes are)."""
+    progress = progress or Progress()
     filters.check_names(settings.select, "--select")
     filters.check_names(settings.ignore, "--ignore")
     filters.per_file_ignores(settings.per_file_ignores)  # its names are checked before the run
@@ -38,7 +43,7 @@ def run(settings: Settings, stdin_data: bytes | None = None) -> tuple[Report, li
     key = caching.run_key(ws, settings, kb_name, caches) if caches is not None else None
     outcome = caching.load_outcome(caches, key) if caches is not None and key is not None else None
     if outcome is None:
-        outcome = _lint(ws, settings, kb_name, caches)
+        outcome = _lint(ws, settings, kb_name, caches, progress)
         if caches is not None and key is not None and caches.usable:
             caching.save_outcome(caches, key, outcome)
     warnings = ws.warnings + (caches.warnings if caches is not None else [])
@@ -94,11 +99,13 @@ def _check_type(settings: Settings, ws: Workspace) -> None:
         raise UsageError(f"--type {settings.type}: no KB in this run has that type{hint}")
 
 
-def _lint(ws: Workspace, settings: Settings, kb_name: str | None, caches: caching.Caches | None) -> Outcome:
+def _lint(
+    ws: Workspace, settings: Settings, kb_name: str | None, caches: caching.Caches | None, progress: Progress
+) -> Outcome:
     """Passes 1 to 3, the scores and the suppressions."""
     spill = IssueSpill()
     try:
-        assembly, judged, probes = _passes(ws, settings, kb_name, caches, spill)
+        assembly, judged, probes = _passes(ws, settings, kb_name, caches, spill, progress)
         # The facts and the link graph are gone by now: the spilled issues take their memory.
         issues = spill.take(assembly.spilled) + assembly.issues
         hidden: dict[str, int] = {}
@@ -118,14 +125,20 @@ def _lint(ws: Workspace, settings: Settings, kb_name: str | None, caches: cachin
 
 
 def _passes(
-    ws: Workspace, settings: Settings, kb_name: str | None, caches: caching.Caches | None, spill: IssueSpill
+    ws: Workspace,
+    settings: Settings,
+    kb_name: str | None,
+    caches: caching.Caches | None,
+    spill: IssueSpill,
+    progress: Progress,
 ) -> tuple[Assembly, pass_judgment.JudgmentResult, dict[tuple[str, str], bool]]:
     """The reported KBs after passes 1 to 3 and the scores, the judgment, and the probes of the
     graph pass (the pass-1 issues beyond what memory holds are still in SPILL)."""
     deleted = pass_entries.restrict_to_changed(ws, settings.changed_since) if settings.changed_since else None
-    runs = pass_entries.run_all(ws, settings, caches, spill)
+    runs = pass_entries.run_all(ws, settings, caches, spill, progress)
     shard = filters.parse_shard(settings.shard) if settings.shard else None
     touched = pass_entries.touched_names(runs, deleted) if deleted is not None else None
+    progress.phase("checking links")
     graph, graph_issues = pass_graph.analyse(
         [r.graph_kb() for r in runs], strict_links=settings.strict_links, touched=touched
     )
@@ -136,7 +149,7 @@ def _passes(
     if shard is None or shard[0] == 1:  # the graph issues of every entry are shard 1's
         names = {r.kb.name for r in reported}
         assembly.issues.extend(i for i in graph_issues if i.kb_name in names)
-    judged = _judgment(assembly, settings)
+    judged = _judgment(assembly, settings, progress)
     assembly.pending.clear()  # judged: their facts are not needed any more
     assembly.issues.extend(judged.issues)
     for report in assembly.reports:
@@ -146,7 +159,7 @@ def _passes(
     return assembly, judged, graph.probes
 
 
-def _judgment(assembly: Assembly, settings: Settings) -> pass_judgment.JudgmentResult:
+def _judgment(assembly: Assembly, settings: Settings, progress: Progress) -> pass_judgment.JudgmentResult:
     """Pass 3. Without an LLM (or with --no-judgment) the judgment items are counted as not evaluated."""
     checks = sum(p.facts.judgment_items for p in assembly.pending)
     if settings.no_judgment or llm_spec(settings) is None:
@@ -155,7 +168,7 @@ def _judgment(assembly: Assembly, settings: Settings) -> pass_judgment.JudgmentR
     if not pending:
         config = pass_judgment.judge_config(settings)
         return pass_judgment.JudgmentResult(JudgmentSummary(enabled=True, reason=None, evaluator=config.evaluator))
-    return pass_judgment.run_judgment(pending, settings)
+    return pass_judgment.run_judgment(pending, settings, progress)
 
 
 def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model.issue import Issue, Report
+from ..model.issue import SEVERITY_RANK, Issue, Report
 from ..paths import display_path, printable
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
@@ -52,9 +52,16 @@ def _entries(n: int) -> str:
     return f"{n} {'entry' if n == 1 else 'entries'}"
 
 
+TOP_RULES = 5  # rules the summary names; --statistics lists them all
+
+
 def summary_lines(report: Report) -> list[str]:
-    """Per-KB totals, the run total, what filters hid, and KBs that could not be read."""
-    lines: list[str] = []
+    """What to fix first: the problems that stopped checking, the counts and the top rules; then
+    per-KB totals, coverage, judgment, and what filters and the baseline hid."""
+    lines = problem_lines(report)
+    if report.issues:
+        lines.append(f"{_plural(len(report.issues), 'issue')}: {counts_text(report.counts)}")
+        lines.extend(top_rule_lines(report))
     for kb in report.kbs:
         score = f", score {kb.score:.2f}" if kb.score is not None else ""
         if kb.incomplete:
@@ -63,9 +70,10 @@ def summary_lines(report: Report) -> list[str]:
             f"{kb.name} ({display_path(kb.root)}): {_plural(kb.files, 'file')}, "
             f"{_entries(kb.entries)}: {counts_text(kb.counts)}{score}"
         )
-    if len(report.kbs) > 1:
+    if len(report.kbs) > 1 or report.unreadable:
+        skipped = f", {_plural(len(report.unreadable), 'KB')} not linted" if report.unreadable else ""
         lines.append(
-            f"total: {_plural(report.files, 'file')}, {_entries(report.entries)}: {counts_text(report.counts)}"
+            f"total: {_plural(report.files, 'file')}, {_entries(report.entries)}: {counts_text(report.counts)}{skipped}"
         )
     for kb in report.kbs:
         cov = kb.coverage
@@ -88,6 +96,37 @@ def summary_lines(report: Report) -> list[str]:
             + (" (fixed: write the baseline again to prune)" if report.baseline_stale else "")
         )
     return lines
+
+
+def problem_lines(report: Report) -> list[str]:
+    """The KBs that could not be linted and why, the fatal error, and the kb.yaml files with
+    config errors (some of their rules may not run)."""
+    lines = [f"not linted: {printable(message)}" for message in report.unreadable]
+    if report.fatal:
+        lines.append(f"stopped: {printable(report.fatal)}")
+    config_errors: dict[str, int] = {}
+    for issue in report.issues:
+        if issue.rule == "config_error":
+            config_errors[issue.path] = config_errors.get(issue.path, 0) + 1
+    for path, n in config_errors.items():
+        lines.append(f"config: {display_path(path)} has {_plural(n, 'config error')}: fix them first (listed above)")
+    return lines
+
+
+def top_rule_lines(report: Report) -> list[str]:
+    """The rules (or checkers) with the most issues, errors first, and how to see one of them."""
+    counts: dict[tuple[int, str, str], int] = {}
+    for issue in report.issues:
+        key = (-SEVERITY_RANK[issue.severity], issue.severity, issue.checker or issue.rule)
+        counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][2]))
+    width = max(len(name) for (_, _, name), _ in ranked[:TOP_RULES])
+    lines = [f"  {n:6d}  {severity:<7}  {name:<{width}}" for (_, severity, name), n in ranked[:TOP_RULES]]
+    more = len(ranked) - TOP_RULES
+    if more > 0:
+        lines.append(f"  … and {_plural(more, 'more rule')} (--statistics lists them all)")
+    lines.append(f"  to see one rule only: --select {ranked[0][0][2]}")
+    return [line.rstrip() for line in lines]
 
 
 def _judgment_line(report: Report) -> str | None:
