@@ -217,6 +217,11 @@ def test_odd_names_in_every_format(odd_kb: Path, fmt: str):
         assert {unquote_to_bytes(u) for u in uris} >= set(ODD_NAMES)
     elif fmt == "github":  # an annotation names the file itself, in the escapes of workflow commands
         assert "file=new%0Aline.md," in result.stdout and 'file=quote"d.md,' in result.stdout
+    elif fmt == "junit":  # a testcase per entry, named by its path in the KB as reports show it
+        import xml.etree.ElementTree as ET
+
+        names = {case.get("name") for case in ET.fromstring(result.stdout.encode("utf-8")).iter("testcase")}
+        assert {_unquote(name) for name in names} >= set(ODD_NAMES)
     else:
         assert '"\\377.md"' in result.stdout and '"new\\nline.md"' in result.stdout
 
