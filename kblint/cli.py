@@ -247,6 +247,9 @@ def validate(
         typer.echo(f"kblint: cannot lint this KB: {message}", err=True)  # and in the summary
     if report.fatal:
         typer.echo(f"kblint: {report.fatal}", err=True)
+    if settings.write_baseline:  # every issue found, before --baseline hid the known ones
+        written = len(report.issues) + (report.baselined or 0)
+        typer.echo(f"kblint: wrote {written} issue{'' if written == 1 else 's'} to {settings.write_baseline}", err=True)
     _emit(lambda: _write_report(report, settings))
     for spec in settings.reports:
         fmt, _, file = spec.partition(":")
@@ -386,10 +389,17 @@ def _use_color(settings: "Settings") -> bool:
 
 @app.command()
 def checkers(
-    kb: Optional[str] = typer.Option(None, "--kb", help="A KB directory or name: show how its rubric is enforced."),
-    format: str = typer.Option("text", "--format", "-f", help="text or json."),
-    llm: Optional[str] = typer.Option(None, "--llm", help="PROVIDER:MODEL that would judge the judgment items."),
-    config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
+    kb: Optional[str] = typer.Option(
+        None,
+        "--kb",
+        metavar="PATH|NAME",
+        help="A KB directory, a directory of KBs, an entry, or a KB name: how each rubric item is enforced.",
+    ),
+    format: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text or json."),
+    llm: Optional[str] = typer.Option(
+        None, "--llm", metavar="PROVIDER:MODEL", help="The LLM that would judge the judgment items."
+    ),
+    config: Optional[str] = typer.Option(None, "--config", metavar="FILE", help="Read settings from FILE."),
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
     """List the checkers; with --kb, the coverage table: how every rubric item is enforced."""
@@ -407,19 +417,25 @@ def checkers(
         sys.stdout.write(coverage.render_json(reg, []) if format == "json" else coverage.render_checkers(reg))
         raise typer.Exit(0)
     try:
-        schemas = load_kbs_for_plan(kb, _plugin_types())
+        schemas, problems = load_kbs_for_plan(kb, _plugin_types(), several=True)
     except UsageError as exc:
         _fail(str(exc))
+    for problem in problems:
+        typer.echo(f"kblint: cannot read this KB: {problem}", err=True)
     plans = [(build_plan(schema, reg), schema.root) for schema in schemas]
     evaluator = _evaluator(llm, config)
     text = coverage.render_json(reg, plans, evaluator) if format == "json" else coverage.render_text(plans, evaluator)
     sys.stdout.write(text)
-    raise typer.Exit(1 if any(plan.broken() for plan, _ in plans) else 0)
+    raise typer.Exit(2 if problems else 1 if any(plan.broken() for plan, _ in plans) else 0)
 
 
 @app.command()
 def schema(
-    path: str = typer.Argument(".", help="A KB directory (holding kb.yaml), or a KB name under the current directory."),
+    path: str = typer.Argument(
+        ".",
+        metavar="[PATH]",
+        help="A KB directory (holding kb.yaml), an entry, or a KB name under the current directory.",
+    ),
 ) -> None:
     """Print the KB's intent as JSON for agents: types, fields, guidelines, goals and rubrics."""
     import json
@@ -431,16 +447,16 @@ def schema(
 
     _warn_plugin_problems()
     try:
-        schemas = load_kbs_for_plan(path, _plugin_types())
+        schemas, _ = load_kbs_for_plan(path, _plugin_types())
     except UsageError as exc:
         _fail(str(exc))
-    (schema_,) = schemas  # a name shared by several KBs is refused by load_kbs_for_plan
+    (schema_,) = schemas  # a name shared by several KBs, or a directory of several, is refused
     sys.stdout.write(json.dumps(intent(schema_, build_plan(schema_)), indent=2, ensure_ascii=False) + "\n")
 
 
 @app.command()
 def migrate(
-    path: str = typer.Argument(".", help="A KB directory (or its kb.yaml)."),
+    path: str = typer.Argument(".", metavar="[PATH]", help="A KB directory (or its kb.yaml)."),
     write: bool = typer.Option(False, "--write", help="Apply the proposals to kb.yaml in place."),
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
@@ -462,7 +478,9 @@ def migrate(
 
 @app.command()
 def explain(
-    name: Optional[str] = typer.Argument(None, help="A rule, a checker, a tier, or 'policy'; none: list them all."),
+    name: Optional[str] = typer.Argument(
+        None, metavar="[NAME]", help="A rule, a checker, a tier, or 'policy'; none: list them all."
+    ),
 ) -> None:
     """Print the documentation of a rule, a checker, a tier or the policy grammar; with no name, list them."""
     from .explain import UnknownName
@@ -496,8 +514,10 @@ def _cache_dir(cache_dir: Optional[str], config: Optional[str]) -> str:
 
 @cache_app.command("info")
 def cache_info(
-    cache_dir: Optional[str] = typer.Option(None, "--cache-dir", help="Cache directory (default .kblint_cache/)."),
-    config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
+    cache_dir: Optional[str] = typer.Option(
+        None, "--cache-dir", metavar="DIR", help="Cache directory (default .kblint_cache/)."
+    ),
+    config: Optional[str] = typer.Option(None, "--config", metavar="FILE", help="Read settings from FILE."),
 ) -> None:
     """Where the cache is and how much it holds."""
     from .infra.resultcache import info as results_info
@@ -515,8 +535,10 @@ def cache_info(
 
 @cache_app.command("clear")
 def cache_clear(
-    cache_dir: Optional[str] = typer.Option(None, "--cache-dir", help="Cache directory (default .kblint_cache/)."),
-    config: Optional[str] = typer.Option(None, "--config", help="Read settings from FILE."),
+    cache_dir: Optional[str] = typer.Option(
+        None, "--cache-dir", metavar="DIR", help="Cache directory (default .kblint_cache/)."
+    ),
+    config: Optional[str] = typer.Option(None, "--config", metavar="FILE", help="Read settings from FILE."),
 ) -> None:
     """Empty the cache: judge verdicts and lint results."""
     from .infra.resultcache import clear as clear_results

@@ -382,16 +382,21 @@ def _skip_ignored(kbs: list[KB]) -> list[str]:
     return warnings
 
 
-def load_kbs_for_plan(kb: str, plugin_types: tuple[PluginType, ...] = ()) -> list[KBSchema]:
-    """The KB a command names: a directory holding kb.yaml, or a KB name found under the current
-    directory (other KBs' kb.yaml files that cannot be read are skipped)."""
+def load_kbs_for_plan(
+    kb: str, plugin_types: tuple[PluginType, ...] = (), *, several: bool = False
+) -> tuple[list[KBSchema], list[str]]:
+    """The KBs a command names, as `validate` takes them: a KB directory, a directory of KBs
+    (SEVERAL: else refused), an entry file (its KB), or a KB name found under the current
+    directory. Also the kb.yaml files of a directory of KBs that could not be read."""
+    if os.path.isfile(kb) and kb.endswith(".md"):
+        root = nearest_kb_root(kb)
+        if root is None:
+            raise UsageError(f"{kb}: not inside a KB (no kb.yaml in its directory or above)")
+        kb = root
     if os.path.isdir(kb):
-        if not os.path.lexists(os.path.join(kb, "kb.yaml")):
-            raise UsageError(f"{kb}: no kb.yaml in that directory (give a KB directory or a KB name)")
-        try:
-            return [load_kb_schema(os.path.abspath(kb), plugin_types)]
-        except YamlFileError as exc:
-            raise UsageError(str(exc)) from None
+        if os.path.lexists(os.path.join(kb, "kb.yaml")):
+            return [_load_for_plan(os.path.abspath(kb), plugin_types)], []
+        return _load_directory_of_kbs(kb, plugin_types, several)
     found = []
     names = []
     for root in find_kb_roots(os.getcwd()):
@@ -409,4 +414,29 @@ def load_kbs_for_plan(kb: str, plugin_types: tuple[PluginType, ...] = ()) -> lis
     if len(found) > 1:
         paths = " and ".join(display_path(s.root) for s in found)
         raise UsageError(f"{kb}: several KBs have that name ({paths}); give the directory instead")
-    return found
+    return found, []
+
+
+def _load_for_plan(root: str, plugin_types: tuple[PluginType, ...]) -> KBSchema:
+    try:
+        return load_kb_schema(root, plugin_types)
+    except YamlFileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _load_directory_of_kbs(
+    directory: str, plugin_types: tuple[PluginType, ...], several: bool
+) -> tuple[list[KBSchema], list[str]]:
+    roots = find_kb_roots(directory)
+    if not roots:
+        raise UsageError(f"{directory}: no kb.yaml in that directory or below (give a KB directory or a KB name)")
+    if len(roots) > 1 and not several:
+        names = ", ".join(display_path(r) for r in roots)
+        raise UsageError(f"{directory}: holds several KBs ({names}); give one of them")
+    schemas, problems = [], []
+    for root in roots:
+        try:
+            schemas.append(load_kb_schema(root, plugin_types))
+        except YamlFileError as exc:
+            problems.append(str(exc))
+    return schemas, problems

@@ -41,7 +41,7 @@ class Result:
         return json.loads(self.stdout)
 
 
-_DROPPED_ENV = ("GITHUB_ACTIONS", "NO_COLOR", "KBLINT_LLM")
+_DROPPED_ENV = ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "KBLINT_LLM")
 
 
 class _Stdin:
