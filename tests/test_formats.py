@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -78,20 +80,27 @@ def test_sarif_rules_are_exactly_those_that_fired(example_sarif: dict, example_j
     ids = [r["id"] for r in rules]
     assert len(ids) == len(set(ids))
     assert set(ids) == {rule_id(i) for i in example_json["issues"]}
+    from kblint.checkers.registry import registry
+    from kblint.rules import RULES, doc_url
+    from kblint.rules.docs import RULE_DOCS
+
     for rule in rules:
         assert rule["shortDescription"]["text"].strip()
-        assert rule["help"]["text"].strip()
         assert rule["fullDescription"]["text"].strip()
+        # help says how to fix it (not what the description says) and where the rule, or the
+        # checker behind it, is documented
+        name, _, checker = rule["id"].partition("/")
+        assert rule["helpUri"] == doc_url(checker or name)
+        assert rule["help"]["text"].startswith(RULE_DOCS[name].fix + "\n\n")
+        assert rule["help"]["text"].endswith(f"`kblint explain {checker or name}`, {rule['helpUri']}")
     by_id = {r["id"]: r for r in rules}
-    # help text comes from the rule table and from the checker's docstring
-    from kblint.checkers.registry import registry
-    from kblint.rules import RULES
-
-    assert by_id["missing_required"]["help"]["text"] == RULES["missing_required"].summary
+    # the descriptions come from the rule table and from the checker's docstring
+    assert by_id["missing_required"]["fullDescription"]["text"] == RULES["missing_required"].summary
     has_tags = registry().get("has_tags")
     assert by_id["rubric_violation/has_tags"]["shortDescription"]["text"] == has_tags.description
-    assert has_tags.doc in by_id["rubric_violation/has_tags"]["help"]["text"]
-    assert "policy" in by_id["rubric_violation/policy"]["help"]["text"]
+    assert has_tags.doc in by_id["rubric_violation/has_tags"]["fullDescription"]["text"]
+    assert by_id["rubric_violation/has_tags"]["helpUri"].endswith("/docs/rules.md#has_tags")
+    assert "policy" in by_id["rubric_violation/policy"]["fullDescription"]["text"]
 
 
 def test_sarif_results(example_sarif: dict, example_json: dict):
@@ -184,6 +193,51 @@ def test_sarif_of_odd_paths_validates(tmp_path: Path, monkeypatch, sarif_schema:
     # an unknown checker still gets a described rule
     rule = log["runs"][0]["tool"]["driver"]["rules"][log["runs"][0]["results"][1]["ruleIndex"]]
     assert rule["shortDescription"]["text"] and rule["help"]["text"]
+
+
+def locations(log: dict) -> list[dict]:
+    return [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in log["runs"][0]["results"]]
+
+
+def test_sarif_uris_are_relative_to_the_repository_root(tmp_path: Path, sarif_schema: dict):
+    """Run from anywhere, a result's file is its path from the root of the git repository, which
+    originalUriBaseIds gives as an absolute URI (code scanning matches it with the checkout)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "my repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write_kb(repo / "kbs" / "notes", "name: notes\n", {"sub/a b.md": "---\ntitle: A\ntags: [x]\n---\n"})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, path in ((elsewhere, "../my repo/kbs/notes"), (repo / "kbs", "notes")):
+        result = run_kblint("validate", path, "--format", "sarif", cwd=cwd)
+        log = json.loads(result.stdout)
+        assert schema_errors(log, sarif_schema) == []
+        found = {loc["uri"] for loc in locations(log)}
+        assert found == {"kbs/notes/sub/a%20b.md"}, cwd
+        assert {loc["uriBaseId"] for loc in locations(log)} == {"%SRCROOT%"}
+        base = log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]
+        assert base["uri"] == repo.as_uri() + "/" and "%20" in base["uri"]
+        assert "git repository" in base["description"]["text"]
+
+
+def test_sarif_outside_a_repository_is_relative_to_the_current_directory(
+    tmp_path: Path, monkeypatch, sarif_schema: dict
+):
+    from kblint.infra.git import work_tree
+
+    if work_tree(str(tmp_path)) is not None:
+        pytest.skip("the temporary directory is inside a git work tree")
+    monkeypatch.chdir(tmp_path)
+    log = sarif.as_dict(crafted_report(tmp_path))
+    assert schema_errors(log, sarif_schema) == []
+    base = log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]
+    assert base["uri"] == tmp_path.as_uri() + "/"
+    assert "no git repository" in base["description"]["text"]
+    outside = Issue(rule="orphan_entry", severity="info", tier="structure", message="m", path="/elsewhere/x y.md")
+    log = sarif.as_dict(Report(kbs=[], issues=[outside]))
+    assert locations(log) == [{"uri": "file:///elsewhere/x%20y.md"}]  # outside the base: absolute
+    assert schema_errors(log, sarif_schema) == []
 
 
 def test_sarif_of_an_empty_report_validates(sarif_schema: dict):

@@ -1,18 +1,25 @@
-"""The SARIF 2.1.0 report (SPEC §9): one run, a rule for every rule and rule/checker that fired."""
+"""The SARIF 2.1.0 report (SPEC §9): one run, a rule for every rule and rule/checker that fired.
+
+A result's file is a URI relative to `%SRCROOT%`, the top of the git work tree that holds the
+linted KBs (the current directory when they are in none), which the run's `originalUriBaseIds`
+gives as an absolute file URI: code scanning expects paths from the repository's root, wherever
+kblint ran. A file outside that directory has an absolute file URI.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
+from ..infra.git import work_tree
 from ..model.issue import Issue, Report
-from ..paths import plain_display_path
-from ..rules import RULES
+from ..rules import RULES, doc_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "kblint/v1"
@@ -53,6 +60,15 @@ def _checker_texts(rule: str, checker: str) -> tuple[str, str]:
     return (short, f"{base}\n\nChecker '{checker}' ({found.source}): {found.doc}")
 
 
+def _help(rule: str, name: str) -> str:
+    """How to fix an issue of RULE, and where NAME (the rule, or the checker behind it) is documented."""
+    from ..rules.docs import RULE_DOCS
+
+    doc = RULE_DOCS.get(rule)
+    fix = f"{doc.fix}\n\n" if doc is not None else ""
+    return f"{fix}Documentation: `kblint explain {name}`, {doc_url(name)}"
+
+
 def rule_descriptor(rid: str, sample: Issue) -> dict[str, Any]:
     rule = RULES.get(sample.rule)
     summary = rule.summary if rule else sample.rule
@@ -62,34 +78,63 @@ def rule_descriptor(rid: str, sample: Issue) -> dict[str, Any]:
         short, full = _first_paragraph(summary), summary
     tier = rule.tier if rule else sample.tier
     severity = rule.severity if rule else sample.severity
+    name = sample.checker or sample.rule  # a checker's issues are documented with the checker
     return {
         "id": rid,
         "shortDescription": {"text": short},
         "fullDescription": {"text": full},
-        "help": {"text": full},
+        "helpUri": doc_url(name),
+        "help": {"text": _help(sample.rule, name)},
         "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
         "properties": {"tags": ["kblint", tier]},
     }
 
 
-def _uri(path: str) -> tuple[str, str | None]:
-    """A URI reference for a display path, and its base id (None for an absolute file URI). The
-    name's bytes are percent-encoded, so a name that is not UTF-8 keeps every byte."""
-    uri = quote(os.fsencode(path), safe="/-._~!$&'()*+,;=@")
-    if os.path.isabs(path):
-        return ("file://" + uri if os.sep == "/" else Path(path).as_uri()), None
-    return uri, SRCROOT
+def _file_uri(path: str) -> str:
+    """The absolute file URI of PATH; its bytes are percent-encoded, so a name that is not UTF-8
+    keeps every byte."""
+    if os.sep != "/":
+        return Path(path).as_uri()
+    return "file://" + quote(os.fsencode(path), safe="/-._~!$&'()*+,;=@")
+
+
+@dataclass(frozen=True, slots=True)
+class Base:
+    """The directory `%SRCROOT%` stands for, and what it is."""
+
+    root: str  # absolute
+    in_git: bool
+
+    def description(self) -> str:
+        if self.in_git:
+            return "The root of the git repository that holds the linted files."
+        return "The directory kblint ran in: the linted files are in no git repository."
+
+    def as_location(self) -> dict[str, Any]:
+        """The base's entry of `originalUriBaseIds`: an absolute URI ending with `/`."""
+        return {"uri": _file_uri(self.root.rstrip(os.sep) + os.sep), "description": {"text": self.description()}}
+
+
+def find_base(report: Report) -> Base:
+    """The top of the git work tree holding the report's (first) KB, else the current directory.
+    One walk up the directories per report: git is not run."""
+    cwd = os.getcwd()
+    top = work_tree(report.kbs[0].root if report.kbs else cwd)
+    return Base(top, True) if top is not None else Base(cwd, False)
 
 
 @lru_cache(maxsize=4096)
-def _location(shown: str) -> dict[str, str]:
-    """The artifactLocation of a path as plain_display_path shows it."""
-    uri, base = _uri(shown)
-    return {"uri": uri, "uriBaseId": base} if base else {"uri": uri}
+def _location(root: str, path: str) -> dict[str, str]:
+    """The artifactLocation of PATH: relative to ROOT (`%SRCROOT%`) when it is below it."""
+    prefix = root.rstrip(os.sep) + os.sep
+    if not path.startswith(prefix):
+        return {"uri": _file_uri(path)}
+    relative = path[len(prefix) :].replace(os.sep, "/")
+    return {"uri": quote(os.fsencode(relative), safe="/-._~!$&'()*+,;=@"), "uriBaseId": SRCROOT}
 
 
-def result(issue: Issue, rule_index: int, report: Report) -> dict[str, Any]:
-    artifact = _location(plain_display_path(issue.path))
+def result(issue: Issue, rule_index: int, report: Report, base: Base) -> dict[str, Any]:
+    artifact = _location(base.root, issue.path)
     out = {
         "ruleId": rule_id(issue),
         "ruleIndex": rule_index,
@@ -127,7 +172,8 @@ def as_dict(report: Report) -> dict[str, Any]:
     for rid in sorted(samples):
         index[rid] = len(rules)
         rules.append(rule_descriptor(rid, samples[rid]))
-    results = [result(issue, index[rule_id(issue)], report) for issue in report.issues]
+    base = find_base(report)
+    results = [result(issue, index[rule_id(issue)], report, base) for issue in report.issues]
     problems = report.problems
     invocation: dict[str, Any] = {"executionSuccessful": not problems, "exitCode": report.exit_code}
     if problems:
@@ -141,6 +187,7 @@ def as_dict(report: Report) -> dict[str, Any]:
                     "driver": {"name": "kblint", "version": __version__, "semanticVersion": __version__, "rules": rules}
                 },
                 "invocations": [invocation],
+                "originalUriBaseIds": {SRCROOT: base.as_location()},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }
