@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 import textwrap
 
 from .checkers.base import Checker
@@ -87,10 +88,12 @@ def tier_page(tier: str, heading: bool = True) -> str:
 
 
 def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
-    """TEXT in lines of at most WIDTH, never broken inside a word or at its hyphens."""
-    return textwrap.wrap(
-        text, WIDTH, initial_indent=first, subsequent_indent=rest, break_long_words=False, break_on_hyphens=False
+    """TEXT in lines of at most WIDTH, never broken inside a word or a `code span`."""
+    kept = re.sub(r"`[^`]*`", lambda m: m.group().replace(" ", "\0"), text)
+    lines = textwrap.wrap(
+        kept, WIDTH, initial_indent=first, subsequent_indent=rest, break_long_words=False, break_on_hyphens=False
     )
+    return [line.replace("\0", " ") for line in lines]
 
 
 def _wrapped(text: str) -> list[str]:

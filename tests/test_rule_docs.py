@@ -20,7 +20,7 @@ from llm_server import FakeLLM, closed_port
 from kblint.checkers.registry import registry
 from kblint.explain import rules_markdown
 from kblint.rules import RULES, RULES_DOC, doc_url
-from kblint.rules.docs import RULE_DOCS, Example, issue_url
+from kblint.rules.docs import RULE_DOCS, Example, issue_url, suppression_forms
 
 
 def test_every_rule_has_a_page_and_no_page_is_left_over():
@@ -109,3 +109,37 @@ def test_the_streamed_json_issue_is_the_issue_dict():
     )
     report = Report(kbs=[], issues=[issue])
     assert json.loads(IssueLines(report)(issue)) == issue_dict(issue, report)
+
+
+def _suppressed(tmp_path: Path, files: dict[str, str], *args: str) -> dict[str, list[dict]]:
+    files = dict(files)
+    kb = write_kb(tmp_path, files.pop("kb.yaml"), files)
+    report = run_kblint("validate", ".", "--format", "json", "--no-cache", *args, cwd=kb).json
+    return {rule: issues_of(report, rule) for rule in ("broken_link", "unused_suppression", "invalid_suppression")}
+
+
+def test_each_documented_suppression_hides_the_issue(tmp_path: Path):
+    """The forms a rule page gives, applied as written to its example that triggers it."""
+    doc = RULE_DOCS["broken_link"]
+    forms = [re.findall(r"`([^`]*)`", form) for form in suppression_forms(doc)]
+    files = dict(doc.bad.files)
+    path = "notes/council.md"
+    assert _suppressed(tmp_path / "bad", files)["broken_link"]
+    head, body = files[path].rsplit("---\n", 1)
+    link = next(line for line in body.splitlines() if "[[" in line)
+
+    def entry(frontmatter: str = "", before: str = "", after: str = "", end: str = "") -> str:
+        lines = [line for line in (before, link, after) if line]
+        return head + frontmatter + "---\n" + body.replace(link, "\n".join(lines)) + end
+
+    variants = {
+        "frontmatter": ({path: entry(frontmatter=forms[0][0] + "\n")}, ()),
+        "comment": ({path: entry(end=forms[0][1] + "\n")}, ()),
+        "next line": ({path: entry(before=forms[1][0])}, ()),
+        "range": ({path: entry(before=forms[2][0], after=forms[2][1])}, ()),
+        "per file": ({"kblint.toml": forms[3][0].replace("drafts/**", "notes/**") + "\n"}, ()),
+        "--ignore": ({}, tuple(forms[4][0].split())),
+    }
+    for name, (changed, args) in variants.items():
+        found = _suppressed(tmp_path / name.replace(" ", "_"), {**files, **changed}, *args)
+        assert found == {"broken_link": [], "unused_suppression": [], "invalid_suppression": []}, name

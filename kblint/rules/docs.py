@@ -142,6 +142,14 @@ def _findings(path: str, text: str) -> dict[str, str]:
     return {"kb.yaml": FINDINGS_YAML, path: text}
 
 
+_BY_ITEM = (
+    "In an entry's suppressions, name the rubric item's `id` instead of the rule to hide that item's issues only."
+)
+_BY_CHECKER = (
+    "To hide one checker's or one item's issues only, name the checker (`has_tags`) instead of the rule, "
+    "or in an entry's suppressions the rubric item's `id`."
+)
+
 _DOCS = [
     RuleDoc(
         "parse_error",
@@ -297,6 +305,7 @@ _DOCS = [
         "Change the entry so that it meets the rubric item the message quotes.",
         Example(_notes(**_LINKED_STEMS) | {"kb.yaml": _TAGS_YAML}),
         Example(_notes(**_TWO_TAGS) | {"kb.yaml": _TAGS_YAML}),
+        notes=(_BY_CHECKER,),
     ),
     RuleDoc(
         "llm_rubric_violation",
@@ -306,6 +315,7 @@ _DOCS = [
         "Change the entry so that it meets the rubric item, as the judge's reason explains.",
         _judged(_UNSTATED, "fail", 0.9),
         _judged(_SURE),
+        notes=(_BY_ITEM,),
     ),
     RuleDoc(
         "judgment_uncertain",
@@ -314,6 +324,7 @@ _DOCS = [
         "Make the entry state plainly what the rubric item asks for, or make the item's text more specific.",
         _judged(_VAGUE, "uncertain", 0.5),
         _judged(_SURE),
+        notes=(_BY_ITEM,),
     ),
     RuleDoc(
         "judgment_error",
@@ -323,6 +334,7 @@ _DOCS = [
         "Run again (only the items that erred are asked), or use a model that follows the answer format.",
         _judged(_SURE, "pass", 1.5),
         _judged(_SURE),
+        notes=(_BY_ITEM,),
     ),
     RuleDoc(
         "judgment_unavailable",
