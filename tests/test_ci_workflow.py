@@ -217,5 +217,5 @@ def test_pre_commit_hook_and_action_definitions():
     action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     assert action["runs"]["using"] == "composite"
     runs = " ".join(step.get("run", "") for step in action["runs"]["steps"])
-    assert "pip install" in runs and "github.action_path" in runs
-    assert "--format github" in runs and "--format sarif" in runs
+    assert "pip install" in runs and '"$GITHUB_ACTION_PATH"' in runs
+    assert "--format github" in runs and '"sarif:$INPUT_SARIF"' in runs  # tests/test_action.py runs them
