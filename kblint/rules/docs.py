@@ -330,7 +330,8 @@ _DOCS = [
         "judgment_error",
         "The judge's answer for a rubric item cannot be used, even after asking again once: the "
         "item is missing from the answer, the answer is not the JSON asked for, or its confidence "
-        "is not a number from 0 to 1.",
+        "is not a number from 0 to 1; or the request still failed (a server error, a timeout) after "
+        "its retries.",
         "Run again (only the items that erred are asked), or use a model that follows the answer format.",
         _judged(_SURE, "pass", 1.5),
         _judged(_SURE),
@@ -404,10 +405,12 @@ _DOCS = [
     ),
     RuleDoc(
         "invalid_suppression",
-        "A suppression kblint cannot read: a `kblint-disable`, `kblint-disable-next-line` or "
-        "`kblint-enable` comment without a name or with a name that is no rule, checker or rubric "
-        "item id, or a `per_file_ignores` setting that names none.",
-        "Correct the name in the suppression (`kblint explain` lists the rules and checkers).",
+        "A suppression in an entry that kblint cannot read: a comment `<!-- kblint-... -->` with an "
+        "unknown directive, a `kblint-disable` or `kblint-disable-next-line` that names nothing, a "
+        "`kblint-enable NAME` with no `kblint-disable NAME` above it, a frontmatter `kblint:` that is "
+        "not `{disable: [...]}`, or a name that is no rule, checker or rubric item id. (An unknown "
+        "name in `per_file_ignores` or `--ignore` stops the run instead, with exit code 2.)",
+        "Correct the directive or the name (`kblint explain` lists the rules and checkers).",
         Example(_notes(a=_ORPHAN + "<!-- kblint-disable orphan-entry -->\n")),
         Example(_notes(a=_ORPHAN + "<!-- kblint-disable orphan_entry -->\n")),
         scope=SUPPRESSION,
