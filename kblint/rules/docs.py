@@ -48,8 +48,8 @@ class Example:
 # Where a rule's issues are, which decides how they can be suppressed.
 ENTRY = "entry"  # in an entry: every form of suppression
 FILE = "file"  # in a file that is no entry (it could not be read): by path or by name
-KB = "kb"  # about kb.yaml or the whole run: by name only
-SUPPRESSION = "suppression"  # about a suppression: not by another suppression in the entry
+KB = "kb"  # on kb.yaml, about the KB or the run: by name, or by the path kb.yaml
+SUPPRESSION = "suppression"  # about a suppression: to be corrected rather than hidden
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +61,12 @@ class RuleDoc:
     fix: str  # how to fix it: short and imperative
     bad: Example  # an example that triggers it
     good: Example  # an example that does not
-    scope: str = ENTRY
+    scope: str = ENTRY  # ENTRY, FILE, KB or SUPPRESSION
     notes: tuple[str, ...] = field(default=())
 
 
-NOTES_YAML = "name: notes\n"
-FINDINGS_YAML = """\
+_NOTES_YAML = "name: notes\n"
+_FINDINGS_YAML = """\
 name: harbor
 types:
   finding:
@@ -135,11 +135,11 @@ _VAGUE = "The council may have signed the contract, perhaps in May; some say so.
 
 def _notes(**entries: str) -> dict[str, str]:
     """A KB named notes with ENTRIES under notes/ (by file stem)."""
-    return {"kb.yaml": NOTES_YAML, **{f"notes/{stem}.md": text for stem, text in entries.items()}}
+    return {"kb.yaml": _NOTES_YAML, **{f"notes/{stem}.md": text for stem, text in entries.items()}}
 
 
 def _findings(path: str, text: str) -> dict[str, str]:
-    return {"kb.yaml": FINDINGS_YAML, path: text}
+    return {"kb.yaml": _FINDINGS_YAML, path: text}
 
 
 _BY_ITEM = (
@@ -202,8 +202,10 @@ _DOCS = [
         "The frontmatter has no `type`, and the entry is not in the subdirectory of any type, so "
         "kblint cannot tell its type and checks it as a `note`.",
         "Add a `type:` to the frontmatter, or move the entry into its type's subdirectory.",
-        Example({"kb.yaml": NOTES_YAML, "harbor.md": "---\ntitle: Harbor contract\n---\nSigned in May.\n"}),
-        Example({"kb.yaml": NOTES_YAML, "harbor.md": "---\ntitle: Harbor contract\ntype: note\n---\nSigned in May.\n"}),
+        Example({"kb.yaml": _NOTES_YAML, "harbor.md": "---\ntitle: Harbor contract\n---\nSigned in May.\n"}),
+        Example(
+            {"kb.yaml": _NOTES_YAML, "harbor.md": "---\ntitle: Harbor contract\ntype: note\n---\nSigned in May.\n"}
+        ),
     ),
     RuleDoc(
         "unknown_type",
