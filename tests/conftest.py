@@ -164,3 +164,14 @@ def same_data(a, b) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_data(x, y) for x, y in zip(a, b, strict=False))
     return type(a) is type(b) and a == b
+
+
+@pytest.fixture
+def quick_backoff(monkeypatch) -> None:
+    """The judge's back-off between tries in milliseconds instead of seconds (its clock, injected)."""
+    import dataclasses
+
+    from kblint.engine import pass_judgment
+
+    made = pass_judgment.judge_config
+    monkeypatch.setattr(pass_judgment, "judge_config", lambda s: dataclasses.replace(made(s), retry_base_delay=0.001))

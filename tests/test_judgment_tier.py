@@ -36,17 +36,6 @@ def server():
         yield fake
 
 
-@pytest.fixture
-def quick_backoff(monkeypatch) -> None:
-    """The judge's back-off between tries in milliseconds instead of seconds (its clock, injected)."""
-    import dataclasses
-
-    from kblint.engine import pass_judgment
-
-    made = pass_judgment.judge_config
-    monkeypatch.setattr(pass_judgment, "judge_config", lambda s: dataclasses.replace(made(s), retry_base_delay=0.001))
-
-
 def judge_args(server: FakeLLM, cache: Path, *extra: str) -> list[str]:
     return [
         "--llm",

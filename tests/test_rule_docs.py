@@ -6,7 +6,6 @@ Regenerate docs/rules.md after a change with `KBLINT_UPDATE_DOCS=1 python -m pyt
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -27,15 +26,6 @@ def test_every_rule_has_a_page_and_no_page_is_left_over():
     assert list(RULE_DOCS) == list(RULES)
     for name, doc in RULE_DOCS.items():
         assert doc.name == name and doc.triggers and doc.fix and "\n" not in doc.fix
-
-
-@pytest.fixture
-def quick_backoff(monkeypatch) -> None:
-    """The judge's back-off between tries in milliseconds instead of seconds."""
-    from kblint.engine import pass_judgment
-
-    made = pass_judgment.judge_config
-    monkeypatch.setattr(pass_judgment, "judge_config", lambda s: dataclasses.replace(made(s), retry_base_delay=0.001))
 
 
 def _judge_args(example: Example, tmp_path: Path, monkeypatch, server: FakeLLM) -> list[str]:

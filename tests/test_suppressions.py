@@ -64,7 +64,9 @@ def test_unused_suppression(tmp_path: Path):
         ("a", 7, "Suppression of 'broken_link' suppressed nothing"),
         ("a", 7, "Suppression of 'needs-status' suppressed nothing"),
     ]  # llm_rubric_violation did not run (no LLM), so it is not reported
-    invalid = [(i["entry_id"], i["line"], i["message"], i["severity"]) for i in issues_of(report, "invalid_suppression")]
+    invalid = [
+        (i["entry_id"], i["line"], i["message"], i["severity"]) for i in issues_of(report, "invalid_suppression")
+    ]
     assert invalid == [
         ("a", 7, "Suppression names 'not_a_thing', which is no rule, checker or rubric item id here", "warning")
     ]
@@ -147,7 +149,10 @@ def test_malformed_directives_are_invalid_suppressions(tmp_path: Path):
         (6, "unknown directive 'kblint-disable-nextline'; did you mean 'kblint-disable-next-line'?"),
         (7, "'kblint-disable-next-line' names no rule: write the rules, checkers or items it is for"),
         (8, "'kblint-enable orphan_entry' has no 'kblint-disable orphan_entry' above it"),
-        (9, "Suppression names 'brokn_link', which is no rule, checker or rubric item id here; did you mean 'broken_link'?"),
+        (
+            9,
+            "Suppression names 'brokn_link', which is no rule, checker or rubric item id here; did you mean 'broken_link'?",
+        ),
     ]
     assert broken_links(report) == [("a", 10)]  # none of them hid it
 
