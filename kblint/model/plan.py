@@ -19,6 +19,7 @@ from ..checkers.registry import Registry, registry, validate_params
 from ..policy import Evaluator, Policy
 from .issue import BINDINGS, Coverage
 from .kbschema import KBSchema, RubricItem, system_rubric
+from .levels import Level, LevelsError, read_levels, unordered
 
 ITEM_KEYS = (
     "text",
@@ -32,6 +33,10 @@ ITEM_KEYS = (
     "severity",
     "weight",
     "applies_to",
+    "levels",
+    "pass_level",
+    "required",
+    "json_schema",
 )
 _SCOPE_RANK = {"system": 0, "kb": 1, "type": 2}
 
@@ -76,11 +81,20 @@ class Binding:
     policy: str | None = None
     fields: tuple[str, ...] = ()
     reason: str | None = None  # why broken
+    broken_rule: str = "config_error"  # the rule that reports why it is broken
     mapping: bool = False  # written as a mapping (beats a string item of the same text)
     parsed: Policy | None = None  # the parsed policy expression
     evaluate: Evaluator | None = field(default=None, compare=False, repr=False)
     needs_graph: bool = False  # a checker or policy that runs after the graph pass
     impl: Checker | None = field(default=None, compare=False, repr=False)  # the checker named by `checker`
+    levels: tuple[Level, ...] = ()  # a graded item's levels, lowest first (README "Graded rubrics")
+    pass_level: Level | None = None  # the level an entry needs (graded items)
+    required: bool = False  # without an outcome the entry's score is incomplete
+    json_schema: dict[str, Any] | None = None  # a JSON Schema criterion on the frontmatter
+
+    @property
+    def graded(self) -> bool:
+        return bool(self.levels)
 
     @property
     def runs(self) -> bool:
@@ -189,6 +203,8 @@ def _bind_mapping(b: Binding, raw: dict[Any, Any], schema: KBSchema, reg: Regist
     problem = _item_keys_problem(raw) or _common_keys(b, raw, schema) or _form_problem(raw)
     if problem:
         return _broken(b, problem)
+    if "levels" in raw:
+        return _bind_levels(b, raw)
     if "checker" in raw:
         return _bind_checker(b, raw, reg)
     if "covered_by" in raw:
@@ -199,10 +215,13 @@ def _bind_mapping(b: Binding, raw: dict[Any, Any], schema: KBSchema, reg: Regist
 
 
 def _form_problem(raw: dict[Any, Any]) -> str | None:
-    """What is wrong with the way an item binds (checker, covered_by or policy), if anything."""
-    forms = [k for k in ("checker", "covered_by", "policy") if k in raw]
+    """What is wrong with the way an item binds (checker, covered_by, policy, levels or
+    json_schema), if anything."""
+    forms = [k for k in ("checker", "covered_by", "policy", "levels", "json_schema") if k in raw]
     if len(forms) > 1:
         return f"an item binds one way only, this one has {' and '.join(forms)}"
+    if "pass_level" in raw and "levels" not in raw:
+        return "pass_level given without levels"
     if "params" in raw and "checker" not in raw:
         return "params given without a checker"
     if ("field" in raw or "fields" in raw) and forms in ([], ["policy"]):
@@ -237,6 +256,10 @@ def _common_keys(b: Binding, raw: dict[Any, Any], schema: KBSchema) -> str | Non
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
         return f"weight must be a non-negative number, got {weight!r}"
     b.weight = float(weight)
+    required = raw.get("required", False)
+    if not isinstance(required, bool):
+        return f"required must be true or false, got {required!r}"
+    b.required = required
     applies = raw.get("applies_to")
     if applies is None:
         return None
@@ -282,6 +305,25 @@ def _bind_schema(b: Binding, raw: dict[Any, Any]) -> Binding:
     if not all(isinstance(n, str) for n in names):
         return _broken(b, "field/fields must name fields")
     b.fields = tuple(names)
+    return b
+
+
+def _bind_levels(b: Binding, raw: dict[Any, Any]) -> Binding:
+    """A graded item: by policies (its levels have `when:`) or by the judge (they have none)."""
+    written = raw["levels"]
+    deterministic = isinstance(written, list) and any(isinstance(lv, dict) and "when" in lv for lv in written)
+    try:
+        b.levels, b.pass_level = read_levels(written, raw.get("pass_level"), deterministic)
+    except LevelsError as exc:
+        return _broken(b, str(exc))
+    wrong = unordered(b.levels)
+    if wrong is not None:
+        b.broken_rule = "rubric_levels_unordered"
+        low, high = wrong
+        return _broken(b, f"levels go down: '{high.id}' ({high.score:g}) comes after '{low.id}' ({low.score:g})")
+    if deterministic:
+        b.kind = "policy"
+        b.needs_graph = any(level.needs_graph for level in b.levels)
     return b
 
 

@@ -13,7 +13,7 @@ def config_errors(schema: KBSchema, plan: Plan) -> list[Issue]:
     rule = RULES["config_error"]
     here = schema.kb_yaml or schema.root
     issues = [
-        rule.issue(
+        RULES[b.broken_rule].issue(
             Site(schema.name, here),
             f"rubric item {b.text!r} is not enforced: {b.reason}",
             line=max(b.line, 1),
