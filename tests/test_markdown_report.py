@@ -54,9 +54,10 @@ def odd_report(tmp_path: Path) -> Report:
         issue("broken_link", "warning", odd, "Link '|x|' not found"),
         issue("broken_link", "warning", odd),
         issue("rubric_violation", "error", odd, checker="ns:has_|tags"),
+        issue("rubric_violation", "warning", odd, checker="has_tags"),
         issue("orphan_entry", "info", odd),
     ]
-    kb.counts = {"error": 1, "warning": 2, "info": 1}
+    kb.counts = {"error": 1, "warning": 3, "info": 1}
     return Report(kbs=[kb], issues=issues, hidden={"--ignore": 2, "baseline": 1}, baselined=1, baseline_stale=3)
 
 
@@ -65,7 +66,7 @@ def test_a_failing_run_escapes_what_comes_from_the_kb(tmp_path: Path, monkeypatc
     out = markdown.render(odd_report(tmp_path))
     lines = out.splitlines()
     assert lines[0] == "### ❌ kblint: failed (fails on error)"
-    assert "1 error, 2 warnings, 1 info in 3 files (3 entries)." in lines
+    assert "1 error, 3 warnings, 1 info in 3 files (3 entries)." in lines
     # every row of a table has as many cells as its header: no `|` from a name splits a cell
     tables = [line for line in lines if line.startswith("|")]
     widths = {len(cells(line)) for line in tables}
@@ -73,11 +74,13 @@ def test_a_failing_run_escapes_what_comes_from_the_kb(tmp_path: Path, monkeypatc
     kb_row = cells(tables[2])
     assert kb_row[:2] == [r"k\|b \<b\>", r"a\|b"] and kb_row[-1] == "0.50"
     assert "<" not in out.replace(r"\<", "") and "](javascript" not in out
-    # the rules: errors first, each linked to its documentation
+    # the rules: errors first, then the most issues; each linked to its documentation, and so is
+    # a core checker (a plugin's has no section there)
     rows = [cells(line) for line in tables if line.startswith("| [")]
     assert rows == [
         [f"[rubric\\_violation]({doc_url('rubric_violation')}) / ns\\:has\\_\\|tags", "error", "1"],
         [f"[broken\\_link]({doc_url('broken_link')})", "warning", "2"],
+        [f"[rubric\\_violation]({doc_url('rubric_violation')}) / [has\\_tags]({doc_url('has_tags')})", "warning", "1"],
         [f"[orphan\\_entry]({doc_url('orphan_entry')})", "info", "1"],
     ]
     assert "Hidden: 3 issues (2 by \\-\\-ignore, 1 by baseline)." in lines

@@ -1,16 +1,18 @@
 """The Markdown report: a summary of the run in GitHub-flavoured Markdown, for the summary page of a
 CI job (`$GITHUB_STEP_SUMMARY`).
 
-It gives the counts, each KB's line, what kept kblint from linting, the rules with the most issues
-(each linked to its documentation), what filters and the baseline hid, and whether GitHub shows
-every annotation of the `github` report. Names, paths and messages come from the linted files:
-their ASCII punctuation is escaped, so none of them makes a link, an HTML tag or a table cell.
+It gives the counts, each KB's line, what kept kblint from linting, the rules (and checkers) with
+the most issues, linked to their documentation, what filters and the baseline hid, and whether
+GitHub shows every annotation of the `github` report. Names, paths and messages come from the
+linted files: their ASCII punctuation is escaped, so none of them makes a link, an HTML tag or a
+table cell.
 """
 
 from __future__ import annotations
 
 import re
 
+from ..checkers.core import CHECKERS
 from ..model.issue import SEVERITY_RANK, Report
 from ..paths import display_path, printable
 from ..rules import RULES, doc_url
@@ -89,15 +91,19 @@ def top_rules(report: Report) -> list[tuple[str, str | None, str, int]]:
     return [(rule, checker, severity[rank], n) for (rule, checker), (rank, n) in ranked]
 
 
+def _linked(name: str, documented: set[str]) -> str:
+    """NAME, linked to its section of the rule documentation when it has one (plugins' checkers do not)."""
+    return f"[{escape(name)}]({doc_url(name)})" if name in documented else escape(name)
+
+
 def _rules_table(report: Report) -> list[str]:
     rows = top_rules(report)
     if not rows:
         return []
     lines = ["", "#### Top rules", "", "| Rule | Severity | Issues |", "| --- | --- | ---: |"]
+    documented = set(RULES) | {checker.name for checker in CHECKERS}
     for rule, checker, severity, n in rows[:TOP_RULES]:
-        name = f"[{escape(rule)}]({doc_url(rule)})" if rule in RULES else escape(rule)
-        if checker:
-            name += f" / {escape(checker)}"
+        name = " / ".join(_linked(part, documented) for part in (rule, checker) if part)
         lines.append(f"| {name} | {severity} | {n} |")
     if len(rows) > TOP_RULES:
         rest = sum(n for *_, n in rows[TOP_RULES:])
