@@ -3,6 +3,8 @@
 It speaks OpenAI Chat Completions (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`),
 reads the single ```json block of the last user message, and decides each item's verdict from its text:
 "FAIL" → fail 0.9, "UNSURE" → uncertain 0.5, "LOW" → fail 0.4, "NA" → not_applicable 0.9, else pass 0.95.
+A graded item (with "levels") is answered with the level its text names as `LEVEL=id` (confidence 0.4 when
+the text also says "LOW", else 0.9), else its highest level; `bad_level` answers this level id instead.
 
 Knobs (set them before or between runs): `delay` (seconds per request), `garbage` (how many answers are
 not JSON; `ALWAYS` for all), `fail_status` + `fail_count` (answer that status N times first), `style`
@@ -57,6 +59,7 @@ class FakeLLM:
         self.rename_ids: set[str] = set()
         self.bad_confidence: object = None  # the confidence of every verdict of the first answers
         self.bad_confidence_count = 0
+        self.bad_level: str | None = None  # the level every graded item is answered with
         self.slots: int | None = None  # serve this many requests at once (the others queue), as llama.cpp does
         self.refuse: set[str] = set()  # structured-output modes answered with an error naming the field
         self.refuse_status = 400
@@ -180,8 +183,11 @@ class FakeLLM:
             for it in items:
                 if drop and it["id"] in self.drop_ids:
                     continue
-                verdict, conf = decide(it["text"])
                 vid = it["id"] + "-renamed" if it["id"] in self.rename_ids else it["id"]
+                if it.get("levels"):
+                    verdicts.append({"id": vid, **self._level(it)})
+                    continue
+                verdict, conf = decide(it["text"])
                 shown = self.bad_confidence if bad_confidence else conf
                 verdicts.append({"id": vid, "verdict": verdict, "confidence": shown, "reason": f"judged {it['id']}"})
             obj = json.dumps({"verdicts": verdicts}, indent=2)
@@ -216,6 +222,13 @@ class FakeLLM:
                 "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
             },
         }
+
+
+    def _level(self, item: dict) -> dict:
+        named = re.search(r"LEVEL=([\w-]+)", item["text"])
+        level = self.bad_level or (named.group(1) if named else item["levels"][-1]["id"])
+        confidence = 0.4 if "LOW" in item["text"] else 0.9
+        return {"level": level, "confidence": confidence, "reason": f"judged {item['id']} {level}"}
 
 
 def _mode_of(body: dict) -> str:

@@ -641,24 +641,38 @@ def test_verdict_rule():
 
 
 def test_parse_answer_leniency():
-    from kblint.judge.prompt import parse_answer
+    from kblint.judge.prompt import Answer, parse_answer
 
     got, problem = parse_answer(
         '<think>hmm {"x"}</think>\n{"verdicts": [{"id": "a", "verdict": "Not applicable", '
         '"confidence": "0.8", "reason": "r"}, {"id": "b", "verdict": "FAIL"}]}',
         ["a", "b"],
     )
-    assert problem is None and got == {"a": ("not_applicable", 0.8, "r"), "b": ("fail", 0.5, "")}
+    assert problem is None and got == {"a": Answer("not_applicable", 0.8, "r"), "b": Answer("fail", 0.5, "")}
     for out_of_range in ("2", "1.2", "1234567890", "-0.1", '"150%"', '"high"', "NaN"):
         got, problem = parse_answer(f'[{{"id": "a", "verdict": "fail", "confidence": {out_of_range}}}]', ["a"])
         assert got == {} and problem == "invalid verdict for a", out_of_range  # never clamped to 1.0
     got, problem = parse_answer('[{"id": "a", "verdict": "fail", "confidence": "85%"}]', ["a"])
-    assert got == {"a": ("fail", 0.85, "")}
+    assert got == {"a": Answer("fail", 0.85, "")}
     keyed = '{"verdicts": {"a": {"verdict": "pass", "confidence": 0.9, "reason": "r"}, "b": {"verdict": "fail"}}}'
-    assert parse_answer(keyed, ["a", "b"]) == ({"a": ("pass", 0.9, "r"), "b": ("fail", 0.5, "")}, None)
+    assert parse_answer(keyed, ["a", "b"]) == ({"a": Answer("pass", 0.9, "r"), "b": Answer("fail", 0.5, "")}, None)
     got, problem = parse_answer('{"verdicts": [{"id": "a", "verdict": "maybe", "confidence": 1}]}', ["a"])
     assert got == {} and "invalid verdict for a" in problem
     assert parse_answer("", ["a"]) == ({}, "the answer is not a JSON object")
+
+
+def test_parse_answer_of_graded_items():
+    from kblint.judge.prompt import Answer, parse_answer
+
+    levels = {"g": ("vague", "adequate", "precise")}
+    answer = '{"verdicts": {"g": {"level": "precise", "confidence": 0.9, "reason": "r"}, "a": {"verdict": "pass"}}}'
+    assert parse_answer(answer, ["g", "a"], levels) == (
+        {"g": Answer("graded", 0.9, "r", "precise"), "a": Answer("pass", 0.5, "")},
+        None,
+    )
+    for wrong in ('"level": "brilliant"', '"verdict": "pass"', '"level": ""'):
+        got, problem = parse_answer(f'[{{"id": "g", {wrong}, "confidence": 0.9}}]', ["g"], levels)
+        assert got == {} and problem == "invalid verdict for g", wrong  # never a pass
 
 
 @pytest.mark.parametrize("provider", ["openai", "ollama", "anthropic"])

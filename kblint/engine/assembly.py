@@ -10,6 +10,8 @@ from ..checkers.base import CheckContext
 from ..model.facts import EntryFacts
 from ..model.graph import LinkGraph
 from ..model.issue import Issue, KBReport
+from ..model.kbschema import KBSchema
+from ..paths import display_path
 from ..rules.config import config_errors
 from . import scoring
 from .filters import Suppressed, in_shard
@@ -80,10 +82,35 @@ class Assembly:
         by_name = {report.name: report for report in self.reports}
         for r in runs:
             entries = [res.facts for res in r.results if res.facts.parsed and self._counts(r, res.facts)]
-            threshold = r.ctx.schema.pass_threshold
-            for facts in entries:
-                issue = scoring.below_threshold(facts, threshold)
-                if issue is not None:
-                    self.issues.append(issue)
             report = by_name[r.kb.name]
+            lacking = self._lacking_required(r, entries)
+            for facts in entries:
+                if facts.path not in lacking:
+                    self._check_threshold(r.ctx.schema, facts)
+            if lacking and not report.incomplete:
+                first = next(iter(lacking.values()))
+                report.incomplete = (
+                    f"{len(lacking)} of {len(entries)} entries have no outcome for a required item "
+                    f"(e.g. {first!r} on {display_path(next(iter(lacking)))})"
+                )
             report.score = None if report.incomplete else scoring.kb_score(entries)
+
+    def _lacking_required(self, r: KBRun, entries: list[EntryFacts]) -> dict[str, str]:
+        """Entry path → the text of a `required: true` item that has no outcome on it."""
+        plan = r.ctx.plan
+        if not plan.has_required:
+            return {}
+        lacking = {}
+        for facts in entries:
+            missing = scoring.missing_required(facts, plan.for_type(facts.type))
+            if missing:
+                lacking[facts.path] = missing[0].text
+        return lacking
+
+    def _check_threshold(self, schema: KBSchema, facts: EntryFacts) -> None:
+        ts = schema.types.get(facts.type)
+        own = ts is not None and ts.pass_threshold is not None
+        whose = f"type '{facts.type}''s" if own else "the KB's"
+        issue = scoring.below_threshold(facts, schema.threshold_for(facts.type), whose)
+        if issue is not None:
+            self.issues.append(issue)

@@ -11,6 +11,7 @@ from .. import policy
 from ..checkers.base import CheckContext, messages
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
+from ..model.levels import Grade, grade
 from ..model.plan import Binding
 from ..rules import RULES, Site
 from ..userpattern import PatternTooSlow
@@ -35,7 +36,11 @@ class Subject:
 def run_bindings(bindings: list[Binding], subject: Subject) -> list[Issue]:
     issues: list[Issue] = []
     for b in bindings:
-        if b.kind == "policy":
+        if b.graded:
+            issue = _run_graded(b, subject)
+            if issue is not None:
+                issues.append(issue)
+        elif b.kind == "policy":
             issue = _run_policy(b, subject)
             if issue is not None:
                 issues.append(issue)
@@ -57,7 +62,7 @@ def _run_checker(b: Binding, subject: Subject) -> list[Issue]:
     except Exception as exc:  # noqa: BLE001 - a failing checker is reported, the run goes on
         message = f"checker '{b.checker}' ({checker.source}) raised {type(exc).__name__}: {exc}"
         return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
-    scoring.record(subject.facts, b.weight, not found)
+    scoring.record(subject.facts, b, not found)
     if not found:
         return []
     name = checker.field_for(b.params)
@@ -85,7 +90,7 @@ def _run_policy(b: Binding, subject: Subject) -> Issue | None:
     message = b.evaluate(subject.measures, subject.previous_status, subject.has_base)
     if message is None:
         return None  # a gate that does not apply is no outcome
-    scoring.record(subject.facts, b.weight, not message)
+    scoring.record(subject.facts, b, not message)
     if not message:
         return None
     name = _policy_field(policy.constraint_of(b.parsed))
@@ -100,6 +105,28 @@ def _run_policy(b: Binding, subject: Subject) -> Issue | None:
         rubric_item=b.text,
         checker="policy",
         policy=b.policy,
+        item_id=b.id,
+    )
+
+
+def _run_graded(b: Binding, subject: Subject) -> Issue | None:
+    """An item graded by the `when:` policies of its levels: the highest level that holds."""
+    reached, missed = grade(b.levels, subject.measures, subject.previous_status, subject.has_base)
+    required = b.pass_level or b.levels[1]
+    scoring.record_level(subject.facts, b, reached)
+    result = Grade(reached, required)
+    if result.passed:
+        return None
+    why = f": {missed}" if missed else ""
+    return RULES["rubric_violation"].issue(
+        subject.site,
+        f"Entry '{subject.facts.id}' reached {result.describe()} on '{b.text}'{why}",
+        severity=b.severity,
+        discriminator=b.id,
+        tier="policy",
+        rubric_item=b.text,
+        checker="policy",
+        policy=next((lv.when for lv in b.levels if lv.id == required.id), None),
         item_id=b.id,
     )
 

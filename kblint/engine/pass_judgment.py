@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings, llm_spec
 from ..model.facts import EntryFacts
 from ..model.issue import DryRunRow, Issue, JudgmentSummary
+from ..model.levels import Grade
 from ..model.plan import Binding
 from ..progress import Progress
 from ..rules import RULES, Site
@@ -21,7 +22,7 @@ from . import scoring
 from .pass_entries import KBContext, read_entry
 
 if TYPE_CHECKING:
-    from ..judge import JudgeConfig, JudgeOutcome, JudgeRequest, JudgeStats
+    from ..judge import JudgeConfig, JudgeOutcome, JudgeRequest, JudgeStats, Verdict
 
 
 class JudgmentSetupError(Exception):
@@ -104,7 +105,21 @@ def _request(p: Pending, key: str) -> JudgeRequest | None:
         guidelines[f"type:{ts.name}"] = json_ready(ts.guidelines)
     meta = {k: v for k, v in entry.metadata.items() if k not in ("id", "type", "title", "kblint")}
     sent = {"id": entry.id, "type": entry.type, "title": entry.title, "metadata": json_ready(meta), "body": entry.body}
-    return JudgeRequest(key=key, entry=sent, items=[JudgeItem(b.id, b.text) for b in p.items], guidelines=guidelines)
+    items = [JudgeItem(b.id, b.text, judge_levels(b) if b.graded else None) for b in p.items]
+    return JudgeRequest(key=key, entry=sent, items=items, guidelines=guidelines)
+
+
+def judge_levels(b: Binding) -> list[dict[str, Any]]:
+    """A graded item's levels as the judge is shown them, lowest first."""
+    return [
+        {
+            "id": level.id,
+            **({"label": level.label} if level.label else {}),
+            **({"description": level.description} if level.description else {}),
+            **({"indicators": list(level.indicators)} if level.indicators else {}),
+        }
+        for level in b.levels
+    ]
 
 
 def not_run(checks: int, settings: Settings) -> JudgmentResult:
@@ -183,10 +198,35 @@ def _fill_summary(summary: JudgmentSummary, stats: JudgeStats) -> None:
         summary.verdicts = dict(stats.verdicts)
 
 
-def _outcome_issues(outcome: JudgeOutcome, p: Pending, config: JudgeConfig) -> list[Issue]:
-    """The issues of one entry's verdicts and errors; its passes and fails are scored."""
+def _verdict_rule(verdict: Verdict, b: Binding, facts: EntryFacts, config: JudgeConfig) -> tuple[str | None, str]:
+    """The rule of a pass/fail item's verdict (None: no issue) and its message; a pass or a
+    confident fail is scored."""
     from ..judge import verdict_rule
 
+    rule = verdict_rule(verdict, config.min_confidence)
+    if verdict.verdict == "pass" or rule == "llm_rubric_violation":
+        scoring.record(facts, b, verdict.verdict == "pass")
+    return rule, verdict.reason or f"judged {verdict.verdict}"
+
+
+def _graded_rule(verdict: Verdict, b: Binding, facts: EntryFacts, config: JudgeConfig) -> tuple[str | None, str]:
+    """The rule of a graded item's level: below the level it needs, a violation when the judge is
+    confident, else uncertain; a confident level is scored."""
+    level = next((lv for lv in b.levels if lv.id == verdict.level), None)
+    if level is None:  # the answer was checked against the level ids: a cached one from other levels
+        return "judgment_error", f"the judge's level {verdict.level!r} is none of the item's levels"
+    confident = verdict.confidence >= config.min_confidence
+    if confident:
+        scoring.record_level(facts, b, level)
+    grade = Grade(level, b.pass_level or b.levels[1])
+    if grade.passed:
+        return None, ""
+    message = f"judged {grade.describe()}" + (f": {verdict.reason}" if verdict.reason else "")
+    return ("llm_rubric_violation" if confident else "judgment_uncertain"), message
+
+
+def _outcome_issues(outcome: JudgeOutcome, p: Pending, config: JudgeConfig) -> list[Issue]:
+    """The issues of one entry's verdicts and errors; its passes and fails are scored."""
     facts = p.facts
     items = {b.id: b for b in p.items}
     issues = []
@@ -194,14 +234,14 @@ def _outcome_issues(outcome: JudgeOutcome, p: Pending, config: JudgeConfig) -> l
         b = items.get(verdict.item_id)
         if b is None:
             continue
-        rule = verdict_rule(verdict, config.min_confidence)
-        if verdict.verdict == "pass" or rule == "llm_rubric_violation":
-            scoring.record(facts, b.weight, verdict.verdict == "pass")
+        rule, message = (
+            _graded_rule(verdict, b, facts, config) if b.graded else _verdict_rule(verdict, b, facts, config)
+        )
         if rule is not None:
             issues.append(
                 RULES[rule].issue(
                     facts.site,
-                    verdict.reason or f"judged {verdict.verdict}",
+                    message,
                     discriminator=b.id,
                     severity=b.severity if rule == "llm_rubric_violation" else None,
                     rubric_item=b.text,

@@ -1,23 +1,43 @@
-"""Scores (SPEC §5.4): an item's outcome on an entry is pass, fail, or none; the entry's score is
-the weighted share of its items that passed; the KB's score is the mean of its entries' scores."""
+"""Scores (SPEC §5.4, README "Graded rubrics"): an item's outcome on an entry is a score from 0
+to 1 (its level's score for a graded item, 1 or 0 for a pass or a fail) or none; the entry's score
+is the weighted mean of its items' scores; the KB's score is the mean of its entries' scores. A
+`required: true` item without an outcome makes the entry's score incomplete."""
 
 from __future__ import annotations
 
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
+from ..model.levels import Level
+from ..model.plan import Binding
 from ..rules import RULES
 
 
-def record(facts: EntryFacts, weight: float, passed: bool) -> None:
-    """An outcome of a rubric item with WEIGHT on the entry of FACTS."""
-    facts.score_total += weight
-    if passed:
-        facts.score_passed += weight
+def record(facts: EntryFacts, b: Binding, passed: bool) -> None:
+    """A pass or a fail of the rubric item B on the entry of FACTS."""
+    _add(facts, b, 1.0 if passed else 0.0)
+
+
+def record_level(facts: EntryFacts, b: Binding, level: Level) -> None:
+    """The LEVEL the graded item B reached on the entry of FACTS."""
+    _add(facts, b, level.score)
+    facts.grades = (*facts.grades, (b.id, level.id, level.score))
+
+
+def _add(facts: EntryFacts, b: Binding, score: float) -> None:
+    facts.score_total += b.weight
+    facts.score_passed += b.weight * score
+    if b.required:
+        facts.required_done = (*facts.required_done, b.id)
 
 
 def entry_score(facts: EntryFacts) -> float:
-    """Σ(weight × pass) / Σ(weight) over the items with an outcome; 1 when none has one."""
+    """Σ(weight × score) / Σ(weight) over the items with an outcome; 1 when none has one."""
     return facts.score_passed / facts.score_total if facts.score_total else 1.0
+
+
+def missing_required(facts: EntryFacts, bindings: list[Binding]) -> list[Binding]:
+    """The `required: true` items among BINDINGS (those of the entry's type) without an outcome."""
+    return [b for b in bindings if b.required and b.id not in facts.required_done]
 
 
 def kb_score(entries: list[EntryFacts]) -> float | None:
@@ -27,10 +47,11 @@ def kb_score(entries: list[EntryFacts]) -> float | None:
     return round(sum(entry_score(f) for f in entries) / len(entries), 4)
 
 
-def below_threshold(facts: EntryFacts, threshold: float | None) -> Issue | None:
-    """score_below_threshold for an entry whose score is below the KB's pass_threshold."""
+def below_threshold(facts: EntryFacts, threshold: float | None, whose: str) -> Issue | None:
+    """score_below_threshold for an entry whose score is below the pass_threshold of WHOSE
+    ("the KB's" or "type X's")."""
     score = entry_score(facts)
     if threshold is None or score >= threshold:
         return None
-    message = f"Entry '{facts.id}' scores {score:.2f}, below the KB's pass_threshold {threshold:.2f}"
+    message = f"Entry '{facts.id}' scores {score:.2f}, below {whose} pass_threshold {threshold:.2f}"
     return RULES["score_below_threshold"].issue(facts.site, message, discriminator="score")

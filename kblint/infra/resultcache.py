@@ -38,7 +38,7 @@ from ..model.link import PackedLinks
 from ..model.suppression import Suppression
 from .files import FileProblem, read_regular_file
 
-FORMAT = 7
+FORMAT = 8
 _RESULTS = "results"
 _RUNS = "runs"
 _RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
@@ -104,6 +104,8 @@ def result_of(text: str) -> tuple[EntryFacts, list[Issue], tuple[str, ...]]:
     facts = EntryFacts(*facts_row)
     facts.aliases = tuple(facts.aliases)
     facts.suppress = tuple(Suppression(*row) for row in facts.suppress)
+    facts.grades = tuple((str(item), str(level), float(score)) for item, level, score in facts.grades)
+    facts.required_done = tuple(facts.required_done)
     return facts, [issue_of_row(row) for row in rows], tuple(cross)
 
 

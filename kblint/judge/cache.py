@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from ..infra.files import FileProblem, read_regular_file
-from .model import PROMPT_VERSION, VERDICTS, JudgeConfig, Verdict
+from .model import GRADED, PROMPT_VERSION, VERDICTS, JudgeConfig, Verdict
 
 SUBDIR = "judgment"
 
@@ -55,8 +55,10 @@ class VerdictCache:
     def get(self, key: str, item_id: str) -> Verdict | None:
         try:
             data = json.loads(read_regular_file(str(self._path(key)), _MAX_VERDICT_BYTES))
-            verdict, conf = data["verdict"], data["confidence"]
-            if verdict not in VERDICTS or isinstance(conf, bool) or not isinstance(conf, (int, float)):
+            verdict, conf, level = data["verdict"], data["confidence"], data.get("level")
+            if verdict not in (*VERDICTS, GRADED) or isinstance(conf, bool) or not isinstance(conf, (int, float)):
+                return None
+            if (verdict == GRADED) != isinstance(level, str):
                 return None
             return Verdict(
                 item_id=item_id,
@@ -64,6 +66,7 @@ class VerdictCache:
                 confidence=float(conf),
                 reason=str(data.get("reason", "")),
                 cached=True,
+                level=level,
             )
         except (FileProblem, ValueError, KeyError, TypeError):
             return None  # missing or unreadable: a miss (a new verdict overwrites it)
@@ -76,6 +79,7 @@ class VerdictCache:
             "verdict": verdict.verdict,
             "confidence": verdict.confidence,
             "reason": verdict.reason,
+            **({"level": verdict.level} if verdict.level is not None else {}),
         }
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,9 +14,10 @@ from urllib.parse import urlsplit
 
 from .providers import PROVIDERS, Provider, provider_named
 
-PROMPT_VERSION = "3"
+PROMPT_VERSION = "4"
 
 VERDICTS = ("pass", "fail", "uncertain", "not_applicable")
+GRADED = "graded"  # the verdict of an item with levels: its level says how it did
 
 
 class JudgeUnavailable(Exception):
@@ -122,10 +123,25 @@ class JudgeConfig:
 
 @dataclass
 class JudgeItem:
-    """A rubric item as the judge is asked it."""
+    """A rubric item as the judge is asked it; a graded item has levels, lowest first, each a
+    mapping with "id" and optionally "label", "description" and "indicators"."""
 
     id: str
     text: str
+    levels: list[dict[str, Any]] | None = None
+
+    @property
+    def level_ids(self) -> tuple[str, ...]:
+        return tuple(str(level["id"]) for level in self.levels or ())
+
+    @property
+    def cache_text(self) -> str:
+        """What the verdict depends on besides the entry: the text, and the levels of a graded item."""
+        if not self.levels:
+            return self.text
+        import json
+
+        return json.dumps([self.text, self.levels], sort_keys=True, ensure_ascii=False)
 
 
 @dataclass
@@ -143,10 +159,11 @@ class Verdict:
     """The judge's verdict on one item."""
 
     item_id: str
-    verdict: str  # one of VERDICTS
+    verdict: str  # one of VERDICTS, or GRADED
     confidence: float
     reason: str
     cached: bool = False
+    level: str | None = None  # a graded item's level id
 
 
 @dataclass

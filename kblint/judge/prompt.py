@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import NamedTuple
 
-from .model import VERDICTS, JudgeItem
+from .model import GRADED, VERDICTS, JudgeItem
 
 SYSTEM_PROMPT = """\
 You review entries of a markdown knowledge base against rubric items.
@@ -28,36 +29,46 @@ For each item, decide one verdict:
 - "not_applicable": the item does not concern this entry.
 Give a "confidence" between 0 and 1 and a short "reason" (one sentence; for a fail, say what is missing or wrong).
 
+An item with "levels" is graded: its levels are listed from the lowest to the highest, each with an "id" \
+and what an entry at that level looks like ("description", "indicators"). For such an item, instead of a \
+"verdict", give "level": the id of exactly one of its levels, the highest one the entry fully reaches.
+
 Answer with this JSON object only, one verdict for every item, with the item ids exactly as given:
-{"verdicts": [{"id": "ITEM_ID", "verdict": "pass", "confidence": 0.9, "reason": "..."}]}"""
+{"verdicts": [{"id": "ITEM_ID", "verdict": "pass", "confidence": 0.9, "reason": "..."}, \
+{"id": "GRADED_ITEM_ID", "level": "LEVEL_ID", "confidence": 0.8, "reason": "..."}]}"""
 
 _FENCE_RUN = re.compile(r"`{3,}")
 
 
-def verdict_schema(item_ids: list[str]) -> dict:
+def verdict_schema(items: list[JudgeItem]) -> dict:
     """The JSON Schema of an answer for these items (strict: every property required, no other).
     The verdicts are an object with one property per item id, all required: a grammar built from it
-    (llama.cpp) makes the model answer every item exactly once, which a list of ids cannot force."""
-    verdict = {
-        "type": "object",
-        "properties": {
-            "verdict": {"type": "string", "enum": list(VERDICTS)},
-            "confidence": {"type": "number"},
-            "reason": {"type": "string"},
-        },
-        "required": ["verdict", "confidence", "reason"],
-        "additionalProperties": False,
-    }
+    (llama.cpp) makes the model answer every item exactly once, which a list of ids cannot force.
+    A graded item's answer is one of its level ids."""
     verdicts = {
         "type": "object",
-        "properties": {item_id: verdict for item_id in item_ids},
-        "required": list(item_ids),
+        "properties": {it.id: _answer_schema(it) for it in items},
+        "required": [it.id for it in items],
         "additionalProperties": False,
     }
     return {
         "type": "object",
         "properties": {"verdicts": verdicts},
         "required": ["verdicts"],
+        "additionalProperties": False,
+    }
+
+
+def _answer_schema(item: JudgeItem) -> dict:
+    key, values = ("level", list(item.level_ids)) if item.levels else ("verdict", list(VERDICTS))
+    return {
+        "type": "object",
+        "properties": {
+            key: {"type": "string", "enum": values},
+            "confidence": {"type": "number"},
+            "reason": {"type": "string"},
+        },
+        "required": [key, "confidence", "reason"],
         "additionalProperties": False,
     }
 
@@ -91,7 +102,7 @@ def render_block(entry: dict, items: list[JudgeItem], guidelines: dict) -> str:
     fences) are written as \\u0060 escapes: the JSON means the same, and the message keeps exactly one fence."""
     payload = {
         "entry": entry,
-        "items": [{"id": it.id, "text": it.text} for it in items],
+        "items": [{"id": it.id, "text": it.text, **({"levels": it.levels} if it.levels else {})} for it in items],
         "guidelines": guidelines or {},
     }
     text = json.dumps(payload, ensure_ascii=False, indent=1, default=str)
@@ -185,18 +196,30 @@ def _verdict_list(data: object) -> list | str:
     return raw if isinstance(raw, list) else 'the answer has no "verdicts" list'
 
 
-def parse_answer(text: str, wanted: list[str]) -> tuple[dict[str, tuple[str, float, str]], str | None]:
-    """Read the verdicts of an answer for the item ids in `wanted`.
+class Answer(NamedTuple):
+    """One item's verdict as read from an answer."""
 
-    Returns ({id: (verdict, confidence, reason)} for the well-formed verdicts of wanted ids, problem), where
-    problem is None when every wanted id got a verdict, else a short description of what was wrong
-    (not JSON, no "verdicts" list, missing ids, unknown ids, invalid verdicts).
+    verdict: str  # one of VERDICTS, or GRADED
+    confidence: float
+    reason: str
+    level: str | None = None  # a graded item's level id
+
+
+def parse_answer(
+    text: str, wanted: list[str], levels: dict[str, tuple[str, ...]] | None = None
+) -> tuple[dict[str, Answer], str | None]:
+    """Read the verdicts of an answer for the item ids in `wanted` (LEVELS: the level ids of the
+    graded ones, whose answer is a "level").
+
+    Returns ({id: Answer} for the well-formed verdicts of wanted ids, problem), where problem is
+    None when every wanted id got a verdict, else a short description of what was wrong (not JSON,
+    no "verdicts" list, missing ids, unknown ids, invalid verdicts or levels).
     """
     raw = _verdict_list(_load_json(text))
     if isinstance(raw, str):
         return {}, raw
-    wanted_set = set(wanted)
-    got: dict[str, tuple[str, float, str]] = {}
+    wanted_set, levels = set(wanted), levels or {}
+    got: dict[str, Answer] = {}
     unknown: list[str] = []
     invalid: list[str] = []
     for v in raw:
@@ -206,26 +229,42 @@ def parse_answer(text: str, wanted: list[str]) -> tuple[dict[str, tuple[str, flo
         vid = str(vid) if isinstance(vid, (str, int)) and not isinstance(vid, bool) else None
         if vid is None or vid not in wanted_set:
             unknown.append(repr(v.get("id")))
-            continue
-        if vid in got:
-            continue  # the first verdict for an id wins
+        elif vid not in got:  # the first verdict for an id wins
+            answer = _answer(v, levels.get(vid))
+            if answer is None:
+                invalid.append(vid)
+            else:
+                got[vid] = answer
+    return got, _problem(wanted, got, invalid, unknown)
+
+
+def _answer(v: dict, level_ids: tuple[str, ...] | None) -> Answer | None:
+    """One verdict object read, or None when its verdict, level or confidence is invalid."""
+    level = None
+    if level_ids:
+        level = str(v.get("level", "")).strip()
+        if level not in level_ids:
+            return None
+        verdict = GRADED
+    else:
         verdict = str(v.get("verdict", "")).strip().lower()
         verdict = _VERDICT_ALIASES.get(verdict, verdict.replace(" ", "_").replace("-", "_"))
         if verdict not in VERDICTS:
-            invalid.append(vid)
-            continue
-        conf = _confidence(v.get("confidence"))
-        if conf is None:
-            if "confidence" in v:
-                invalid.append(vid)
-                continue
-            conf = 0.5  # no confidence given: a fail then stays below the default threshold (uncertain)
-        reason = v.get("reason")
-        reason = "" if reason is None else str(reason).strip()
-        got[vid] = (verdict, conf, reason[:1000])
+            return None
+    conf = _confidence(v.get("confidence"))
+    if conf is None:
+        if "confidence" in v:
+            return None
+        conf = 0.5  # no confidence given: a fail then stays below the default threshold (uncertain)
+    reason = v.get("reason")
+    reason = "" if reason is None else str(reason).strip()
+    return Answer(verdict, conf, reason[:1000], level)
+
+
+def _problem(wanted: list[str], got: dict[str, Answer], invalid: list[str], unknown: list[str]) -> str | None:
     missing = [i for i in wanted if i not in got]
     if not missing:
-        return got, None
+        return None
     parts = []
     if invalid:
         parts.append("invalid verdict for " + ", ".join(invalid))
@@ -234,4 +273,4 @@ def parse_answer(text: str, wanted: list[str]) -> tuple[dict[str, tuple[str, flo
         parts.append("no verdict for " + ", ".join(rest))
     if unknown:
         parts.append("unknown ids " + ", ".join(unknown[:5]))
-    return got, "; ".join(parts)
+    return "; ".join(parts)

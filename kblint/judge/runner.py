@@ -117,7 +117,7 @@ def _plan(
         )
         entry_canon, guidelines_canon = canonical(entry), canonical(guidelines)
         for it in items:
-            w.keys[it.id] = key = item_key(config, entry_canon, guidelines_canon, it.text)
+            w.keys[it.id] = key = item_key(config, entry_canon, guidelines_canon, it.cache_text)
             if cache is not None:
                 hit = cache.get(key, it.id)
                 if hit is not None:
@@ -338,12 +338,13 @@ class _Runner:
                 if kind == "error":
                     self._fail(w, items, value)
                     return
-                got, problem = parse_answer(value, [it.id for it in items])
-                self.stats.count_answer(problem is None, [verdict for verdict, _, _ in got.values()])
+                levels = {it.id: it.level_ids for it in items if it.levels}
+                got, problem = parse_answer(value, [it.id for it in items], levels)
+                self.stats.count_answer(problem is None, [answer.verdict for answer in got.values()])
                 for it in items:
                     if it.id in got:
-                        verdict, conf, reason = got[it.id]
-                        v = Verdict(item_id=it.id, verdict=verdict, confidence=conf, reason=reason, cached=False)
+                        a = got[it.id]
+                        v = Verdict(it.id, a.verdict, a.confidence, a.reason, cached=False, level=a.level)
                         w.verdicts[it.id] = v
                         if self.cache is not None:
                             self.cache.put(w.keys[it.id], v, self.config.evaluator)
@@ -364,7 +365,7 @@ class _Runner:
         unavailable) | ("budget", reason: --max-llm-calls reached before the first attempt)."""
         c = self.config
         user = user_message(w.sent_entry, items, w.guidelines, note)
-        ask = _Question(user, answer_tokens(len(items), c.max_tokens), verdict_schema([it.id for it in items]))
+        ask = _Question(user, answer_tokens(len(items), c.max_tokens), verdict_schema(items))
         headers = c.wire.headers(c.api_key)
         last_error = "no attempt made"
         timed_out = False

@@ -36,6 +36,8 @@ class EntryFacts:
     score_total: float = 0.0
     judgment_items: int = 0  # judgment items that apply to the entry
     suppress: tuple[Suppression, ...] = ()  # the entry's suppressions
+    grades: tuple[tuple[str, str, float], ...] = ()  # (item id, level id, score) of its graded items
+    required_done: tuple[str, ...] = ()  # the ids of `required: true` items that have an outcome
 
     @property
     def stem(self) -> str:

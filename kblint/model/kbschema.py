@@ -150,6 +150,8 @@ class TypeSchema:
     declared: bool = False  # declared in kb.yaml
     knows_keys: bool = False  # lists fields/required/optional: other keys are unknown_field
     line: int = 1
+    pass_threshold: float | None = None  # beats the KB's for entries of this type
+    pass_threshold_line: int = 0
 
     def required_fields(self) -> list[str]:
         names = list(self.required)
@@ -179,11 +181,19 @@ class KBSchema:
     goals: dict[Any, Any] = field(default_factory=dict)
     rubric: list[RubricItem] = field(default_factory=list)
     pass_threshold: float | None = None
+    pass_threshold_line: int = 0
     enforce: bool = False
     rules: list[FieldRule] = field(default_factory=list)
     types: dict[str, TypeSchema] = field(default_factory=dict)
     problems: list[ConfigProblem] = field(default_factory=list)
     raw: dict[Any, Any] = field(default_factory=dict)
+
+    def threshold_for(self, type_name: str) -> float | None:
+        """The pass_threshold of entries of TYPE_NAME: the type's, else the KB's."""
+        ts = self.types.get(type_name)
+        if ts is not None and ts.pass_threshold is not None:
+            return ts.pass_threshold
+        return self.pass_threshold
 
     def type_for_subdirectory(self, segment: str) -> str | None:
         for ts in self.types.values():
@@ -417,6 +427,9 @@ def _type(
         for item in ts.rubric:
             item.source = source
     ts.workflow = _workflow(spec.get("workflow"), line_of(spec, "workflow", line), problems, name)
+    if "pass_threshold" in spec:
+        ts.pass_threshold_line = line_of(spec, "pass_threshold", line)
+        ts.pass_threshold = _threshold(spec.get("pass_threshold"), ts.pass_threshold_line, problems)
     return ts
 
 
@@ -545,14 +558,16 @@ def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]
         schema.goals = dict(goals)
     elif goals is not None:
         problems.append(ConfigProblem(data.line_of("goals"), "goals must be a mapping"))
-    threshold = data.get("pass_threshold")
-    if threshold is not None:
-        if _number(threshold) is None or not 0 <= threshold <= 1:
-            problems.append(
-                ConfigProblem(data.line_of("pass_threshold"), "pass_threshold must be a number from 0 to 1")
-            )
-        else:
-            schema.pass_threshold = float(threshold)
+    if data.get("pass_threshold") is not None:
+        schema.pass_threshold_line = data.line_of("pass_threshold")
+        schema.pass_threshold = _threshold(data["pass_threshold"], schema.pass_threshold_line, problems)
+
+
+def _threshold(value: Any, line: int, problems: list[ConfigProblem]) -> float | None:
+    if _number(value) is None or not 0 <= value <= 1:
+        problems.append(ConfigProblem(line, "pass_threshold must be a number from 0 to 1"))
+        return None
+    return float(value)
 
 
 def load_kb_schema(root: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:

@@ -120,6 +120,14 @@ class Plan:
     by_type: dict[str, list[Binding]]  # type → the merged items that apply to its entries ("" for others)
     _parts: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)  # per-type views, made once
 
+    @property
+    def has_required(self) -> bool:
+        """Whether any item applying somewhere is `required: true`."""
+        found = self._parts.get(("required", ""))
+        if found is None:
+            found = self._parts[("required", "")] = any(b.required for items in self.by_type.values() for b in items)
+        return bool(found)
+
     def totals(self) -> dict[str, int]:
         totals = dict.fromkeys(BINDINGS, 0)
         for scope in self.scopes:

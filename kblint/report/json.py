@@ -13,7 +13,7 @@ from ..rules.docs import issue_url
 
 SCHEMA_VERSION = 1
 
-_OPTIONAL = ("checker", "policy", "confidence", "evaluator", "cached")
+_OPTIONAL = ("checker", "policy", "item_id", "confidence", "evaluator", "cached")
 _LINES_PER_WRITE = 1000
 
 
@@ -84,6 +84,8 @@ class IssueLines:
             parts.append(f', "checker": {text(issue.checker)}')
         if issue.policy is not None:
             parts.append(f', "policy": {text(issue.policy)}')
+        if issue.item_id is not None:
+            parts.append(f', "item_id": {text(issue.item_id)}')
         for key in ("confidence", "evaluator", "cached"):
             value = getattr(issue, key)
             if value is not None:
