@@ -13,7 +13,7 @@ from ..model.issue import Issue, KBReport
 from ..model.kbschema import KBSchema
 from ..paths import display_path
 from ..rules.config import config_errors
-from . import scoring
+from . import feedback, scoring
 from .filters import Suppressed, in_shard
 from .pass_entries import FileResult, KBRun, read_entry
 from .pass_graph import graph_checks
@@ -84,9 +84,12 @@ class Assembly:
             entries = [res.facts for res in r.results if res.facts.parsed and self._counts(r, res.facts)]
             report = by_name[r.kb.name]
             lacking = self._lacking_required(r, entries)
+            graded = feedback.graded_items(r.ctx.plan)
             for facts in entries:
                 if facts.path not in lacking:
                     self._check_threshold(r.ctx.schema, facts)
+                if facts.grades:
+                    feedback.add_grades(report, facts, graded)
             if lacking and not report.incomplete:
                 first = next(iter(lacking.values()))
                 report.incomplete = (

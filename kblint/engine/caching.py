@@ -119,6 +119,8 @@ def _kb_report(data: dict[str, Any]) -> KBReport:
         score=data["score"],
         coverage=Coverage(**data["coverage"]),
         incomplete=data.get("incomplete"),
+        grades=data.get("grades", []),
+        levels=data.get("levels", {}),
     )
 
 
@@ -138,6 +140,8 @@ def save_outcome(caches: Caches, key: str, outcome: Outcome) -> None:
                 "score": k.score,
                 "coverage": k.coverage.as_dict(),
                 "incomplete": k.incomplete,
+                "grades": k.grades,
+                "levels": k.levels,
             }
             for k in outcome.kbs
         ],

@@ -170,6 +170,9 @@ class KBReport:
     score: float | None = None
     coverage: Coverage = field(default_factory=Coverage)
     incomplete: str | None = None  # why the score is not given: every judgment of the KB failed
+    # graded items (README "Graded rubrics"): each entry's levels, and how many entries reached each level
+    grades: list[dict[str, Any]] = field(default_factory=list)  # {"path", "entry_id", "criteria": [...]}
+    levels: dict[str, dict[str, Any]] = field(default_factory=dict)  # item id → {"item", "counts"}
 
 
 @dataclass(slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import IO, Any
 
 from .. import __version__
-from ..model.issue import Issue, Report
+from ..model.issue import Issue, KBReport, Report
 from ..paths import display_path
 from ..rules.docs import issue_url
 
@@ -106,9 +106,14 @@ def _kb_dicts(report: Report) -> list[dict[str, Any]]:
             "score": kb.score,
             "coverage": kb.coverage.as_dict(),
             **({"score_incomplete": kb.incomplete} if kb.incomplete else {}),
+            **({"levels": kb.levels, "grades": _grades(kb)} if kb.levels else {}),
         }
         for kb in report.kbs
     ]
+
+
+def _grades(kb: KBReport) -> list[dict[str, Any]]:
+    return [{**g, "path": display_path(g["path"])} for g in kb.grades]
 
 
 def _summary(report: Report) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model.issue import SEVERITY_RANK, Issue, Report
+from ..model.issue import SEVERITY_RANK, Issue, KBReport, Report
 from ..paths import display_path, printable
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
@@ -17,8 +17,8 @@ def _plural(n: int, word: str) -> str:
 
 def issue_line(issue: Issue, color: bool) -> str:
     where = f"{display_path(issue.path)}:{issue.line}:{issue.column}:"
-    # a config_error already quotes its item; a judgment issue names the item it is about
-    tag = issue.checker or (issue.rubric_item if issue.rule != "config_error" else None)
+    # a config_error (or a finding on the rubric) already quotes its item; a judgment issue names the item it is about
+    tag = issue.checker or (issue.rubric_item if issue.tier not in ("config", "rubric") else None)
     suffix = f" [{printable(tag)}]" if tag else ""
     if not color:
         return f"{where} {issue.severity} {issue.rule} {issue.message}{suffix}"
@@ -106,7 +106,7 @@ def problem_lines(report: Report) -> list[str]:
         lines.append(f"stopped: {printable(report.fatal)}")
     config_errors: dict[str, int] = {}
     for issue in report.issues:
-        if issue.rule == "config_error":
+        if issue.rule == "config_error" or (issue.tier == "rubric" and issue.severity == "error"):
             config_errors[issue.path] = config_errors.get(issue.path, 0) + 1
     for path, n in config_errors.items():
         lines.append(f"config: {display_path(path)} has {_plural(n, 'config error')}: fix them first (listed above)")
@@ -184,4 +184,19 @@ def statistics_lines(report: Report) -> list[str]:
     for kb in report.kbs:
         if kb.score is not None:
             lines.append(f"  score {kb.name}: {kb.score:.2f}")
+        lines.extend(_level_lines(kb))
+    return lines
+
+
+def _level_lines(kb: KBReport) -> list[str]:
+    """Graded items: how many entries reached each level, then each entry's levels."""
+    from ..engine.feedback import criterion_text
+
+    lines = []
+    for found in kb.levels.values():
+        counts = ", ".join(f"{level} {n}" for level, n in found["counts"].items())
+        lines.append(f"  levels {kb.name} {printable(found['item'])!r}: {counts}")
+    for graded in kb.grades:
+        criteria = "; ".join(printable(criterion_text(c)) for c in graded["criteria"])
+        lines.append(f"    {display_path(graded['path'])}: {criteria}")
     return lines

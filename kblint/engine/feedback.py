@@ -1,0 +1,51 @@
+"""Per-criterion feedback of graded items (README "Graded rubrics"): each entry's level and score
+on every graded item (`Sources: excellent (1.00)`), and per KB how many entries reached each level."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model.facts import EntryFacts
+from ..model.issue import KBReport
+from ..model.plan import Binding, Plan
+
+
+def graded_items(plan: Plan) -> dict[str, Binding]:
+    """The graded items of PLAN by id."""
+    return {b.id: b for scope in plan.scopes for b in scope.items if b.graded}
+
+
+def add_grades(report: KBReport, facts: EntryFacts, items: dict[str, Binding]) -> None:
+    """The levels FACTS's entry reached, into REPORT: its criteria, and the KB's counts."""
+    criteria = []
+    for item_id, level_id, score in facts.grades:
+        b = items.get(item_id)
+        if b is None:
+            continue
+        level = next((lv for lv in b.levels if lv.id == level_id), None)
+        criteria.append(
+            {
+                "item_id": item_id,
+                "item": b.text,
+                "level": level_id,
+                "label": level.name if level else level_id,
+                "score": score,
+            }
+        )
+        counts = _counts(report, b)
+        counts[level_id] = counts.get(level_id, 0) + 1
+    if criteria:
+        report.grades.append({"path": facts.path, "entry_id": facts.id, "criteria": criteria})
+
+
+def _counts(report: KBReport, b: Binding) -> dict[str, int]:
+    found = report.levels.get(b.id)
+    if found is None:
+        found = report.levels[b.id] = {"item": b.text, "counts": {lv.id: 0 for lv in b.levels}}
+    counts: dict[str, int] = found["counts"]
+    return counts
+
+
+def criterion_text(criterion: dict[str, Any]) -> str:
+    """`Sources: excellent (1.00)`."""
+    return f"{criterion['item']}: {criterion['label']} ({criterion['score']:.2f})"
