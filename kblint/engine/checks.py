@@ -16,6 +16,7 @@ from ..model.plan import Binding
 from ..rules import RULES, Site
 from ..userpattern import PatternTooSlow
 from . import scoring
+from .schema_items import run_json_schema
 
 
 @dataclass(slots=True)
@@ -44,6 +45,8 @@ def run_bindings(bindings: list[Binding], subject: Subject) -> list[Issue]:
             issue = _run_policy(b, subject)
             if issue is not None:
                 issues.append(issue)
+        elif b.validator is not None:
+            issues.extend(run_json_schema(b, subject))
         else:
             issues.extend(_run_checker(b, subject))
     return issues

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ..checkers.registry import registry
 from ..model.facts import EntryFacts
 from ..model.issue import SEVERITY_RANK, Issue, Report
+from ..model.json_schema import JSON_SCHEMA
 from ..model.plan import Binding
 from ..model.suppression import Suppression
 from ..paths import display_path, relative_to
@@ -20,7 +21,7 @@ from ..workspace import UsageError, glob_to_regex
 
 def check_names(names: list[str], option: str) -> None:
     """Every name given to --select or --ignore is a rule, a tier or a checker."""
-    known = set(RULES) | set(TIERS) | set(registry().names())
+    known = set(RULES) | set(TIERS) | set(registry().names()) | {JSON_SCHEMA}
     for name in names:
         if name not in known:
             near = difflib.get_close_matches(name, sorted(known), n=1)
@@ -122,7 +123,12 @@ def _unused_suppressions(path: str, entry: Suppressed, used: set[tuple[str, int]
             continue
         if name in ran:
             rule, message = "unused_suppression", f"Suppression of '{name}' suppressed nothing"
-        elif name in RULES or name in registry().checkers or any(b.id == name for b in entry.bindings):
+        elif (
+            name in RULES
+            or name in registry().checkers
+            or name == JSON_SCHEMA
+            or any(b.id == name for b in entry.bindings)
+        ):
             continue  # it did not run on this entry (e.g. the judgment tier without an LLM)
         else:
             rule, message = "invalid_suppression", _unknown_name(name, entry.bindings)
@@ -132,7 +138,7 @@ def _unused_suppressions(path: str, entry: Suppressed, used: set[tuple[str, int]
 
 
 def _unknown_name(name: str, bindings: list[Binding]) -> str:
-    known = sorted(set(RULES) | set(registry().names()) | {b.id for b in bindings if b.id})
+    known = sorted(set(RULES) | set(registry().names()) | {JSON_SCHEMA} | {b.id for b in bindings if b.id})
     near = difflib.get_close_matches(name, known, n=1)
     hint = f"; did you mean '{near[0]}'?" if near else ""
     return f"Suppression names '{name}', which is no rule, checker or rubric item id here{hint}"
@@ -142,7 +148,7 @@ def _names_that_ran(bindings: list[Binding]) -> set[str]:
     ran = {name for name, rule in RULES.items() if rule.tier in ("structure", "schema")}
     for b in bindings:
         if b.runs:
-            ran.update({"rubric_violation", b.checker or "policy", b.id})
+            ran.update({"rubric_violation", b.checker or (JSON_SCHEMA if b.validator is not None else "policy"), b.id})
     return ran
 
 

@@ -17,6 +17,7 @@ from .. import policy
 from ..checkers.base import Checker
 from ..checkers.registry import Registry, registry, validate_params
 from ..policy import Evaluator, Policy
+from ..yamlread.lines import json_ready
 from .issue import BINDINGS, Coverage
 from .kbschema import KBSchema, RubricItem, system_rubric
 from .levels import Level, LevelsError, read_levels, unordered
@@ -91,6 +92,7 @@ class Binding:
     pass_level: Level | None = None  # the level an entry needs (graded items)
     required: bool = False  # without an outcome the entry's score is incomplete
     json_schema: dict[str, Any] | None = None  # a JSON Schema criterion on the frontmatter
+    validator: Any = field(default=None, compare=False, repr=False)  # json_schema, compiled once
 
     @property
     def graded(self) -> bool:
@@ -98,8 +100,8 @@ class Binding:
 
     @property
     def runs(self) -> bool:
-        """Whether kblint itself runs this item (a checker or a policy)."""
-        return self.kind in ("checker", "policy")
+        """Whether kblint itself runs this item (a checker, a policy or a JSON Schema)."""
+        return self.kind in ("checker", "policy") or self.validator is not None
 
 
 @dataclass(slots=True)
@@ -219,6 +221,8 @@ def _bind_mapping(b: Binding, raw: dict[Any, Any], schema: KBSchema, reg: Regist
         return _bind_schema(b, raw)
     if "policy" in raw:
         return _bind_policy(b, raw["policy"].strip())
+    if "json_schema" in raw:
+        return _bind_json_schema(b, raw["json_schema"])
     return b
 
 
@@ -232,7 +236,7 @@ def _form_problem(raw: dict[Any, Any]) -> str | None:
         return "pass_level given without levels"
     if "params" in raw and "checker" not in raw:
         return "params given without a checker"
-    if ("field" in raw or "fields" in raw) and forms in ([], ["policy"]):
+    if ("field" in raw or "fields" in raw) and forms in ([], ["policy"], ["json_schema"]):
         return "field/fields are for covered_by: schema items"
     if "policy" in raw and (not isinstance(raw["policy"], str) or not raw["policy"].strip()):
         return "policy must be an expression string"
@@ -313,6 +317,21 @@ def _bind_schema(b: Binding, raw: dict[Any, Any]) -> Binding:
     if not all(isinstance(n, str) for n in names):
         return _broken(b, "field/fields must name fields")
     b.fields = tuple(names)
+    return b
+
+
+def _bind_json_schema(b: Binding, written: Any) -> Binding:
+    """A JSON Schema criterion: a schema item that validates the frontmatter (json_schema.py)."""
+    from . import json_schema
+
+    b.kind = "schema"
+    if not isinstance(written, dict):
+        return _broken(b, f"json_schema must be a mapping (a JSON Schema), got {type(written).__name__}")
+    b.json_schema = json_ready(written)
+    try:
+        b.validator = json_schema.compile_schema(b.json_schema)
+    except json_schema.InvalidSchema as exc:
+        return _broken(b, f"json_schema is not a valid JSON Schema: {exc}")
     return b
 
 
