@@ -10,6 +10,7 @@ import textwrap
 
 from .checkers.base import Checker
 from .checkers.registry import registry
+from .model.json_schema import JSON_SCHEMA
 from .rules import RULES, TIERS, Rule, doc_url
 from .rules.docs import RULE_DOCS, TIER_DOCS, Example, suppression_forms, tier_rules
 
@@ -37,12 +38,21 @@ def policy_examples() -> list[str]:
     return [line.strip() for line in section.splitlines() if line.strip()]
 
 
+def json_schema_doc() -> str:
+    """The page of JSON Schema rubric items (the docstring of kblint/model/json_schema.py)."""
+    from .model import json_schema
+
+    return inspect.cleandoc(json_schema.__doc__ or "")
+
+
 def explain(name: str | None) -> str:
-    """The page of NAME (a rule, checker, tier or `policy`), or the list of them all."""
+    """The page of NAME (a rule, checker, tier, `policy` or `json_schema`), or the list of them all."""
     if name is None:
         return overview()
     if name == "policy":
         return policy_doc() + "\n\n" + tier_page("policy", heading=False)
+    if name == JSON_SCHEMA:
+        return json_schema_doc() + "\n\n" + f"Documentation: {doc_url(JSON_SCHEMA)}\n"
     if name in RULES:
         return rule_page(RULES[name])
     if name in TIERS:
@@ -50,7 +60,7 @@ def explain(name: str | None) -> str:
     checker = registry().get(name)
     if checker is not None:
         return checker_page(checker)
-    known = sorted(set(RULES) | set(registry().names()) | set(TIERS))
+    known = sorted(set(RULES) | set(registry().names()) | set(TIERS) | {JSON_SCHEMA})
     raise UnknownName(name, difflib.get_close_matches(name, known, n=3, cutoff=0.5))
 
 
@@ -76,7 +86,12 @@ def overview() -> str:
     lines += ["Checkers, which emit rubric_violation (kblint explain CHECKER):", ""]
     lines += _columns([(c.name, c.source, c.description) for c in checkers])
     lines += ["", "Topics:", ""]
-    lines += _columns([("policy", "the grammar of policy rubric items, and the policy tier")])
+    lines += _columns(
+        [
+            ("policy", "the grammar of policy rubric items, and the policy tier"),
+            (JSON_SCHEMA, "rubric items that validate the frontmatter with a JSON Schema"),
+        ]
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -184,6 +199,10 @@ def _checker_markdown(checker: Checker) -> list[str]:
     return [*lines, checker.doc, ""]
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
+
+
 def rules_markdown() -> str:
     """docs/rules.md: every rule by tier and every built-in checker, from the same source as `explain`."""
     checkers = [c for c in (registry().checkers[n] for n in registry().names()) if c.source == "core"]
@@ -201,9 +220,12 @@ def rules_markdown() -> str:
         if names:
             lines.append(f"- {tier}: " + ", ".join(f"[{n}](#{n})" for n in names))
     lines.append("- checkers: " + ", ".join(f"[{c.name}](#{c.name})" for c in checkers))
+    lines.append(f"- rubric items that validate the frontmatter: [{JSON_SCHEMA}](#{JSON_SCHEMA})")
     lines.append("")
     for name in RULES:
         lines += _rule_markdown(RULES[name])
     for checker in checkers:
         lines += _checker_markdown(checker)
+    title, body = json_schema_doc().split("\n\n", 1)
+    lines += [f"## {JSON_SCHEMA}", "", _sentence(title.split(" — ", 1)[1]), "", body, ""]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -24,6 +24,8 @@ def _item(b: Binding) -> dict[str, Any]:
         out["policy"] = b.policy
     if b.kind == "schema" and b.fields:
         out["fields"] = list(b.fields)
+    if b.kind == "schema" and b.json_schema is not None:
+        out["json_schema"] = b.json_schema  # what the entry's frontmatter must validate against
     if b.kind == "judgment":
         out["note"] = "judged by an LLM when one is configured; write to satisfy it"
     if b.kind == "broken":

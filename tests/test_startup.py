@@ -9,7 +9,7 @@ import sys
 from conftest import ROOT
 
 # Each is imported by some runs of kblint (so each check can fail), never by these ones.
-HEAVY = ("typer", "rich", "httpx", "concurrent.futures", "kblint.engine.run")
+HEAVY = ("typer", "rich", "httpx", "concurrent.futures", "kblint.engine.run", "jsonschema")
 
 PROBE = """
 import atexit, json, sys

@@ -28,7 +28,8 @@ def item_line(b: Binding, evaluator: str | None = None) -> str:
         return f"[policy] {b.text}" + (f" → {b.policy}" if b.policy != b.text else "")
     if b.kind == "schema":
         fields = f" ({', '.join(b.fields)})" if b.fields else ""
-        return f"[schema] {b.text}{fields}"
+        validated = " → json_schema" if b.json_schema is not None else ""
+        return f"[schema] {b.text}{fields}{validated}"
     if b.kind == "judgment":
         return f"[judgment] {b.text} ({judgment_note(evaluator)})"
     return f"[broken] {b.text} — {b.reason}"
@@ -65,6 +66,7 @@ def item_dict(b: Binding) -> dict[str, Any]:
         "checker": b.checker,
         "params": dict(b.params) if b.checker else None,
         "policy": b.policy,
+        "json_schema": b.json_schema,
         "reason": b.reason,
         "line": b.line or None,
     }

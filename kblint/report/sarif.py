@@ -19,6 +19,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..infra.git import work_tree
 from ..model.issue import Issue, Report
+from ..model.json_schema import JSON_SCHEMA
 from ..rules import RULES, doc_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -51,6 +52,11 @@ def _checker_texts(rule: str, checker: str) -> tuple[str, str]:
             "A rubric item bound to a policy expression fails.",
             f"{base}\n\nThe item is checked by a policy expression (kblint explain policy).\n\n{body}",
         )
+    if checker == JSON_SCHEMA:
+        from ..explain import json_schema_doc
+
+        body = json_schema_doc().split("\n\n", 1)[1]
+        return ("A rubric item's JSON Schema does not validate the entry's frontmatter.", f"{base}\n\n{body}")
     from ..checkers.registry import registry
 
     found = registry().get(checker)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..checkers.registry import registry
+from ..model.json_schema import JSON_SCHEMA
 from . import RULES, doc_url
 
 
@@ -425,7 +426,9 @@ TIER_DOCS = {
     "structure": "Each file is read as an entry (frontmatter and body) and checked for what every entry "
     "needs: a title, a body, a type, a unique id; then the links of the whole workspace are resolved.",
     "schema": "Each entry is checked against its type in kb.yaml: required fields, field types, select "
-    "values, ranges, patterns, dates, `validation.rules`, workflow states and subdirectories.",
+    "values, ranges, patterns, dates, `validation.rules`, workflow states and subdirectories; and "
+    "against the JSON Schema of each `json_schema` rubric item (`kblint explain json_schema`), whose "
+    "errors are rubric_violations of tier schema.",
     "checker": "The rubric items of kb.yaml bound to a named checker (`kblint checkers`) run on each "
     "entry; a failing item is a rubric_violation that names its checker.",
     "policy": "The rubric items written as policies (`tags count >= 2`, status gates) are measured on "
@@ -473,8 +476,11 @@ def suppression_forms(doc: RuleDoc) -> list[str]:
 
 
 def issue_url(rule: str, checker: str | None = None) -> str:
-    """The documentation of an issue: its checker's for a rubric_violation of a built-in checker,
-    otherwise its rule's (a plugin's checkers are not in docs/rules.md)."""
+    """The documentation of an issue: for a rubric_violation of a built-in checker, the checker's;
+    of a JSON Schema item, the page of those items; otherwise the rule's (a plugin's checkers are
+    not in docs/rules.md)."""
+    if rule == "rubric_violation" and checker == JSON_SCHEMA:
+        return doc_url(JSON_SCHEMA)
     if rule == "rubric_violation" and checker is not None:
         found = registry().get(checker)
         if found is not None and found.source == "core":
