@@ -17,8 +17,9 @@ from .. import policy
 from ..checkers.base import Checker
 from ..checkers.registry import Registry, registry, validate_params
 from ..policy import Evaluator, Policy
+from ..rules.rubric import policy_typo, rubric_findings
 from ..yamlread.lines import json_ready
-from .issue import BINDINGS, Coverage
+from .issue import BINDINGS, Coverage, Issue
 from .kbschema import KBSchema, RubricItem, system_rubric
 from .levels import Level, LevelsError, read_levels, unordered
 
@@ -120,6 +121,7 @@ class Plan:
     kb_name: str
     scopes: list[ScopePlan]
     by_type: dict[str, list[Binding]]  # type → the merged items that apply to its entries ("" for others)
+    findings: list[Issue] = field(default_factory=list)  # what the rubric tier says of the rubric (kb.yaml)
     _parts: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)  # per-type views, made once
 
     @property
@@ -203,6 +205,10 @@ def bind(item: RubricItem, schema: KBSchema, reg: Registry) -> Binding:
             return _broken(b, "empty rubric item")
         if is_policy_shaped(raw):
             return _bind_policy(b, raw.strip())
+        typo = policy_typo(raw.strip())
+        if typo is not None:  # meant as a policy: never silently a judgment item
+            b.broken_rule = "rubric_policy_typo"
+            return _broken(b, typo)
         return b
     if not isinstance(raw, dict):
         return _broken(b, f"a rubric item must be a string or a mapping, got {type(raw).__name__}")
@@ -455,4 +461,6 @@ def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
     for name, items in type_items.items():
         if items:
             scopes.append(ScopePlan("type", name, [b for b in items if id(b) in used or b.kind == "broken"]))
-    return Plan(kb_name=schema.name, scopes=scopes, by_type=by_type)
+    plan = Plan(kb_name=schema.name, scopes=scopes, by_type=by_type)
+    plan.findings = rubric_findings(schema, plan)
+    return plan

@@ -2,7 +2,8 @@
 issue of a rule is made (`Rule.issue`).
 
 Each rule's check lives in the module of its tier: `structure` and `schema` (pass 1, one entry),
-`links` (the graph pass); parse_error is made where files are read (`kblint.engine.pass_entries`).
+`links` (the graph pass), `rubric` (kb.yaml's rubric itself); parse_error is made where files are
+read (`kblint.engine.pass_entries`).
 This table is what `--select`, `--ignore`, reports and `explain` read.
 """
 
@@ -153,10 +154,41 @@ _TABLE = [
         "warning",
         "A suppression comment or setting that kblint cannot read: a malformed directive or an unknown name.",
     ),
+    (
+        "rubric_duplicate_item",
+        "rubric",
+        "warning",
+        "Two rubric items of one scope say the same thing (once case, punctuation and stop words are set aside).",
+    ),
+    (
+        "rubric_threshold_unreachable",
+        "rubric",
+        "error",
+        "`pass_threshold` is above the best score an entry of some type can get.",
+    ),
+    (
+        "rubric_threshold_trivial",
+        "rubric",
+        "warning",
+        "`pass_threshold` is 0, or at or below the worst score any entry can get: it checks nothing.",
+    ),
+    ("rubric_levels_unordered", "rubric", "error", "The scores of a graded item's levels go down."),
+    (
+        "rubric_restates_schema",
+        "rubric",
+        "info",
+        "A judgment item only restates a required field, which the schema already checks.",
+    ),
+    (
+        "rubric_policy_typo",
+        "rubric",
+        "error",
+        "A rubric string looks like a policy but does not parse; it is not run as a judgment item either.",
+    ),
 ]
 
 RULES: dict[str, Rule] = {name: Rule(name, tier, severity, summary) for name, tier, severity, summary in _TABLE}
-TIERS = ("structure", "schema", "checker", "policy", "judgment", "score", "config")
+TIERS = ("structure", "schema", "checker", "policy", "judgment", "score", "config", "rubric")
 
 HOMEPAGE = "https://github.com/kblint/kblint"
 RULES_DOC = "docs/rules.md"  # generated from this table and the rule pages (`kblint explain`)

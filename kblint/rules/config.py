@@ -1,5 +1,6 @@
-"""config_error: problems in kb.yaml (and the files beside it) that kblint can point at, and rubric
-items that are not enforced because they are broken (SPEC §5)."""
+"""config_error: problems in kb.yaml (and the files beside it) that kblint can point at, rubric
+items that are not enforced because they are broken (SPEC §5), and what the rubric tier finds in the
+rubric itself (kblint.rules.rubric)."""
 
 from __future__ import annotations
 
@@ -32,4 +33,5 @@ def config_errors(schema: KBSchema, plan: Plan) -> list[Issue]:
         )
         for problem in schema.problems
     )
+    issues.extend(plan.findings)  # the rubric tier's findings on the rubric itself
     return issues

@@ -143,6 +143,34 @@ def _findings(path: str, text: str) -> dict[str, str]:
     return {"kb.yaml": _FINDINGS_YAML, path: text}
 
 
+_EXPLAINS = '"Entry explains why the contract matters"'
+
+
+def _rubric_yaml(*items: str) -> str:
+    """kb.yaml of a KB named notes with the rubric ITEMS (YAML scalars)."""
+    return "name: notes\nevaluation_rubric:\n" + "".join(f"  - {item}\n" for item in items)
+
+
+def _graded_yaml(threshold: float, top: float) -> str:
+    """A KB whose one judge-graded item, of weight 3, scores TOP at its best level."""
+    return (
+        f"name: notes\npass_threshold: {threshold}\nevaluation_rubric:\n"
+        '  - text: "Entry explains why the contract matters"\n'
+        "    weight: 3\n"
+        "    levels:\n"
+        "      - {id: missing, score: 0}\n"
+        "      - {id: partial, score: 0.5}\n"
+        f"      - {{id: clear, score: {top}}}\n"
+    )
+
+
+def _levels_yaml(top: float) -> str:
+    return _graded_yaml(0.5, top).replace("pass_threshold: 0.5\n", "")
+
+
+_DATE_ITEM = '    evaluation_rubric:\n      - "Finding has a date"\n'
+_DATE_BOUND = '{text: "Finding has a date", covered_by: schema, field: date}'
+
 _BY_ITEM = (
     "In an entry's suppressions, name the rubric item's `id` instead of the rule to hide that item's issues only."
 )
@@ -418,6 +446,79 @@ _DOCS = [
         Example(_notes(a=_ORPHAN + "<!-- kblint-disable orphan_entry -->\n")),
         scope=SUPPRESSION,
     ),
+    RuleDoc(
+        "rubric_duplicate_item",
+        "Two rubric items of one scope (the KB's items, or one type's) say the same thing: their texts "
+        "are equal, or nearly equal, once case, punctuation and stop words (`the`, `has`, `entry`, ...) "
+        "are set aside, with the same numbers, operators and negations. The later item is reported, "
+        "naming the line of the earlier one. Items of a KB restricted by `applies_to` to different "
+        "types are not compared.",
+        "Delete one of the two items, or reword it if it means something else.",
+        Example(_notes(**_LINKED_STEMS) | {"kb.yaml": _rubric_yaml(_EXPLAINS, _EXPLAINS.replace("Entry", "Entries"))}),
+        Example(
+            _notes(**_LINKED_STEMS) | {"kb.yaml": _rubric_yaml(_EXPLAINS, '"Entry says where its facts come from"')}
+        ),
+        scope=KB,
+    ),
+    RuleDoc(
+        "rubric_threshold_unreachable",
+        "`pass_threshold` is above the best score an entry of some type can get, so every entry of "
+        "that type is reported whatever it says. An entry's score is the weighted mean of its scored "
+        "items (checker, policy and judgment items; `covered_by: schema` items are not scored); the "
+        "best score takes each graded item at its top level, which may score below 1. A type's own "
+        "`pass_threshold` is checked against that type.",
+        "Lower `pass_threshold` to a score entries can reach, or give the top level of a graded item "
+        "the score 1 (or a smaller `weight`).",
+        Example(_notes(**_LINKED_STEMS) | {"kb.yaml": _graded_yaml(0.9, 0.6)}),
+        Example(_notes(**_LINKED_STEMS) | {"kb.yaml": _graded_yaml(0.9, 1)}),
+        scope=KB,
+    ),
+    RuleDoc(
+        "rubric_threshold_trivial",
+        "`pass_threshold` is 0, or at or below the worst score any entry can get (every scored item at "
+        "its lowest level, or failed), so no entry can fall below it and the threshold checks nothing.",
+        "Raise `pass_threshold` to the score an entry must reach, or remove it.",
+        Example(_notes(**_LINKED_STEMS) | {"kb.yaml": "name: notes\npass_threshold: 0\n"}),
+        Example(_notes(**_LINKED_STEMS) | {"kb.yaml": "name: notes\npass_threshold: 0.8\n"}),
+        scope=KB,
+    ),
+    RuleDoc(
+        "rubric_levels_unordered",
+        "The `levels:` of a graded rubric item are written lowest first, and a level scores less than "
+        "the one before it. kblint cannot tell which level is better: the item is `[broken]` in "
+        "`kblint checkers --kb DIR` and is not run.",
+        "Order the levels from the lowest score to the highest (or correct the score that is wrong).",
+        Example(_notes(**_LINKED_STEMS) | {"kb.yaml": _levels_yaml(0.4)}),
+        Example(_notes(**_LINKED_STEMS) | {"kb.yaml": _levels_yaml(1)}),
+        scope=KB,
+    ),
+    RuleDoc(
+        "rubric_restates_schema",
+        "A judgment item (a plain string) only restates that a field is required (`Finding has a "
+        "date` when type finding requires `date`): the schema already checks it, and without an LLM "
+        "the item is never evaluated. The matching is `kblint migrate`'s.",
+        "Bind the item to the schema: `{text: ..., covered_by: schema, field: date}` (`kblint migrate` writes it).",
+        Example(_findings("findings/harbor.md", _GOOD_FINDING) | {"kb.yaml": _FINDINGS_YAML + _DATE_ITEM}),
+        Example(
+            _findings("findings/harbor.md", _GOOD_FINDING)
+            | {"kb.yaml": _FINDINGS_YAML + _DATE_ITEM.replace('"Finding has a date"', _DATE_BOUND)}
+        ),
+        scope=KB,
+    ),
+    RuleDoc(
+        "rubric_policy_typo",
+        "A rubric string does not start as a policy does (`tags count`, `links.NAME`, `metadata.F`, "
+        "`status A -> B`, ..., in lower case), but its first words are close to a policy's and it has "
+        "the shape of one: `tags cont >= 2`, `tag count >= 2`, `Tags count >= 2`, `Status draft -> "
+        "review requires ...`. It would silently have become a judgment item; instead it is `[broken]` "
+        "and not run, and the issue shows where the parser stopped (a caret) and the policy meant, "
+        "when a corrected expression parses. Prose that merely contains `>` or `->` is not affected.",
+        "Write the policy as the message suggests (`kblint explain policy` gives the grammar), or "
+        "reword the item as a sentence if a judge should evaluate it.",
+        Example(_notes(**_TWO_TAGS) | {"kb.yaml": _rubric_yaml('"tags cont >= 2"')}),
+        Example(_notes(**_TWO_TAGS) | {"kb.yaml": _rubric_yaml('"tags count >= 2"')}),
+        scope=KB,
+    ),
 ]
 
 RULE_DOCS: dict[str, RuleDoc] = {doc.name: doc for doc in _DOCS}
@@ -438,6 +539,11 @@ TIER_DOCS = {
     "score": "Each entry's score is the weighted share of its rubric items that pass; with "
     "`pass_threshold` in kb.yaml, entries below it are reported.",
     "config": "kb.yaml, the configuration and the suppressions in entries are checked themselves.",
+    "rubric": "The rubric of kb.yaml is linted itself: items of one scope that say the same thing, a "
+    "`pass_threshold` no entry can reach or every entry meets, graded levels whose scores go down, "
+    "judgment items that only restate a required field, and strings that look like a policy but do not "
+    "parse (broken, never silently judged). Reported on kb.yaml at the item's line, and listed under "
+    "`rubric findings:` by `kblint checkers --kb DIR`.",
 }
 
 _MORE_IN_TIER = {"policy": ("rubric_violation",)}  # a policy's violation is a rubric_violation of tier policy

@@ -1,0 +1,313 @@
+"""The rubric tier: kblint lints the rubric of kb.yaml itself.
+
+- rubric_duplicate_item: two items of one scope say the same thing (after case, punctuation and
+  stop words are set aside);
+- rubric_threshold_unreachable / rubric_threshold_trivial: a `pass_threshold` above the best
+  score an entry can get, or at or below the worst;
+- rubric_levels_unordered: a graded item's level scores go down (found where levels are read, in
+  the plan, which breaks the item);
+- rubric_restates_schema: a judgment string that only restates a required field;
+- rubric_policy_typo: a string that looks like a policy but does not parse (`policy_typo`, called
+  where string items are bound: the item is broken instead of silently becoming a judgment item).
+
+`rubric_findings` is what the plan records about its rubric; the broken items report themselves
+(kblint.rules.config).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from .. import policy
+from ..model.issue import Issue
+from ..model.kbschema import KBSchema, RubricItem
+from . import RULES, Site
+
+if TYPE_CHECKING:
+    from ..model.plan import Binding, Plan
+
+# ---------------------------------------------------------------------------------------------
+# rubric_policy_typo: strings that look like a policy.
+
+_OPERATORS = ("->", ">=", "<=", "==", "!=", ">", "<")
+_COMPARISONS = _OPERATORS[1:]
+_SPLIT = re.compile(r"(->|>=|<=|==|!=|>|<)")
+_SUBJECTS = ("tags", "links", "outlinks", "inlinks")
+_PREFIXES = ("metadata", "links", "body")
+_BODY_PARTS = ("section", "words")
+_KEYWORDS = ("count", "required")
+_CLOSE = 0.75  # difflib ratio of a misspelt keyword to the keyword ("tag" → "tags", "cont" → "count")
+_GATE_LENGTH = 5  # status A -> B requires ...
+
+
+def _tokens(text: str) -> list[str]:
+    return _SPLIT.sub(r" \1 ", text).split()
+
+
+def _near(word: str, choices: tuple[str, ...]) -> str | None:
+    """The keyword among CHOICES that WORD is, or nearly is (whatever its case)."""
+    folded = word.casefold()
+    if folded in choices:
+        return folded
+    found = difflib.get_close_matches(folded, choices, n=1, cutoff=_CLOSE)
+    return found[0] if found else None
+
+
+def _dotted(first: str) -> str | None:
+    """FIRST as the subject it nearly is, for `metadata.F`, `links.N`, `body.section`, `body.words`."""
+    prefix, dot, rest = first.partition(".")
+    near = _near(prefix, _PREFIXES) if dot and rest else None
+    if near is None:
+        return None
+    if near == "body":
+        part = _near(rest, _BODY_PARTS)
+        return f"body.{part}" if part else None
+    return f"{near}.{rest}"
+
+
+def _constraint(tokens: list[str]) -> list[str] | None:
+    """TOKENS as the constraint they nearly are (`tags count >= 2`, `metadata.x required`,
+    `body.words > 100`), or None when they are not one."""
+    head = (_dotted(tokens[0]) or _near(tokens[0], _SUBJECTS)) if tokens else None
+    rest = tokens[1:]
+    if head is None or not rest:
+        return None
+    if head == "body.section":
+        quoted = rest[0][:1] in "'\"" and len(rest) > 1
+        return [head, *rest[:-1], "required"] if quoted and _near(rest[-1], ("required",)) else None
+    if rest[0] in _COMPARISONS and len(rest) == 2 and rest[1].isdigit():  # noqa: PLR2004 - `tags >= 2`
+        return [head, *rest] if head == "body.words" else [head, "count", *rest]
+    keyword = _near(rest[0], _KEYWORDS) if head != "body.words" else None
+    if keyword == "required" and len(rest) == 1:
+        return [head, keyword]
+    if keyword == "count" and any(t in _COMPARISONS for t in rest[1:]):
+        return [head, keyword, *rest[1:]]
+    return None
+
+
+def _corrected(tokens: list[str]) -> list[str] | None:
+    """TOKENS as the policy they nearly are, when they look like one; None when they do not."""
+    if len(tokens) > _GATE_LENGTH and tokens[2] == "->" and _near(tokens[0], ("status",)):
+        if _near(tokens[4], ("requires",)) is None:
+            return None
+        rest = _constraint(tokens[5:]) or tokens[5:]
+        return ["status", tokens[1], "->", tokens[3], "requires", *rest]
+    return _constraint(tokens)
+
+
+def policy_typo(text: str) -> str | None:
+    """Why the string item TEXT is broken when it looks like a policy (its first words are close to
+    a policy's) but does not parse: the parser's caret, and the expression meant when a corrected
+    one parses. None for any other string (it is a judgment item)."""
+    tokens = _tokens(text)
+    corrected = _corrected(tokens)
+    if corrected is None:
+        return None
+    try:
+        policy.parse(text)
+    except policy.PolicyError as exc:
+        suggestion = " ".join(corrected)
+        try:
+            policy.parse(suggestion)
+            hint = f" (did you mean {suggestion!r}?)"
+        except policy.PolicyError:
+            hint = ""
+        return f"it looks like a policy but does not parse{hint}: {exc.render()}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# rubric_threshold_unreachable / rubric_threshold_trivial.
+
+_SCORED = ("checker", "policy", "judgment")  # the bindings whose outcome is scored (not schema, not broken)
+_NAMED = 3  # types named in a message before "and N more"
+_EPSILON = 1e-9  # scores are sums of products of floats: 3 × 0.6 is not quite 1.8
+
+
+def score_bounds(items: Iterable[Binding]) -> tuple[float, float]:
+    """The best and worst score an entry can get from ITEMS: the weighted mean of each scored
+    item's highest (lowest) score, its top (bottom) level's for a graded item, 1 (0) otherwise.
+    An entry with nothing scored scores 1."""
+    total = best = worst = 0.0
+    for b in items:
+        if b.kind not in _SCORED or b.weight <= 0:
+            continue
+        scores = [level.score for level in b.levels] or [0.0, 1.0]
+        total += b.weight
+        best += b.weight * max(scores)
+        worst += b.weight * min(scores)
+    return (best / total, worst / total) if total else (1.0, 1.0)
+
+
+def _kb_threshold_line(schema: KBSchema) -> int:
+    line = getattr(schema, "pass_threshold_line", 0)
+    if not line and hasattr(schema.raw, "line_of"):
+        line = schema.raw.line_of("pass_threshold")
+    return max(int(line or 1), 1)
+
+
+def _names(types: list[str]) -> str:
+    named = ", ".join(f"'{t}'" for t in types[:_NAMED])
+    more = f" and {len(types) - _NAMED} more" if len(types) > _NAMED else ""
+    return f"type{'s' if len(types) > 1 else ''} {named}{more}"
+
+
+def _threshold_issues(
+    threshold: float, bounds: dict[str, tuple[float, float]], site: Site, line: int, of: str
+) -> list[Issue]:
+    """The issue of one pass_threshold (OF: "" for the KB's, " of type 'x'" for a type's) over the
+    best and worst scores of the types it applies to, if any."""
+    if not bounds:
+        return []
+    short = sorted((best, name) for name, (best, _) in bounds.items() if threshold > best + _EPSILON)
+    if short:
+        rule = RULES["rubric_threshold_unreachable"]
+        message = (
+            f"pass_threshold {threshold:g}{of} is above the best score an entry of "
+            f"{_names([name for _, name in short])} can get ({short[0][0]:.2f}): no such entry can pass"
+        )
+    else:
+        worst = min(w for _, w in bounds.values())
+        if threshold > worst + _EPSILON:
+            return []
+        rule = RULES["rubric_threshold_trivial"]
+        message = (
+            f"pass_threshold {threshold:g}{of} is at or below the worst score an entry can get "
+            f"({worst:.2f}): no entry can fall below it, so it checks nothing"
+        )
+    return [rule.issue(site, message, line=line, field="pass_threshold", discriminator=f"pass_threshold{of}")]
+
+
+def threshold_issues(schema: KBSchema, plan: Plan, site: Site) -> list[Issue]:
+    """The KB's pass_threshold over the types without one of their own, and each type's own
+    (a type-level `pass_threshold`, when the schema has them)."""
+    bounds = {name: score_bounds(plan.for_type(name)) for name in sorted(schema.types)}
+    own = {name: getattr(ts, "pass_threshold", None) for name, ts in schema.types.items()}
+    issues: list[Issue] = []
+    if schema.pass_threshold is not None:
+        kb_bounds = {name: b for name, b in bounds.items() if own.get(name) is None}
+        issues += _threshold_issues(schema.pass_threshold, kb_bounds, site, _kb_threshold_line(schema), "")
+    for name, threshold in sorted(own.items()):
+        if isinstance(threshold, (int, float)):
+            line = getattr(schema.types[name], "pass_threshold_line", 0) or schema.types[name].line
+            issues += _threshold_issues(threshold, {name: bounds[name]}, site, max(line, 1), f" of type '{name}'")
+    return issues
+
+
+# ---------------------------------------------------------------------------------------------
+# rubric_duplicate_item.
+
+_STOP_TEXT = (
+    "a an the of to in on at by for with from into about as and or but is are was were be been being "
+    "it its this that these those their there has have had having do does did should must shall "
+    "will would can could may might each every any all some entry entries"
+)
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
+# Words whose difference is a different item however close the rest: counts, operators, negations.
+_SIGNATURE = re.compile(r"^(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|no|not|never|none|nor|without)$")
+_WORDS = re.compile(r"->|>=|<=|==|!=|[<>]|\w+")
+_NEAR = 0.9  # difflib ratio of two normalised texts that say the same thing
+
+
+def normalise(text: str) -> list[str]:
+    """TEXT's words without case, punctuation and stop words (operators kept)."""
+    return [w for w in _WORDS.findall(text.casefold().replace("'", "")) if w not in _STOP_WORDS]
+
+
+def _signature(words: list[str]) -> list[str]:
+    return sorted(w for w in words if w in _OPERATORS or _SIGNATURE.match(w))
+
+
+def _same(a: list[str], b: list[str]) -> bool:
+    """Whether two normalised texts say the same thing: equal, or nearly equal with the same counts
+    and negations (expressions, which hold an operator, only when equal)."""
+    if a == b:
+        return bool(a)
+    signature = _signature(a)
+    if signature != _signature(b) or any(w in _OPERATORS for w in signature):
+        return False
+    return difflib.SequenceMatcher(None, " ".join(a), " ".join(b)).ratio() >= _NEAR
+
+
+def _targets(item: RubricItem) -> set[str] | None:
+    applies = item.raw.get("applies_to") if isinstance(item.raw, dict) else None
+    if isinstance(applies, str):
+        return {applies}
+    return {str(a) for a in applies} if isinstance(applies, list) else None
+
+
+def _overlap(a: RubricItem, b: RubricItem) -> bool:
+    """Whether two items of one scope apply to a type in common."""
+    ta, tb = _targets(a), _targets(b)
+    return ta is None or tb is None or bool(ta & tb)
+
+
+def duplicate_issues(items: list[RubricItem], site: Site) -> list[Issue]:
+    """Each item of one scope that says what an earlier one says, naming the earlier one."""
+    rule = RULES["rubric_duplicate_item"]
+    issues: list[Issue] = []
+    seen: list[tuple[RubricItem, list[str]]] = []
+    for item in items:
+        words = normalise(item.text)
+        earlier = next((e for e, w in seen if _same(w, words) and _overlap(e, item)), None)
+        if earlier is not None:
+            how = "repeats" if earlier.text == item.text else "says the same as"
+            message = f"rubric item {item.text!r} {how} {earlier.text!r} (kb.yaml line {earlier.line})"
+            issues.append(
+                rule.issue(site, message, line=max(item.line, 1), discriminator=item.text, rubric_item=item.text)
+            )
+        seen.append((item, words))
+    return issues
+
+
+# ---------------------------------------------------------------------------------------------
+# rubric_restates_schema.
+
+
+def restates_issues(schema: KBSchema, plan: Plan, site: Site) -> list[Issue]:
+    """Judgment strings that only restate a required field (what `kblint migrate` would bind to
+    `covered_by: schema`)."""
+    judged = {
+        (b.scope, b.type_name, b.line, b.text)
+        for scope in plan.scopes
+        for b in scope.items
+        if b.kind == "judgment" and not b.mapping
+    }
+    items = [*schema.rubric, *(item for ts in schema.types.values() for item in ts.rubric)]
+    candidates = [i for i in items if i.source == "kb.yaml" and (i.scope, i.type_name, i.line, i.text) in judged]
+    if not candidates:
+        return []
+    from ..rubric_match import match_item  # `kblint migrate`'s matcher, loaded when there is a string to match
+
+    rule = RULES["rubric_restates_schema"]
+    issues: list[Issue] = []
+    for item in candidates:
+        found = match_item(item, schema)
+        if found is None or found[0].get("covered_by") != "schema":
+            continue
+        replacement, reason = found
+        names = replacement.get("fields")
+        claim = f"fields: [{', '.join(names)}]" if names else f"field: {replacement.get('field')}"
+        message = (
+            f"judgment item {item.text!r} only restates the schema: {reason}; bind it with "
+            f"`covered_by: schema, {claim}` rather than ask a judge (`kblint migrate` proposes it)"
+        )
+        issues.append(rule.issue(site, message, line=max(item.line, 1), discriminator=item.text, rubric_item=item.text))
+    return issues
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def rubric_findings(schema: KBSchema, plan: Plan) -> list[Issue]:
+    """What kblint finds wrong with the rubric of kb.yaml that does not break an item."""
+    site = Site(schema.name, schema.kb_yaml or schema.root)
+    issues = threshold_issues(schema, plan, site)
+    issues += duplicate_issues([i for i in schema.rubric if i.source == "kb.yaml"], site)
+    for ts in schema.types.values():
+        issues += duplicate_issues([i for i in ts.rubric if i.source == "kb.yaml"], site)
+    issues += restates_issues(schema, plan, site)
+    return sorted(issues, key=lambda issue: (issue.line, issue.rule))
