@@ -8,6 +8,7 @@ from typing import Any
 from ..checkers.registry import Registry
 from ..model.plan import Binding, Plan, ScopePlan
 from ..paths import display_path
+from ..rules import RULES
 
 NOT_EVALUATED = "not evaluated: no LLM configured"
 
@@ -39,6 +40,35 @@ def _scope_title(scope: ScopePlan) -> str:
     return {"system": "system", "kb": "KB"}.get(scope.scope) or f"type {scope.type_name}"
 
 
+def rubric_findings(plan: Plan) -> list[dict[str, Any]]:
+    """What the rubric tier says of the KB's rubric: its findings, and the items it breaks."""
+    broken = [
+        {
+            "rule": b.broken_rule,
+            "severity": RULES[b.broken_rule].severity,
+            "line": b.line or None,
+            "message": f"rubric item {b.text!r} is not enforced: {b.reason}",
+            "rubric_item": b.text,
+        }
+        for b in plan.broken()
+        if RULES[b.broken_rule].tier == "rubric"
+    ]
+    found = [
+        {"rule": i.rule, "severity": i.severity, "line": i.line, "message": i.message, "rubric_item": i.rubric_item}
+        for i in plan.findings
+    ]
+    return sorted(broken + found, key=lambda f: (f["line"] or 0, f["rule"]))
+
+
+def _findings_lines(plan: Plan) -> list[str]:
+    findings = rubric_findings(plan)
+    lines = ["  rubric findings:"] if findings else []
+    for f in findings:
+        where = f"kb.yaml:{f['line']}: " if f["line"] else ""
+        lines.append(f"    {where}{f['severity']} {f['rule']} {f['message'].splitlines()[0]}")
+    return lines
+
+
 def render_text(plans: list[tuple[Plan, str]], evaluator: str | None = None) -> str:
     lines: list[str] = []
     for plan, root in plans:
@@ -50,6 +80,7 @@ def render_text(plans: list[tuple[Plan, str]], evaluator: str | None = None) -> 
             for b in scope.items:
                 where = f"kb.yaml:{b.line}: " if b.kind == "broken" and b.line else ""
                 lines.append(f"    {where}{item_line(b, evaluator)}")
+        lines += _findings_lines(plan)
         t = plan.totals()
         lines.append(
             f"  totals: {t['checker']} checker, {t['policy']} policy, {t['schema']} schema, "
@@ -112,6 +143,7 @@ def render_json(reg: Registry, plans: list[tuple[Plan, str]], evaluator: str | N
                 ],
                 "totals": {**plan.totals(), "judgment_evaluated": evaluator is not None},
                 "evaluator": evaluator,
+                "rubric_findings": rubric_findings(plan),
             }
         )
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
