@@ -26,6 +26,13 @@ def _item(b: Binding) -> dict[str, Any]:
         out["fields"] = list(b.fields)
     if b.kind == "schema" and b.json_schema is not None:
         out["json_schema"] = b.json_schema  # what the entry's frontmatter must validate against
+    if b.graded:
+        from .report.coverage import level_dicts
+
+        out["levels"] = level_dicts(b)  # lowest first: aim for the highest
+        out["pass_level"] = b.pass_level.id if b.pass_level else None
+    if b.weight != 1 or b.required:
+        out.update({"weight": b.weight, "required": b.required})
     if b.kind == "judgment":
         out["note"] = "judged by an LLM when one is configured; write to satisfy it"
     if b.kind == "broken":

@@ -223,7 +223,6 @@ class FakeLLM:
             },
         }
 
-
     def _level(self, item: dict) -> dict:
         named = re.search(r"LEVEL=([\w-]+)", item["text"])
         level = self.bad_level or (named.group(1) if named else item["levels"][-1]["id"])

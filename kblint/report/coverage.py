@@ -22,7 +22,18 @@ def _call(b: Binding) -> str:
     return f"{b.checker}({args})"
 
 
+def _graded(b: Binding) -> str:
+    """`graded: fail < pass < excellent, needs pass` for an item with levels."""
+    needs = f", needs {b.pass_level.id}" if b.pass_level is not None else ""
+    return f"graded: {' < '.join(level.id for level in b.levels)}{needs}"
+
+
 def item_line(b: Binding, evaluator: str | None = None) -> str:
+    if b.graded and b.kind in ("policy", "judgment"):
+        note = f" ({judgment_note(evaluator)})" if b.kind == "judgment" else ""
+        weight = f", weight {b.weight:g}" if b.weight != 1 else ""
+        required = ", required" if b.required else ""
+        return f"[{b.kind}, {_graded(b)}{weight}{required}] {b.text}{note}"
     if b.kind == "checker":
         return f"[checker] {b.text} → {_call(b)}"
     if b.kind == "policy":
@@ -100,7 +111,25 @@ def item_dict(b: Binding) -> dict[str, Any]:
         "json_schema": b.json_schema,
         "reason": b.reason,
         "line": b.line or None,
+        **({"levels": level_dicts(b), "pass_level": b.pass_level.id if b.pass_level else None} if b.graded else {}),
+        **({"weight": b.weight} if b.weight != 1 else {}),
+        **({"required": True} if b.required else {}),
     }
+
+
+def level_dicts(b: Binding) -> list[dict[str, Any]]:
+    """A graded item's levels, lowest first, as the JSON plan and `kblint schema` give them."""
+    return [
+        {
+            "id": level.id,
+            "score": level.score,
+            **({"label": level.label} if level.label else {}),
+            **({"description": level.description} if level.description else {}),
+            **({"indicators": list(level.indicators)} if level.indicators else {}),
+            **({"when": level.when} if level.when else {}),
+        }
+        for level in b.levels
+    ]
 
 
 def checker_dicts(reg: Registry) -> list[dict[str, Any]]:

@@ -104,7 +104,7 @@ def policy_typo(text: str) -> str | None:
     one parses. None for any other string (it is a judgment item)."""
     tokens = _tokens(text)
     corrected = _corrected(tokens)
-    if corrected is None:
+    if corrected is None or _only_capitalised(text):
         return None
     try:
         policy.parse(text)
@@ -117,6 +117,18 @@ def policy_typo(text: str) -> str | None:
             hint = ""
         return f"it looks like a policy but does not parse{hint}: {exc.render()}"
     return None
+
+
+def _only_capitalised(text: str) -> bool:
+    """A policy written with a capital first letter ("Tags count >= 2"): SPEC §6 reads it, being
+    case-sensitive, as a judgment item, so it is one, not a typo."""
+    if not text[:1].isupper():
+        return False
+    try:
+        policy.parse(text[:1].lower() + text[1:])
+    except policy.PolicyError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------

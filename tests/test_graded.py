@@ -1,0 +1,218 @@
+"""Graded rubric items (README "Graded rubrics"): levels chosen by `when:` policies or by the
+judge, pass_level, scores from levels, required items, and type-level pass_threshold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import issues_of, run_kblint, write_kb
+from llm_server import FakeLLM
+
+TAGS_KB = """\
+name: graded
+pass_threshold: 0.6
+evaluation_rubric:
+  - text: Tags
+    id: tags
+    levels:
+      - {id: fail, score: 0}
+      - {id: pass, score: 0.7, when: "tags count >= 2"}
+      - {id: excellent, score: 1, label: Excellent, when: "tags count >= 5"}
+"""
+
+
+def entry(tags: int) -> str:
+    listed = ", ".join(f"t{n}" for n in range(tags))
+    return f"---\ntitle: Entry with {tags}\ntype: note\ntags: [{listed}]\n---\nBody.\n"
+
+
+def lint(kb: Path, *args: str) -> dict:
+    return run_kblint("validate", str(kb), "--format", "json", "--fail-on", "never", *args).json
+
+
+def by_entry(report: dict, rule: str, item: str | None = None) -> dict[str, str]:
+    return {i["entry_id"]: i["message"] for i in issues_of(report, rule) if item in (None, i.get("item_id"))}
+
+
+@pytest.fixture
+def tags_kb(tmp_path: Path) -> Path:
+    return write_kb(tmp_path / "graded", TAGS_KB, {"one.md": entry(1), "three.md": entry(3), "six.md": entry(6)})
+
+
+def test_the_highest_level_whose_condition_holds(tags_kb: Path):
+    report = lint(tags_kb)
+    assert by_entry(report, "rubric_violation", "tags") == {
+        "one": "Entry 'one' reached 'fail' (0.00), needs 'pass' on 'Tags': tags count is 1, policy requires >= 2"
+    }
+    # scores: one 0.0, three 0.7, six 1.0 from this item, with the system items around them
+    report = lint(tags_kb)
+    assert by_entry(report, "score_below_threshold").keys() == {"one"}
+
+
+def test_pass_level_raises_the_bar(tmp_path: Path):
+    kb = write_kb(
+        tmp_path / "graded",
+        TAGS_KB.replace("    id: tags\n", "    id: tags\n    pass_level: excellent\n"),
+        {"three.md": entry(3), "six.md": entry(6)},
+    )
+    assert by_entry(lint(kb), "rubric_violation", "tags") == {
+        "three": "Entry 'three' reached 'pass' (0.70), needs 'Excellent' on 'Tags': tags count is 3, policy requires >= 5"
+    }
+
+
+def test_an_entry_score_is_the_weighted_mean_of_level_scores(tmp_path: Path):
+    kb_yaml = TAGS_KB.replace("pass_threshold: 0.6\n", "pass_threshold: 0.75\n").replace(
+        "    id: tags\n", "    id: tags\n    weight: 3\n"
+    )
+    kb = write_kb(tmp_path / "graded", kb_yaml, {"three.md": entry(3)})
+    # system items: descriptive_title passes, has_tags passes, has_outlinks fails (weight 1 each);
+    # tags reaches 0.7 with weight 3: (1 + 1 + 0 + 3 * 0.7) / 6 = 0.683
+    assert by_entry(lint(kb), "score_below_threshold") == {
+        "three": "Entry 'three' scores 0.68, below the KB's pass_threshold 0.75"
+    }
+
+
+@pytest.mark.parametrize(
+    "levels, message",
+    [
+        ("[{id: a, score: 0}]", "levels must be a list of at least two levels, lowest first"),
+        ("[{id: a, score: 0}, {id: a, score: 1, when: 'tags count >= 1'}]", "level id 'a' is used twice"),
+        ("[{id: a, score: 0}, {id: b, score: 1.5, when: 'tags count >= 1'}]", "level 'b' needs a 'score' from 0 to 1"),
+        ("[{id: a, score: 0}, {id: b, score: 1, when: 'tags count >= 1'}, {id: c, score: 1}]", "needs a 'when:'"),
+        ("[{id: a, score: 0, when: 'tags count >= 1'}, {id: b, score: 1, when: 'tags count >= 2'}]", "is the lowest"),
+        ("[{id: a, score: 0}, {id: b, score: 1, when: 'tags cont >= 1'}]", "policy does not parse"),
+        ("[{id: a, score: 0}, {id: b, score: 1, colour: red}]", "unknown key 'colour'"),
+    ],
+)
+def test_levels_kblint_cannot_use_are_config_errors_at_the_item(tmp_path: Path, levels: str, message: str):
+    kb = write_kb(tmp_path / "k", f"name: k\nevaluation_rubric:\n  - text: Tags\n    levels: {levels}\n", {})
+    errors = issues_of(lint(kb), "config_error")
+    assert [(e["line"], message in e["message"]) for e in errors] == [(3, True)], errors
+
+
+def test_levels_that_go_down_are_reported_by_their_own_rule(tmp_path: Path):
+    levels = "[{id: a, score: 0}, {id: b, score: 0.9, when: 'tags count >= 1'}, {id: c, score: 0.5, when: 'tags count >= 3'}]"
+    kb = write_kb(tmp_path / "k", f"name: k\nevaluation_rubric:\n  - text: Tags\n    levels: {levels}\n", {})
+    report = lint(kb)
+    found = issues_of(report, "rubric_levels_unordered")
+    assert [(i["line"], i["message"]) for i in found] == [
+        (3, "rubric item 'Tags' is not enforced: levels go down: 'c' (0.5) comes after 'b' (0.9)")
+    ]
+
+
+def test_type_threshold_beats_the_kb_threshold(tmp_path: Path):
+    kb_yaml = TAGS_KB + "types:\n  strict:\n    pass_threshold: 0.99\n"
+    strict = entry(6).replace("type: note", "type: strict").replace("Body.", "Body. [[six]]")
+    kb = write_kb(tmp_path / "graded", kb_yaml, {"six.md": entry(6) + "[[s]]\n", "s.md": strict})
+    found = by_entry(lint(kb), "score_below_threshold")
+    assert found == {}  # both reach 1.0 here
+    strict_low = strict.replace("tags: [t0, t1, t2, t3, t4, t5]", "tags: [t0, t1, t2]")
+    (kb / "s.md").write_text(strict_low)
+    found = by_entry(lint(kb), "score_below_threshold")
+    assert list(found) == ["s"] and "below type 'strict''s pass_threshold 0.99" in found["s"]
+
+
+def test_a_required_item_without_an_outcome_makes_the_score_incomplete(tmp_path: Path):
+    kb_yaml = TAGS_KB + "  - {text: Summary is precise, required: true}\n"
+    kb = write_kb(tmp_path / "graded", kb_yaml, {"one.md": entry(1), "six.md": entry(6)})
+    report = lint(kb)  # no LLM: the judgment item has no outcome
+    (kb_report,) = report["kbs"]
+    assert kb_report["score"] is None
+    assert kb_report["score_incomplete"].startswith("2 of 2 entries have no outcome for a required item")
+    assert issues_of(report, "score_below_threshold") == []  # an incomplete score is judged by no threshold
+    text = run_kblint("validate", str(kb)).stdout
+    assert "score incomplete: 2 of 2 entries have no outcome for a required item" in text
+    bad = write_kb(tmp_path / "bad", "name: bad\nevaluation_rubric:\n  - {text: X, required: yes please}\n", {})
+    assert "required must be true or false" in issues_of(lint(bad), "config_error")[0]["message"]
+
+
+JUDGED_KB = """\
+name: judged
+evaluation_rubric:
+  - text: "Summary LEVEL=adequate"
+    id: summary
+    levels:
+      - {id: vague, score: 0, description: Says nothing checkable}
+      - {id: adequate, score: 0.6, indicators: [names the main actor]}
+      - {id: precise, score: 1, description: Dates and numbers}
+    pass_level: precise
+  - text: "Sources"
+    id: sources
+    levels: [{id: none, score: 0}, {id: some, score: 0.5}, {id: excellent, score: 1}]
+"""
+
+
+@pytest.fixture
+def server():
+    with FakeLLM() as fake:
+        yield fake
+
+
+def judge(kb: Path, server: FakeLLM, cache: Path) -> dict:
+    args = ["--llm", "openai:m", "--llm-base-url", server.openai_url, "--cache-dir", str(cache)]
+    return lint(kb, *args)
+
+
+def test_the_judge_picks_one_level_from_a_schema_of_level_ids(tmp_path: Path, server: FakeLLM, quick_backoff):
+    kb = write_kb(tmp_path / "judged", JUDGED_KB, {"a.md": entry(2) + "[[a]]\n"})
+    report = judge(kb, server, tmp_path / "cache")
+    body = server.requests[0]["body"]
+    schema = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["properties"]
+    assert schema["summary"]["properties"]["level"]["enum"] == ["vague", "adequate", "precise"]
+    assert schema["sources"]["properties"]["level"]["enum"] == ["none", "some", "excellent"]
+    sent = {it["id"]: it for it in server.requests[0]["block"]["items"]}
+    assert sent["summary"]["levels"][1] == {"id": "adequate", "indicators": ["names the main actor"]}
+    assert by_entry(report, "llm_rubric_violation") == {
+        "a": "judged 'adequate' (0.60), needs 'precise': judged summary adequate"
+    }
+    again = judge(kb, server, tmp_path / "cache")  # from the cache, level and all
+    assert by_entry(again, "llm_rubric_violation") == by_entry(report, "llm_rubric_violation")
+    assert len(server.requests) == 1
+
+
+def test_a_level_that_is_no_level_of_the_item_is_a_judgment_error(tmp_path: Path, server: FakeLLM, quick_backoff):
+    kb = write_kb(tmp_path / "judged", JUDGED_KB, {"a.md": entry(2) + "[[a]]\n"})
+    server.bad_level = "brilliant"
+    report = judge(kb, server, tmp_path / "cache")
+    errors = issues_of(report, "judgment_error")
+    assert sorted(e["item_id"] for e in errors) == ["sources", "summary"]
+    assert issues_of(report, "llm_rubric_violation") == []  # never a pass, never a silent score
+
+
+def test_feedback_per_entry_and_per_kb(tags_kb: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    cold = run_kblint("validate", str(tags_kb), "--format", "json", "--cache-dir", str(cache)).json
+    (kb,) = cold["kbs"]
+    assert kb["levels"] == {"tags": {"item": "Tags", "counts": {"fail": 1, "pass": 1, "excellent": 1}}}
+    by_path = {g["path"].rsplit("/", 1)[1]: g["criteria"] for g in kb["grades"]}
+    assert by_path["six.md"] == [
+        {"item_id": "tags", "item": "Tags", "level": "excellent", "label": "Excellent", "score": 1.0}
+    ]
+    warm = run_kblint("validate", str(tags_kb), "--format", "json", "--cache-dir", str(cache)).json
+    assert warm["kbs"] == cold["kbs"]
+    text = run_kblint("validate", str(tags_kb), "--statistics", "--no-cache").stdout
+    assert "  levels graded 'Tags': fail 1, pass 1, excellent 1" in text
+    assert any(line.endswith("six.md: Tags: Excellent (1.00)") for line in text.splitlines())
+
+
+def test_a_kb_without_graded_items_reports_no_levels(tmp_path: Path):
+    kb = write_kb(tmp_path / "plain", "name: plain\n", {"a.md": entry(2)})
+    (report,) = lint(kb)["kbs"]
+    assert "levels" not in report and "grades" not in report
+
+
+def test_checkers_and_schema_show_levels(tmp_path: Path):
+    kb_yaml = JUDGED_KB + "  - {text: Has a source, weight: 2, required: true}\n"
+    kb = write_kb(tmp_path / "judged", kb_yaml, {})
+    text = run_kblint("checkers", "--kb", str(kb)).stdout
+    assert "[judgment, graded: vague < adequate < precise, needs precise] Summary LEVEL=adequate" in text
+    assert "[judgment, graded: none < some < excellent, needs some] Sources (not evaluated" in text
+    plan = run_kblint("checkers", "--kb", str(kb), "--format", "json").json
+    items = {it["text"]: it for scope in plan["kbs"][0]["scopes"] for it in scope["items"]}
+    assert items["Sources"]["levels"][2] == {"id": "excellent", "score": 1.0}
+    assert items["Has a source"]["weight"] == 2 and items["Has a source"]["required"] is True
+    intent = run_kblint("schema", str(kb)).json
+    (summary,) = [it for it in intent["types"]["note"]["rubric"] if it["id"] == "summary"]
+    assert summary["levels"][1] == {"id": "adequate", "score": 0.6, "indicators": ["names the main actor"]}
+    assert summary["pass_level"] == "precise"
