@@ -45,10 +45,29 @@ def json_schema_doc() -> str:
     return inspect.cleandoc(json_schema.__doc__ or "")
 
 
+LEVELS = "levels"
+
+
+def levels_doc() -> str:
+    """The page of graded rubric items: their levels, and how entries are scored."""
+    from .engine import scoring
+    from .model import levels
+
+    return (
+        "levels — graded rubric items\n\n"
+        + inspect.cleandoc(levels.__doc__ or "")
+        + "\n\nScores\n\n"
+        + inspect.cleandoc(scoring.__doc__ or "")
+        + "\n"
+    )
+
+
 def explain(name: str | None) -> str:
-    """The page of NAME (a rule, checker, tier, `policy` or `json_schema`), or the list of them all."""
+    """The page of NAME (a rule, checker, tier, `policy`, `levels` or `json_schema`), or the list of them all."""
     if name is None:
         return overview()
+    if name == LEVELS:
+        return levels_doc()
     if name == "policy":
         return policy_doc() + "\n\n" + tier_page("policy", heading=False)
     if name == JSON_SCHEMA:
@@ -60,7 +79,7 @@ def explain(name: str | None) -> str:
     checker = registry().get(name)
     if checker is not None:
         return checker_page(checker)
-    known = sorted(set(RULES) | set(registry().names()) | set(TIERS) | {JSON_SCHEMA})
+    known = sorted(set(RULES) | set(registry().names()) | set(TIERS) | {JSON_SCHEMA, LEVELS})
     raise UnknownName(name, difflib.get_close_matches(name, known, n=3, cutoff=0.5))
 
 
@@ -90,6 +109,7 @@ def overview() -> str:
         [
             ("policy", "the grammar of policy rubric items, and the policy tier"),
             (JSON_SCHEMA, "rubric items that validate the frontmatter with a JSON Schema"),
+            (LEVELS, "graded rubric items: quality levels, pass_level, weights, required items, scores"),
         ]
     )
     return "\n".join(lines) + "\n"

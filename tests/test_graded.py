@@ -216,3 +216,9 @@ def test_checkers_and_schema_show_levels(tmp_path: Path):
     (summary,) = [it for it in intent["types"]["note"]["rubric"] if it["id"] == "summary"]
     assert summary["levels"][1] == {"id": "adequate", "score": 0.6, "indicators": ["names the main actor"]}
     assert summary["pass_level"] == "precise"
+
+
+def test_explain_levels():
+    page = run_kblint("explain", "levels").stdout
+    assert page.startswith("levels — graded rubric items") and "pass_level" in page and "required: true" in page
+    assert "levels" in run_kblint("explain").stdout

@@ -1,13 +1,18 @@
 """Quality levels of a graded rubric item (README "Graded rubrics"):
 
-    levels:                      # lowest first
-      - {id: fail, score: 0}
-      - {id: pass, score: 0.7, when: "tags count >= 2"}
-      - {id: excellent, score: 1, when: "tags count >= 5", description: ..., indicators: [...]}
-    pass_level: pass             # optional: below it the item is violated (default: above the lowest)
+    - text: Tags
+      levels:                    # lowest first; ids unique, scores from 0 to 1, not going down
+        - {id: fail, score: 0}
+        - {id: pass, score: 0.7, when: "tags count >= 2"}
+        - {id: excellent, score: 1, when: "tags count >= 5", description: ..., indicators: [...]}
+      pass_level: pass           # below it the item is violated (default: the second lowest level)
+      weight: 2                  # relative to the item's neighbours (default 1)
+      required: true             # without an outcome the entry's score is incomplete
 
-A deterministic item reaches the highest level whose `when:` policy holds (the lowest needs none);
-a judgment item asks the LLM to pick exactly one level id.
+An item whose levels have `when:` policies is graded deterministically: it reaches the highest
+level whose policy holds (the lowest needs none). Levels without `when:` are left to the judge,
+which is shown each level's description and indicators and must answer exactly one level id.
+The violation names the level reached and the one needed.
 """
 
 from __future__ import annotations
