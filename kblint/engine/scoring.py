@@ -14,20 +14,20 @@ from ..rules import RULES
 
 def record(facts: EntryFacts, b: Binding, passed: bool) -> None:
     """A pass or a fail of the rubric item B on the entry of FACTS."""
-    _add(facts, b, 1.0 if passed else 0.0)
+    facts.score_total += b.weight
+    if passed:
+        facts.score_passed += b.weight
+    if b.required:
+        facts.required_done = (*facts.required_done, b.id)
 
 
 def record_level(facts: EntryFacts, b: Binding, level: Level) -> None:
     """The LEVEL the graded item B reached on the entry of FACTS."""
-    _add(facts, b, level.score)
-    facts.grades = (*facts.grades, (b.id, level.id, level.score))
-
-
-def _add(facts: EntryFacts, b: Binding, score: float) -> None:
     facts.score_total += b.weight
-    facts.score_passed += b.weight * score
+    facts.score_passed += b.weight * level.score
     if b.required:
         facts.required_done = (*facts.required_done, b.id)
+    facts.grades = (*facts.grades, (b.id, level.id, level.score))
 
 
 def entry_score(facts: EntryFacts) -> float:

@@ -90,14 +90,11 @@ class Binding:
     needs_graph: bool = False  # a checker or policy that runs after the graph pass
     impl: Checker | None = field(default=None, compare=False, repr=False)  # the checker named by `checker`
     levels: tuple[Level, ...] = ()  # a graded item's levels, lowest first (README "Graded rubrics")
+    graded: bool = False  # it has levels
     pass_level: Level | None = None  # the level an entry needs (graded items)
     required: bool = False  # without an outcome the entry's score is incomplete
     json_schema: dict[str, Any] | None = None  # a JSON Schema criterion on the frontmatter
     validator: Any = field(default=None, compare=False, repr=False)  # json_schema, compiled once
-
-    @property
-    def graded(self) -> bool:
-        return bool(self.levels)
 
     @property
     def runs(self) -> bool:
@@ -347,6 +344,7 @@ def _bind_levels(b: Binding, raw: dict[Any, Any]) -> Binding:
     deterministic = isinstance(written, list) and any(isinstance(lv, dict) and "when" in lv for lv in written)
     try:
         b.levels, b.pass_level = read_levels(written, raw.get("pass_level"), deterministic)
+        b.graded = True
     except LevelsError as exc:
         return _broken(b, str(exc))
     wrong = unordered(b.levels)

@@ -241,7 +241,9 @@ def _same(a: list[str], b: list[str]) -> bool:
     signature = _signature(a)
     if signature != _signature(b) or any(w in _OPERATORS for w in signature):
         return False
-    return difflib.SequenceMatcher(None, " ".join(a), " ".join(b)).ratio() >= _NEAR
+    matcher = difflib.SequenceMatcher(None, " ".join(a), " ".join(b))
+    # the quick bounds are upper bounds of ratio(): most pairs are told apart without it
+    return matcher.real_quick_ratio() >= _NEAR and matcher.quick_ratio() >= _NEAR and matcher.ratio() >= _NEAR
 
 
 def _targets(item: RubricItem) -> set[str] | None:
