@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import run_kblint, write_kb
+from conftest import ROOT, run_kblint, write_kb
 
 from kblint.model.issue import Issue, KBReport, Report
 from kblint.report import FORMATS, github, junit, render, sarif
@@ -81,8 +81,12 @@ def test_sarif_rules_are_exactly_those_that_fired(example_sarif: dict, example_j
     assert len(ids) == len(set(ids))
     assert set(ids) == {rule_id(i) for i in example_json["issues"]}
     from kblint.checkers.registry import registry
-    from kblint.rules import RULES, doc_url
-    from kblint.rules.docs import RULE_DOCS
+    from kblint.rules import RULES
+    from kblint.rules.docs import RULE_DOCS, issue_url
+
+    anchors = {
+        line[3:].strip() for line in (ROOT / "docs" / "rules.md").read_text().splitlines() if line.startswith("## ")
+    }
 
     for rule in rules:
         assert rule["shortDescription"]["text"].strip()
@@ -90,7 +94,8 @@ def test_sarif_rules_are_exactly_those_that_fired(example_sarif: dict, example_j
         # help says how to fix it (not what the description says) and where the rule, or the
         # checker behind it, is documented
         name, _, checker = rule["id"].partition("/")
-        assert rule["helpUri"] == doc_url(checker or name)
+        assert rule["helpUri"] == issue_url(name, checker or None)  # a section docs/rules.md has
+        assert rule["helpUri"].rsplit("#", 1)[1] in anchors
         assert rule["help"]["text"].startswith(RULE_DOCS[name].fix + "\n\n")
         assert rule["help"]["text"].endswith(f"`kblint explain {checker or name}`, {rule['helpUri']}")
     by_id = {r["id"]: r for r in rules}
@@ -101,6 +106,7 @@ def test_sarif_rules_are_exactly_those_that_fired(example_sarif: dict, example_j
     assert has_tags.doc in by_id["rubric_violation/has_tags"]["fullDescription"]["text"]
     assert by_id["rubric_violation/has_tags"]["helpUri"].endswith("/docs/rules.md#has_tags")
     assert "policy" in by_id["rubric_violation/policy"]["fullDescription"]["text"]
+    assert by_id["rubric_violation/policy"]["helpUri"].endswith("/docs/rules.md#rubric_violation")
 
 
 def test_sarif_results(example_sarif: dict, example_json: dict):

@@ -20,7 +20,8 @@ from .. import __version__
 from ..infra.git import work_tree
 from ..model.issue import Issue, Report
 from ..model.json_schema import JSON_SCHEMA
-from ..rules import RULES, doc_url
+from ..rules import RULES
+from ..rules.docs import issue_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "kblint/v1"
@@ -66,13 +67,14 @@ def _checker_texts(rule: str, checker: str) -> tuple[str, str]:
     return (short, f"{base}\n\nChecker '{checker}' ({found.source}): {found.doc}")
 
 
-def _help(rule: str, name: str) -> str:
-    """How to fix an issue of RULE, and where NAME (the rule, or the checker behind it) is documented."""
+def _help(rule: str, checker: str | None) -> str:
+    """How to fix an issue of RULE, and where it (or the CHECKER behind it) is documented."""
     from ..rules.docs import RULE_DOCS
 
+    name = checker or rule
     doc = RULE_DOCS.get(rule)
     fix = f"{doc.fix}\n\n" if doc is not None else ""
-    return f"{fix}Documentation: `kblint explain {name}`, {doc_url(name)}"
+    return f"{fix}Documentation: `kblint explain {name}`, {issue_url(rule, checker)}"
 
 
 def rule_descriptor(rid: str, sample: Issue) -> dict[str, Any]:
@@ -84,13 +86,12 @@ def rule_descriptor(rid: str, sample: Issue) -> dict[str, Any]:
         short, full = _first_paragraph(summary), summary
     tier = rule.tier if rule else sample.tier
     severity = rule.severity if rule else sample.severity
-    name = sample.checker or sample.rule  # a checker's issues are documented with the checker
     return {
         "id": rid,
         "shortDescription": {"text": short},
         "fullDescription": {"text": full},
-        "helpUri": doc_url(name),
-        "help": {"text": _help(sample.rule, name)},
+        "helpUri": issue_url(sample.rule, sample.checker),  # the section docs/rules.md has: as JSON's url
+        "help": {"text": _help(sample.rule, sample.checker)},
         "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
         "properties": {"tags": ["kblint", tier]},
     }
