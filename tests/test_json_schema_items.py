@@ -253,3 +253,12 @@ def test_explain_json_schema():
 def test_jsonschema_is_imported_for_a_kb_that_uses_it(kb: Path):
     """(and only then: tests/test_startup.py lists it among the libraries the example KB does not import)"""
     assert "jsonschema" in loaded_modules("validate", str(kb), "--no-cache")
+
+
+def test_unevaluated_properties_with_patterns_is_refused(tmp_path):
+    from kblint.model.json_schema import InvalidSchema, compile_schema
+
+    schema = {"patternProperties": {"^x-": {"type": "string"}}, "unevaluatedProperties": False}
+    with pytest.raises(InvalidSchema, match="unevaluatedProperties cannot be used with patterns"):
+        compile_schema(schema)
+    compile_schema({"properties": {"a": {"type": "string"}}, "unevaluatedProperties": False})  # no pattern: fine

@@ -102,11 +102,24 @@ def compile_schema(schema: dict[str, Any]) -> Any:
         base.check_schema(schema, format_checker=base.FORMAT_CHECKER)
     except Invalid as exc:
         raise InvalidSchema(f"{json_path(list(exc.path), 'json_schema')}: {_short(exc.message)}") from None
-    for where, pattern in _patterns(schema, ()):
+    patterns = list(_patterns(schema, ()))
+    for where, pattern in patterns:
         problem = userpattern.pattern_error(pattern)
         if problem is not None:
             raise InvalidSchema(f"{json_path(list(where), 'json_schema')}: invalid pattern {pattern!r}: {problem}")
+    if patterns and _has_key(schema, "unevaluatedProperties"):
+        # jsonschema's unevaluatedProperties matches patternProperties itself, with `re` and no time budget
+        raise InvalidSchema("unevaluatedProperties cannot be used with patterns: use additionalProperties")
     return _budgeted(base)(schema, format_checker=base.FORMAT_CHECKER)
+
+
+def _has_key(schema: Any, key: str) -> bool:
+    """Whether KEY is a keyword somewhere in SCHEMA."""
+    if isinstance(schema, list):
+        return any(_has_key(item, key) for item in schema)
+    if not isinstance(schema, dict):
+        return False
+    return key in schema or any(_has_key(v, key) for k, v in schema.items() if k not in _DATA_KEYWORDS)
 
 
 def _patterns(schema: Any, where: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
