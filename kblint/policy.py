@@ -37,6 +37,7 @@ the target status (with `--base REF`, only to entries that moved there since REF
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -59,6 +60,18 @@ class PolicyError(Exception):
 
     def one_line(self) -> str:
         return f"{self.expected} at column {self.column + 1} of {self.text!r}"
+
+
+_RENDERED = re.compile(r"\n    (.*)\n    ( *)\^$")
+
+
+def caret_in_one_line(text: str) -> str:
+    """TEXT with a PolicyError.render() at its end written as one line (`... at column 6 of
+    'tags cont >= 2'`): an issue is one line of a report, the plan (`checkers --kb`) shows the caret."""
+    match = _RENDERED.search(text)
+    if match is None:
+        return text
+    return f"{text[: match.start()]} at column {len(match.group(2)) + 1} of {match.group(1)!r}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -350,10 +350,12 @@ def test_broken_policy_is_a_config_error_with_a_caret(tmp_path: Path):
     report = run_kblint("validate", str(kb), "--format", "json").json
     errors = issues_of(report, "config_error")
     assert [e["line"] for e in errors] == [3, 4]
-    assert "unknown operator '='" in errors[0]["message"] and "^" in errors[0]["message"]
-    assert "metadata.url count > = 1" in errors[0]["message"]
+    # an issue is one line: the caret's column is said in words; the plan shows the caret
+    assert "unknown operator '='" in errors[0]["message"] and "\n" not in errors[0]["message"]
+    assert errors[0]["message"].endswith("at column 22 of 'metadata.url count > = 1'")
     out = run_kblint("checkers", "--kb", str(kb))
     assert out.code == 1 and "[broken] metadata.url count > = 1" in out.stdout
+    assert "\n    metadata.url count > = 1\n" + " " * 25 + "^" in out.stdout
 
 
 def test_suppression_names_one_policy_item_by_id(pol_kb: Path):

@@ -182,3 +182,16 @@ def test_per_file_ignores_names_are_checked(tmp_path: Path):
     (tmp_path / "proj" / "kblint.toml").write_text('per_file_ignores = ["drafts/**"]\n')
     result = run_kblint("validate", str(kb), cwd=tmp_path / "proj")
     assert result.code == 2 and "'per_file_ignores' must be a table of glob = [names]" in result.stderr
+
+
+def test_directives_in_code_are_examples_not_directives(tmp_path: Path):
+    body = (
+        "---\ntitle: A\ntype: note\n---\n"
+        "Write `<!-- kblint-disable broken_link -->` to silence a finding.\n"
+        "```markdown\n<!-- kblint-disable-next-line broken_link -->\n```\n"
+        "See [[gone]].\n"
+    )
+    kb = write_kb(tmp_path / "s", LINKS_KB, {"a.md": body, "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n"})
+    report = lint(kb)
+    assert broken_links(report) == [("a", 9)]
+    assert issues_of(report, "unused_suppression") == [] and issues_of(report, "invalid_suppression") == []

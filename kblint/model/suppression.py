@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
+from .markdown import strip_code
+
 if TYPE_CHECKING:
     from .entry import RawEntry
 
@@ -53,8 +55,8 @@ def suppressions(raw: RawEntry) -> tuple[tuple[Suppression, ...], tuple[Malforme
     found: list[Suppression] = []
     bad: list[Malformed] = []
     _frontmatter(raw, found, bad)
-    if "kblint-" in raw.body:
-        _comments(raw.body, raw.body_line, found, bad)
+    if "kblint-" in raw.body:  # a directive shown in code is an example, not a directive
+        _comments(strip_code(raw.body), raw.body_line, found, bad)
     return tuple(found), tuple(bad)
 
 

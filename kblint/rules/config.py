@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..model.issue import Issue
 from ..model.kbschema import KBSchema
 from ..model.plan import Plan
+from ..policy import caret_in_one_line
 from . import RULES, Site
 
 
@@ -16,7 +17,7 @@ def config_errors(schema: KBSchema, plan: Plan) -> list[Issue]:
     issues = [
         RULES[b.broken_rule].issue(
             Site(schema.name, here),
-            f"rubric item {b.text!r} is not enforced: {b.reason}",
+            caret_in_one_line(f"rubric item {b.text!r} is not enforced: {b.reason}"),
             line=max(b.line, 1),
             discriminator=b.id,
             rubric_item=b.text,
