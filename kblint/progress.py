@@ -21,8 +21,9 @@ REFRESH = 0.1  # seconds between updates of the line
 class Progress:
     """What the passes tell; this one shows nothing (not a terminal, --quiet, CI)."""
 
-    def phase(self, description: str, total: int | None = None) -> None:
-        """A new stage of the run, of TOTAL steps (None: not known)."""
+    def phase(self, description: str, total: int | None = None, at_once: bool = False) -> None:
+        """A new stage of the run, of TOTAL steps (None: not known); AT_ONCE: shown now, however
+        quick the run has been so far (judgment: SPEC §9)."""
 
     def advance(self, steps: int = 1, description: str | None = None) -> None:
         """STEPS more done (and the stage's description changed, e.g. to the next KB)."""
@@ -75,12 +76,14 @@ class TerminalProgress(Progress):
         self._shown_at = 0.0
         self._cancel = schedule(SHOW_AFTER, self._show)
 
-    def phase(self, description: str, total: int | None = None) -> None:
+    def phase(self, description: str, total: int | None = None, at_once: bool = False) -> None:
         with self._lock:
             self._description, self._done, self._total = description, 0, total
             if self._bar is not None:  # a new task: the bar cannot set a known total back to unknown
                 self._bar.remove_task(self._task)
                 self._task = self._bar.add_task(description, total=total)
+        if at_once:
+            self._show()
 
     def advance(self, steps: int = 1, description: str | None = None) -> None:
         with self._lock:
@@ -110,10 +113,10 @@ class TerminalProgress(Progress):
             if self._closed or self._bar is not None:
                 return
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
             console = self._console or Console(stderr=True)
-            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+            columns = (TextColumn("{task.description}"), BarColumn(), _count_column(), TimeElapsedColumn())
             # the report and kblint's messages are written after the run: nothing to redirect
             self._bar = Progress(
                 *columns, console=console, transient=True, redirect_stdout=False, redirect_stderr=False
@@ -129,3 +132,15 @@ class TerminalProgress(Progress):
             return
         self._shown_at = now
         self._bar.update(self._task, description=self._description, completed=self._done, total=self._total)
+
+
+def _count_column() -> Any:
+    """`done/total`, or nothing for a stage whose size is not known (the link pass)."""
+    from rich.progress import MofNCompleteColumn
+    from rich.text import Text
+
+    class Count(MofNCompleteColumn):
+        def render(self, task: Any) -> Text:
+            return Text("") if task.total is None else super().render(task)
+
+    return Count()

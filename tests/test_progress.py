@@ -107,4 +107,15 @@ def test_the_engine_tells_each_stage(tmp_path: Path):
     recorder = Recorder()
     run(resolve({"paths": [str(a), str(b)], "no_cache": True, "jobs": 1}, cwd=str(tmp_path)), progress=recorder)
     assert recorder.phases == [("parsing", 3), ("checking links", None)]
-    assert recorder.steps == 3 and recorder.descriptions == {"parsing a", "parsing b"}
+    assert recorder.steps == 3 and recorder.descriptions == {"parsing a (1/2)", "parsing a (2/2)", "parsing b (1/1)"}
+
+
+def test_judgment_shows_at_once():
+    bar, timer, out, now = terminal()
+    bar.phase("judging entries", 3, at_once=True)  # SPEC §9: always for the judgment tier
+    bar._bar.refresh()
+    assert "judging entries" in out.getvalue() and "0/3" in out.getvalue()
+    bar.phase("checking links")
+    bar._bar.refresh()
+    assert "/?" not in out.getvalue()  # a stage of unknown size shows no count
+    bar.close()

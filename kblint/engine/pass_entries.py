@@ -311,17 +311,21 @@ def run_all(
     by_path: dict[str, FileResult] = {}
     tasks: list[Task] = []
     progress.phase("parsing", sum(len(kb.files) for kb in ws.kbs))
+    done = [0] * len(ws.kbs)  # files of each KB linted or taken from the cache
     for k, kb in enumerate(ws.kbs):
         reused = _reused(kb_caches[k], kb, caches)
         results = list(reused.values())
         for start in range(0, len(results), _CHUNK):
             driver.hold_or_spill(results[start : start + _CHUNK])
         by_path.update(reused)
+        done[k] = len(reused)
         progress.advance(len(reused))
         tasks.extend(Task(k, path, kb.relpath(path), kb.problems.get(path)) for path in kb.files if path not in reused)
     for task, result in driver.run(tasks, forced=settings.jobs is not None):
         by_path[task.path] = result
-        progress.advance(1, f"parsing {ws.kbs[task.kb].name}")
+        done[task.kb] += 1
+        kb = ws.kbs[task.kb]
+        progress.advance(1, f"parsing {kb.name} ({done[task.kb]}/{len(kb.files)})")
         kb_cache = kb_caches[task.kb]
         if kb_cache is not None and result.record is not None and task.problem is None:
             kb_cache.add(task.path, caches.stamps.get(task.path) if caches else None, result.record)

@@ -160,7 +160,7 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress)
         summary.enabled, summary.reason = False, "dry run: nothing sent"
         summary.not_evaluated = sum(len(r.items) for r in requests)
         return JudgmentResult(summary, dry_run=rows)
-    progress.phase("judging entries", len(requests))
+    progress.phase("judging entries", len(requests), at_once=True)
     outcomes, stats, unavailable = judge(requests, config, progress=progress.update)
     _fill_summary(summary, stats)
     result = JudgmentResult(summary, unavailable=unavailable)
