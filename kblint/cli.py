@@ -131,7 +131,7 @@ def validate(
     ),
     type_: Optional[str] = _opt(None, "--type", panel=FILTERS, metavar="TYPE", help="Only entries of this type."),
     min_severity: Optional[str] = _opt(
-        None, "--min-severity", panel=FILTERS, metavar="SEVERITY", help="Hide issues below it: warning or error."
+        None, "--min-severity", panel=FILTERS, metavar="SEVERITY", help="Hide issues below: info, warning, error."
     ),
     strict_links: bool = _opt(False, "--strict-links", panel=FILTERS, help="Links into absent KBs are broken links."),
     baseline: Optional[str] = _opt(
@@ -160,7 +160,7 @@ def validate(
         "--color",
         panel=OUTPUT,
         metavar="WHEN",
-        help="auto (default: NO_COLOR, FORCE_COLOR, a terminal), always, never.",
+        help="auto (default: FORCE_COLOR, then NO_COLOR, then a terminal), always, never.",
     ),
     write_baseline: Optional[str] = _opt(
         None, "--write-baseline", panel=OUTPUT, metavar="FILE", help="Record the current issues in FILE."

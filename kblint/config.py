@@ -55,6 +55,8 @@ class Settings:
     llm_output: str | None = None  # how answers are asked for (a provider's output_modes); None: the best
     llm_required: bool = False
     dry_run: bool = False
+    fix: bool = False  # write the safe fixes, then report what is left
+    diff: bool = False  # print the safe fixes as a diff; write nothing
     limits: Limits = DEFAULT_LIMITS
     config_file: str | None = None  # the configuration file that was read, if any
     sources: dict[str, str] = field(default_factory=dict)  # field → where its value came from (default: none)
@@ -289,7 +291,6 @@ def resolve(flags: dict[str, Any], config_path: str | None = None, cwd: str | No
 
 def describe(settings: Settings) -> str:
     """`--show-settings`: every setting, its value, and where the value came from."""
-    import json
 
     lines = [f"# configuration file: {settings.config_file or 'none found'}"]
     env_llm = os.environ.get("KBLINT_LLM")
@@ -302,8 +303,17 @@ def describe(settings: Settings) -> str:
         if f.name == "limits":
             lines.extend(_describe_limits(value, source))
             continue
-        lines.append(f"{f.name} = {json.dumps(value)}  # {source}")
+        lines.append(f"{f.name} = {_toml(value)}  # {source}")
     return "\n".join(lines)
+
+
+def _toml(value: Any) -> str:
+    """VALUE as TOML writes it (JSON's scalars and arrays are TOML's; a table is written inline)."""
+    import json
+
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
 
 
 def _describe_limits(limits: Limits, source: str) -> list[str]:
