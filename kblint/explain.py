@@ -169,9 +169,21 @@ def checker_page(checker: Checker) -> str:
         lines.append("runs after the graph pass (needs the whole workspace's links)")
         lines.append("")
     lines.append(checker.doc)
+    lines += ["", *_checker_advice(checker.name)]
     if checker.source == "core":
         lines += ["", f"Documentation: {doc_url(checker.name)}"]
     return "\n".join(lines) + "\n"
+
+
+def _checker_advice(name: str) -> list[str]:
+    """How to fix and how to suppress what a checker reports."""
+    suppress = (
+        f"`<!-- kblint-disable-next-line {name} -->` above the line, `<!-- kblint-disable {name} -->` ... "
+        f"`<!-- kblint-enable {name} -->` around lines, or `kblint: {{disable: [{name}]}}` in the "
+        "frontmatter for the whole entry; the rubric item's id names that one item only."
+    )
+    fix = "Make the entry do what the rubric item's text asks; the message says what the checker measured."
+    return ["How to fix it:", *_wrapped(fix), "", "How to suppress it:", *_wrapped(suppress)]
 
 
 # docs/rules.md: the same pages in markdown, one `## NAME` heading per rule and built-in checker, so

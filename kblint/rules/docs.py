@@ -536,8 +536,9 @@ TIER_DOCS = {
     "each entry; a failing policy is a rubric_violation of tier policy that says what it measured.",
     "judgment": "The rubric items no checker, policy or schema enforces are asked of an LLM judge "
     "(`--llm`), one request per entry; without an LLM they are counted as not evaluated.",
-    "score": "Each entry's score is the weighted share of its rubric items that pass; with "
-    "`pass_threshold` in kb.yaml, entries below it are reported.",
+    "score": "Each entry's score is the weighted mean of the scores of its rubric items with an outcome "
+    "(a graded item's level score, 1 for a pass, 0 for a fail; `kblint explain levels`); with "
+    "`pass_threshold` in kb.yaml (or under a type), entries below it are reported.",
     "config": "kb.yaml, the configuration and the suppressions in entries are checked themselves.",
     "rubric": "The rubric of kb.yaml is linted itself: items of one scope that say the same thing, a "
     "`pass_threshold` no entry can reach or every entry meets, graded levels whose scores go down, "
