@@ -248,6 +248,7 @@ def test_the_steps_result_is_kblints_exit_code(installed: dict[str, str], worksp
 def test_a_run_that_stops_still_leaves_a_summary(installed: dict[str, str], workspace: Path):
     result = run_step("lint", installed, workspace, paths="kb three")
     assert result.returncode == 2 and "kb three" in result.stderr
+    assert "::error title=kblint::kblint could not run (exit code 2)" in result.stdout  # an annotation says so
     summary = Path(installed["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
     assert "kblint stopped with exit code 2 before writing its summary" in summary
 

@@ -14,6 +14,7 @@ import re
 
 from ..checkers.core import CHECKERS
 from ..model.issue import SEVERITY_RANK, Report
+from ..model.json_schema import JSON_SCHEMA
 from ..paths import display_path, printable
 from ..rules import RULES, doc_url
 from . import github
@@ -101,7 +102,7 @@ def _rules_table(report: Report) -> list[str]:
     if not rows:
         return []
     lines = ["", "#### Top rules", "", "| Rule | Severity | Issues |", "| --- | --- | ---: |"]
-    documented = set(RULES) | {checker.name for checker in CHECKERS}
+    documented = set(RULES) | {checker.name for checker in CHECKERS} | {JSON_SCHEMA}
     for rule, checker, severity, n in rows[:TOP_RULES]:
         name = " / ".join(_linked(part, documented) for part in (rule, checker) if part)
         lines.append(f"| {name} | {severity} | {n} |")
