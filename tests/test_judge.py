@@ -672,7 +672,9 @@ def test_parse_answer_of_graded_items():
     )
     for wrong in ('"level": "brilliant"', '"verdict": "pass"', '"level": ""'):
         got, problem = parse_answer(f'[{{"id": "g", {wrong}, "confidence": 0.9}}]', ["g"], levels)
-        assert got == {} and problem == "invalid verdict for g", wrong  # never a pass
+        assert got == {} and problem.startswith("invalid verdict for g"), wrong  # never a pass
+    _, problem = parse_answer('[{"id": "g", "level": "brilliant"}]', ["g"], levels)
+    assert problem == "invalid verdict for g; no such level 'brilliant' for g"
 
 
 @pytest.mark.parametrize("provider", ["openai", "ollama", "anthropic"])

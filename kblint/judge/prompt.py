@@ -222,6 +222,7 @@ def parse_answer(
     got: dict[str, Answer] = {}
     unknown: list[str] = []
     invalid: list[str] = []
+    wrong_levels: list[str] = []  # levels answered that are none of the item's
     for v in raw:
         if not isinstance(v, dict):
             continue
@@ -233,9 +234,14 @@ def parse_answer(
             answer = _answer(v, levels.get(vid))
             if answer is None:
                 invalid.append(vid)
+                if levels.get(vid) and v.get("level") is not None:
+                    wrong_levels.append(f"{v.get('level')!r} for {vid}")
             else:
                 got[vid] = answer
-    return got, _problem(wanted, got, invalid, unknown)
+    problem = _problem(wanted, got, invalid, unknown)
+    if problem and wrong_levels:
+        problem += "; no such level " + ", ".join(wrong_levels)
+    return got, problem
 
 
 def _answer(v: dict, level_ids: tuple[str, ...] | None) -> Answer | None:

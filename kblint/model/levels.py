@@ -87,8 +87,10 @@ def _level(raw: Any, n: int, deterministic: bool) -> Level:
     if unknown:
         raise LevelsError(f"level {n + 1} has unknown key '{unknown[0]}'; allowed: {', '.join(LEVEL_KEYS)}")
     level_id, score = raw.get("id"), raw.get("score")
-    if not isinstance(level_id, str) or not level_id.strip():
+    if level_id is None:
         raise LevelsError(f"level {n + 1} has no 'id'")
+    if not isinstance(level_id, str) or not level_id.strip():
+        raise LevelsError(f"level {n + 1}: 'id' must be a name such as pass, got {level_id!r}")
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
         raise LevelsError(f"level '{level_id}' needs a 'score' from 0 to 1, got {score!r}")
     indicators = raw.get("indicators") or []
