@@ -171,6 +171,9 @@ def validate(
         panel=OUTPUT,
         help="Print the resolved settings and where each came from; lint nothing.",
     ),
+    watch: bool = _opt(
+        False, "--watch", panel=OUTPUT, help="Lint again on every change and print what changed, until Ctrl-C."
+    ),
     verbose: bool = _opt(False, "--verbose", panel=OUTPUT, help="Show tracebacks of internal errors."),
     no_judgment: bool = _opt(False, "--no-judgment", panel=JUDGMENT, help="Do not run the judgment tier."),
     llm: Optional[str] = _opt(
@@ -219,12 +222,15 @@ def validate(
     ),
 ) -> None:
     """Lint knowledge bases (default: the current directory)."""
-    settings = _validate_settings(_validate_flags(locals()), config)
+    flags = _validate_flags(locals())
+    settings = _validate_settings(flags, config)
     if show_settings:
         from .config import describe
 
         typer.echo(describe(settings))
         raise typer.Exit(0)
+    if watch:
+        _watch(flags, config, settings)
     # one byte past the limit tells that the entry is over it, without reading all of it
     stdin_data = sys.stdin.buffer.read(settings.limits.max_file_bytes + 1) if settings.stdin else None
     _warn_plugin_problems()
@@ -264,6 +270,7 @@ def _validate_flags(options: dict[str, Any]) -> dict[str, Any]:
     flags = {name: (value or None) if isinstance(value, bool) else value for name, value in options.items()}
     del flags["config"]  # where the settings come from, not one of them
     del flags["show_settings"]
+    del flags["watch"]  # how to run, not what
     flags["paths"] = list(options["paths"] or [])
     flags["select"] = split_names(options["select"])
     flags["ignore"] = split_names(options["ignore"])
@@ -304,6 +311,49 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
     if settings.stdin_path and not settings.stdin:
         _fail("--stdin-path names where the --stdin entry would live: use it with --stdin")
     return settings
+
+
+def _watch(flags: dict[str, Any], config: Optional[str], settings: "Settings") -> NoReturn:
+    """`validate --watch` (kblint.watch): each run reads the configuration again, so that editing
+    it takes effect; Ctrl-C ends watching with exit 0."""
+    from .watch import RunFailed, WatchError, follow, prepare, require_watchfiles
+
+    try:
+        require_watchfiles()
+        prepare(settings)
+    except WatchError as exc:
+        _fail(str(exc))
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C stops watching, even if the shell ignored it
+    _warn_plugin_problems()
+
+    def lint() -> tuple["Report", list[str]]:
+        from .engine.pass_judgment import JudgmentSetupError
+        from .engine.run import run
+        from .errors import UsageError
+        from .progress import for_run
+
+        try:
+            current = prepare(_validate_settings(flags, config))
+        except typer.Exit:
+            raise RunFailed("") from None  # _fail said why
+        progress = for_run(current.quiet)
+        try:
+            return run(current, progress=progress)
+        except (UsageError, JudgmentSetupError) as exc:
+            raise RunFailed(str(exc)) from None
+        finally:
+            progress.close()
+
+    try:
+        code = follow(settings, lint, sys.stdout, sys.stderr, color=_use_color(settings))
+    except WatchError as exc:
+        _fail(str(exc))
+    except BrokenPipeError:  # the reader went away (`| head`)
+        _discard_stdout()
+        code = 0
+    raise typer.Exit(code)
 
 
 def _emit(write: Callable[[], None]) -> None:
