@@ -222,3 +222,21 @@ def test_explain_levels():
     page = run_kblint("explain", "levels").stdout
     assert page.startswith("levels — graded rubric items") and "pass_level" in page and "required: true" in page
     assert "levels" in run_kblint("explain").stdout
+
+
+def test_ids_made_from_texts_do_not_clash(tmp_path: Path):
+    kb_yaml = (
+        "name: ids\nevaluation_rubric:\n  - Entry has a summary.\n"
+        "types:\n  note:\n    evaluation_rubric:\n      - Entry has a summary\n"
+        "  other:\n    evaluation_rubric:\n      - {text: Something else, id: entry-has-a-summary}\n"
+        "      - {text: Another thing, id: entry-has-a-summary}\n"
+    )
+    kb = write_kb(tmp_path / "ids", kb_yaml, {})
+    errors = issues_of(lint(kb), "config_error")
+    # only the id written twice is a duplicate; the ids kblint made from texts are numbered
+    assert [(e["line"], e["message"]) for e in errors] == [
+        (
+            11,
+            "rubric item 'Another thing' is not enforced: duplicate item id 'entry-has-a-summary' (also used at kb.yaml line 10)",
+        )
+    ]

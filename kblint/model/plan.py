@@ -91,6 +91,7 @@ class Binding:
     impl: Checker | None = field(default=None, compare=False, repr=False)  # the checker named by `checker`
     levels: tuple[Level, ...] = ()  # a graded item's levels, lowest first (README "Graded rubrics")
     graded: bool = False  # it has levels
+    id_given: bool = False  # its id was written in kb.yaml (else it is made from the text)
     pass_level: Level | None = None  # the level an entry needs (graded items)
     required: bool = False  # without an outcome the entry's score is incomplete
     json_schema: dict[str, Any] | None = None  # a JSON Schema criterion on the frontmatter
@@ -263,6 +264,7 @@ def _common_keys(b: Binding, raw: dict[Any, Any], schema: KBSchema) -> str | Non
     """Read `id`, `severity`, `weight` and `applies_to` into B; what is wrong with them, if anything."""
     if raw.get("id") is not None:
         b.id = str(raw["id"])
+        b.id_given = True
     severity = raw.get("severity", "warning")
     if severity not in ("error", "warning", "info"):
         return f"severity must be error, warning or info, got {severity!r}"
@@ -424,12 +426,22 @@ def _check_schema_claims(
 
 
 def _check_unique_ids(kb_items: list[Binding], type_items: dict[str, list[Binding]]) -> None:
-    """An id names one item of the KB: the same id on a different text is a duplicate."""
+    """An id names one item of the KB: an id written twice on different texts is a duplicate; an id
+    made from a text (two texts that differ only in case or punctuation) gets a number instead."""
+    items = kb_items + [b for items in type_items.values() for b in items]
     seen: dict[str, Binding] = {}
-    for b in kb_items + [b for items in type_items.values() for b in items]:
+    for b in (b for b in items if b.id_given):
         first = seen.setdefault(b.id, b)
         if first is not b and first.text != b.text:
             _broken(b, f"duplicate item id '{b.id}' (also used at kb.yaml line {first.line})")
+    for b in (b for b in items if not b.id_given):
+        first = seen.setdefault(b.id, b)
+        if first is not b and first.text != b.text:
+            n = 2
+            while f"{b.id}-{n}" in seen:
+                n += 1
+            b.id = f"{b.id}-{n}"
+            seen[b.id] = b
 
 
 def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
