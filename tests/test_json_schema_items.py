@@ -128,7 +128,7 @@ def test_errors_are_capped_per_item_and_entry(tmp_path: Path):
     kb = write_kb(tmp_path / "kb", kb_yaml, {"a.md": f"---\ntitle: A\ntags: [a]\n{fields}---\n[[a]]\n"})
     found = _violations(_report(kb), "a")
     assert len(found) == MAX_ERRORS + 1
-    assert found[0] == (1, f"5 more JSON Schema errors of this item (the first {MAX_ERRORS} are shown)")
+    assert found[0] == (1, f"5 more JSON Schema errors of 'Numbers' (the first {MAX_ERRORS} are shown)")
     assert found[1] == (4, "metadata.k00: 'x' is not of type 'integer'")
     assert found[-1] == (23, f"metadata.k{MAX_ERRORS - 1}: 'x' is not of type 'integer'")
 

@@ -34,7 +34,7 @@ def run_json_schema(b: Binding, subject: Subject) -> list[Issue]:
     if len(errors) > MAX_ERRORS:
         more = len(errors) - MAX_ERRORS
         errors_word = "errors" if more > 1 else "error"
-        message = f"{more} more JSON Schema {errors_word} of this item (the first {MAX_ERRORS} are shown)"
+        message = f"{more} more JSON Schema {errors_word} of '{b.text}' (the first {MAX_ERRORS} are shown)"
         issues.append(_issue(b, subject, message, 1, None, f"{b.id} more"))
     return issues
 
