@@ -16,7 +16,7 @@ import os
 from .. import userpattern
 from ..config import Settings, llm_spec
 from ..infra.spill import IssueSpill
-from ..model.issue import JudgmentSummary, Report, sort_key
+from ..model.issue import JudgmentSummary, Report, report_order
 from ..paths import display_path
 from ..progress import Progress
 from ..workspace import KB, UsageError, WalkOptions, Workspace, build_workspace
@@ -181,7 +181,7 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
         roots={kb.name: kb.root for kb in outcome.kbs},
     )
     kept = [i for i in outcome.issues if flt.keep(i)] if flt.active else list(outcome.issues)
-    kept.sort(key=sort_key)
+    kept.sort(key=report_order({kb.name: kb.root for kb in outcome.kbs}))
     hidden = dict(outcome.hidden)
     for name, count in flt.hidden.items():
         hidden[name] = hidden.get(name, 0) + count

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -63,6 +64,17 @@ def sort_key(issue: Issue) -> tuple[str, bool, str, int, int, str, str]:
     """Reports list each KB's issues together, its kb.yaml's first, then file by file, by line."""
     config = issue.entry_id is None and issue.path.endswith(_CONFIG_FILES)
     return (issue.kb_name or "", not config, issue.path, issue.line, issue.column, issue.rule, issue.message)
+
+
+def report_order(roots: dict[str, str]) -> Callable[[Issue], tuple[str, bool, str, int, int, str, str]]:
+    """sort_key with the KBs in the order of their directories (ROOTS: KB name → directory), so that a
+    report runs by path (SPEC §9) but for each KB's kb.yaml, which comes first."""
+
+    def key(issue: Issue) -> tuple[str, bool, str, int, int, str, str]:
+        _, config_last, path, line, column, rule, message = sort_key(issue)
+        return (roots.get(issue.kb_name or "", issue.kb_name or ""), config_last, path, line, column, rule, message)
+
+    return key
 
 
 def fingerprint_of(issue: Issue, root: str | None) -> str:
