@@ -36,7 +36,7 @@ def test_agent_loop_schema_then_gate_with_stdin():
         "---\n"
         "title: The harbor master was told to stop inspections\n"
         f"type: finding\ndate: 2025-05-02\nconfidence: {finding['fields']['confidence']['values'][1]}\n"
-        "tags: [inspections, harbor]\nstatus: draft\n"
+        "tags: [inspections, harbor]\nstatus: draft\nsources: [inspector-interviews]\n"
         "links: [{target: mara-quist, relation: ordered_by}]\n"
         "---\n\nTwo inspectors describe the order given by [[mara-quist]].\n\n## Sources\n\n- Two interviews.\n"
     )
