@@ -600,6 +600,42 @@ def cache_clear(
     typer.echo(f"{directory}: removed {verdicts} cached verdicts and the cached lint results")
 
 
+@app.command("server")
+def server_command(
+    config: Optional[str] = typer.Option(
+        None, "--config", metavar="FILE", help="Read settings from FILE (default: the nearest one above the workspace)."
+    ),
+    debounce_ms: Optional[int] = typer.Option(
+        None, "--debounce-ms", metavar="MS", help="Quiet after a change before the entry is linted again (default 150)."
+    ),
+    stdio: bool = typer.Option(False, "--stdio", help="Speak over standard input and output (the only transport)."),
+    verbose: bool = typer.Option(False, "--verbose", help="Log the protocol to standard error."),
+) -> None:
+    """Serve the Language Server Protocol over standard input and output: diagnostics as you type, hover, completion."""
+    from .config import ConfigError, resolve
+
+    if debounce_ms is not None and debounce_ms < 0:
+        _fail(f"--debounce-ms: expected 0 or more, got {debounce_ms}")
+    if config is not None:
+        try:
+            resolve({}, config)
+        except ConfigError as exc:
+            _fail(str(exc))
+    try:
+        from .lsp.server import ServerOptions, serve
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").startswith("kblint"):
+            raise
+        _fail("kblint server needs the server extra: pip install 'kblint[server]'")
+    _warn_plugin_problems()
+    if verbose:
+        import logging
+
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+    delay = debounce_ms / 1000 if debounce_ms is not None else None
+    serve(ServerOptions(os.path.abspath(config) if config else None, delay))
+
+
 _INTERRUPTED = 130  # the exit code typer gives a KeyboardInterrupt inside a command
 
 

@@ -8,7 +8,7 @@ by re-reading their entries).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..checkers.base import CheckContext
 from ..measures import FactsMeasures
@@ -123,6 +123,18 @@ def analyse(
             if f.parsed and f.reported and f.path not in walk.has_outlinks and not graph.inlinks.get(f.path)
         )
     return graph, issues
+
+
+def entry_links(
+    graph: LinkGraph, kb: GraphKB, facts: EntryFacts, *, strict_links: bool = False
+) -> tuple[list[Issue], bool]:
+    """One entry's link issues as `analyse` finds them, and whether the entry links out (to anything
+    but itself or a file that is no entry), against GRAPH as it stands; GRAPH's inlinks are left
+    alone. For checking one entry again after it changed."""
+    walk = _LinkWalk(replace(graph, inlinks={}), strict_links, None)
+    if facts.parsed and facts.links:
+        walk.entry(kb, facts)
+    return walk.issues, facts.path in walk.has_outlinks
 
 
 def graph_checks(

@@ -264,3 +264,26 @@ def _outcome_issues(outcome: JudgeOutcome, p: Pending, config: JudgeConfig) -> l
             )
         )
     return issues
+
+
+def cached_issues(p: Pending, config: JudgeConfig) -> list[Issue]:
+    """The issues of the verdicts the verdict cache holds for P's items, sending nothing: what the
+    judgment tier shows of an entry between two runs of the judge (an editor's diagnostics)."""
+    from ..judge import JudgeOutcome
+    from ..judge.cache import VerdictCache, item_key
+    from ..judge.prompt import canonical
+
+    request = _request(p, p.facts.path)
+    if request is None or not config.cache_dir:
+        return []
+    cache = VerdictCache(config.cache_dir)
+    entry_canon, guidelines_canon = canonical(dict(request.entry)), canonical(request.guidelines or {})
+    verdicts = []
+    seen: set[str] = set()
+    for item in request.items:
+        if item.id not in seen:
+            seen.add(item.id)
+            hit = cache.get(item_key(config, entry_canon, guidelines_canon, item.cache_text), item.id)
+            if hit is not None:
+                verdicts.append(hit)
+    return _outcome_issues(JudgeOutcome(key=request.key, verdicts=verdicts), p, config)

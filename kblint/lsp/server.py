@@ -1,0 +1,419 @@
+"""`kblint server`: the Language Server Protocol over standard input and output, with pygls (the
+standard Python language-server framework) and lsprotocol's types.
+
+The workspace is indexed once, when the client says it is initialized; then every open, change
+(after a short pause in typing) or close of an entry or a kb.yaml lints it again from the text the
+editor holds, and diagnostics are published for it and for the other entries whose graph issues
+that changed. Judgment items show the verdicts the verdict cache holds; the LLM is asked only by
+the command `kblint.judgeEntry`, never on typing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from .. import __version__
+from ..config import ConfigError, Settings, resolve
+from ..model.issue import Issue
+from ..rules.docs import issue_url
+from . import actions, editing
+from .ranges import Span, issue_span, lines_of
+from .workspace import HeldKB, HeldWorkspace, workspace_roots
+
+DEBOUNCE = 0.15  # seconds of quiet after a change before the entry is linted again
+DEBOUNCE_ENV = "KBLINT_LSP_DEBOUNCE_MS"
+JUDGE_COMMAND = "kblint.judgeEntry"
+SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "info": lsp.DiagnosticSeverity.Information,
+}
+_KINDS = {
+    "target": lsp.CompletionItemKind.Reference,
+    "kb": lsp.CompletionItemKind.Module,
+    "type": lsp.CompletionItemKind.Class,
+    "field": lsp.CompletionItemKind.Field,
+    "value": lsp.CompletionItemKind.EnumMember,
+}
+
+
+@dataclass(slots=True)
+class Shown:
+    """An issue as it was published: for hover and code actions on it."""
+
+    issue: Issue
+    span: Span
+    diagnostic: lsp.Diagnostic
+
+
+@dataclass(slots=True)
+class ServerOptions:
+    config: str | None = None  # a configuration file; None: the nearest one above the workspace
+    debounce: float | None = None  # seconds; None: DEBOUNCE (or the client's initializationOptions)
+
+
+@dataclass(slots=True)
+class State:
+    """What the server holds besides the workspace: the files it published diagnostics for."""
+
+    folders: list[str] = field(default_factory=list)
+    uris: dict[str, str] = field(default_factory=dict)  # path → the URI the client opened it by
+    shown: dict[str, list[Shown]] = field(default_factory=dict)  # path → its published issues
+    timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)  # path → its pending lint
+
+
+class KBServer(LanguageServer):
+    def __init__(self, options: ServerOptions):
+        super().__init__("kblint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.options = options
+        self.delay = options.debounce if options.debounce is not None else _env_delay()
+        self.state = State()
+        self.held = HeldWorkspace(Settings(), [])
+
+    # -- the workspace
+
+    def load(self) -> None:
+        """Index the workspace folders, and publish the diagnostics of the open files."""
+        started = time.perf_counter()
+        folders = self.state.folders
+        settings = self._settings(folders[0] if folders else os.getcwd())
+        roots, warnings = workspace_roots(folders)
+        texts = self.held.texts
+        self.held = HeldWorkspace(settings, roots, warnings)
+        self.held.texts = texts
+        self.held.load()
+        for warning in self.held.warnings:
+            self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Warning, f"kblint: {warning}"))
+        entries, kbs = len(self.held.live.facts), len(self.held.kbs)
+        seconds = time.perf_counter() - started
+        self.log(f"kblint: indexed {entries} entries of {kbs} KB(s) in {seconds:.1f} s")
+        for path in list(self.held.texts):
+            self.publish(path)
+
+    def _settings(self, cwd: str) -> Settings:
+        try:
+            return resolve({}, self.options.config, cwd=cwd)
+        except ConfigError as exc:
+            self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, f"kblint: {exc}; using defaults"))
+            settings = Settings()
+            settings.cache_dir = os.path.join(cwd, ".kblint_cache")
+            return settings
+
+    def log(self, message: str) -> None:
+        self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Info, message))
+
+    # -- documents
+
+    def path_of(self, uri: str) -> str | None:
+        path = to_fs_path(uri)
+        return os.path.normpath(os.path.abspath(path)) if path else None
+
+    def tracks(self, path: str) -> bool:
+        return self.held.is_entry(path) or self.held.is_kb_yaml(path) is not None
+
+    def edited(self, path: str, text: str, *, now: bool) -> None:
+        """The editor holds TEXT for PATH: lint it at once (NOW), or after the pause in typing."""
+        self.held.texts[path] = text.encode("utf-8", "surrogateescape")
+        timer = self.state.timers.pop(path, None)
+        if timer is not None:
+            timer.cancel()
+        if now or self.delay <= 0:
+            self.lint(path)
+        else:
+            self.state.timers[path] = asyncio.get_running_loop().call_later(self.delay, self.lint, path)
+
+    def lint(self, path: str) -> None:
+        """Lint PATH again (an entry, or a kb.yaml: its KB is planned and linted again), and publish."""
+        self.state.timers.pop(path, None)
+        kb = self.held.is_kb_yaml(path)
+        if kb is None:
+            others = self.held.refresh(path)
+        else:
+            data = self.held.texts.get(path)
+            others = self.held.reload_kb(kb, data.decode("utf-8", "replace") if data is not None else None)
+            others |= self.shown_in(kb)
+        self.publish(path)
+        for other in sorted(others - {path}):
+            self.publish(other)
+
+    def shown_in(self, kb: HeldKB) -> set[str]:
+        """The files of KB that are open or show diagnostics: a new plan may change all of them."""
+        return {p for p in [*self.held.texts, *self.state.shown] if self.held.kb_of(p) is kb}
+
+    def closed(self, path: str) -> None:
+        """The editor closed PATH: what is on disk counts again."""
+        timer = self.state.timers.pop(path, None)
+        if timer is not None:
+            timer.cancel()
+        self.held.texts.pop(path, None)
+        self.state.uris.pop(path, None)
+        kb = self.held.is_kb_yaml(path)
+        if kb is None:
+            others = self.held.refresh(path)
+        elif kb.unsaved or kb.yaml_error:
+            others = self.held.reload_kb(kb, None) | self.shown_in(kb)
+        else:
+            others = set()
+        self.clear(path)
+        for other in sorted(others - {path}):
+            self.publish(other)
+
+    def publish(self, path: str) -> None:
+        """Publish PATH's diagnostics, from the text the editor holds (else the file)."""
+        lines = lines_of(self.text_of(path))
+        codec = self.workspace.position_codec
+        shown = []
+        for issue in self.held.issues(path):
+            span = issue_span(issue, lines)
+            where = lsp.Range(lsp.Position(span.line, span.start), lsp.Position(span.line, span.end))
+            diagnostic = lsp.Diagnostic(
+                range=codec.range_to_client_units(lines, where),
+                message=issue.message,
+                severity=SEVERITY[issue.severity],
+                code=issue.rule,
+                code_description=lsp.CodeDescription(href=issue_url(issue.rule, issue.checker)),
+                source="kblint",
+                data={"tier": issue.tier, **({"item_id": issue.item_id} if issue.item_id else {})},
+            )
+            shown.append(Shown(issue, span, diagnostic))
+        if shown:
+            self.state.shown[path] = shown
+        else:
+            self.state.shown.pop(path, None)
+        uri = self.state.uris.get(path)
+        version = self.workspace.get_text_document(uri).version if uri is not None else None
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(
+                uri=uri or from_fs_path(path) or path, diagnostics=[s.diagnostic for s in shown], version=version
+            )
+        )
+
+    def clear(self, path: str) -> None:
+        self.state.shown.pop(path, None)
+        uri = from_fs_path(path) or path
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def data_of(self, path: str) -> bytes:
+        """The file's bytes as the editor holds them, else as they are on disk."""
+        data = self.held.texts.get(path)
+        if data is None:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                data = b""
+        return data
+
+    def text_of(self, path: str) -> str:
+        return self.data_of(path).decode("utf-8", "replace")
+
+    def files_changed(self, changes: list[lsp.FileEvent]) -> None:
+        """Files changed on disk (saved by another program, created, deleted, renamed)."""
+        others: set[str] = set()
+        for change in changes:
+            path = self.path_of(change.uri)
+            if path is None or path in self.held.texts:
+                continue  # the editor's text wins over the file's
+            if os.path.basename(path) == "kb.yaml":
+                kb = self.held.is_kb_yaml(path)
+                if change.type != lsp.FileChangeType.Changed or kb is None:
+                    self.load()  # a KB came or went
+                    return
+                others |= self.held.reload_kb(kb, None) | self.shown_in(kb)
+            elif change.type == lsp.FileChangeType.Deleted:
+                others |= self.held.remove(path)
+                if path in self.state.shown:
+                    self.clear(path)
+            elif path.endswith(".md") and self.held.is_entry(path):
+                others |= self.held.refresh(path) | ({path} if path in self.state.shown else set())
+        for other in sorted(others):
+            self.publish(other)
+
+
+def _env_delay() -> float:
+    value = os.environ.get(DEBOUNCE_ENV)
+    try:
+        return max(float(value), 0.0) / 1000 if value else DEBOUNCE
+    except ValueError:
+        return DEBOUNCE
+
+
+# ---------------------------------------------------------------------------------------------
+# Handlers
+
+
+def build_server(options: ServerOptions) -> KBServer:
+    server = KBServer(options)
+    server.feature(lsp.INITIALIZE)(_initialize)
+    server.feature(lsp.INITIALIZED)(_initialized)
+    server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)(_did_open)
+    server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)(_did_change)
+    server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)(_did_close)
+    server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)(_watched)
+    server.feature(lsp.TEXT_DOCUMENT_HOVER)(_hover)
+    server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["[", ":"]))(_complete)
+    server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )(_code_action)
+    server.command(JUDGE_COMMAND)(_judge)
+    return server
+
+
+def _initialize(ls: KBServer, params: lsp.InitializeParams) -> None:
+    options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    if isinstance(options.get("debounceMs"), (int, float)) and not isinstance(options["debounceMs"], bool):
+        ls.delay = max(float(options["debounceMs"]), 0.0) / 1000
+    if isinstance(options.get("config"), str) and ls.options.config is None:
+        ls.options.config = options["config"]
+    folders = [to_fs_path(f.uri) for f in params.workspace_folders or []]
+    if not folders:
+        folders = [to_fs_path(params.root_uri) if params.root_uri else params.root_path]
+    ls.state.folders = [os.path.normpath(os.path.abspath(f)) for f in folders if f] or [os.getcwd()]
+
+
+def _initialized(ls: KBServer, params: lsp.InitializedParams) -> None:
+    ls.load()
+    capabilities = ls.client_capabilities.workspace
+    watching = capabilities.did_change_watched_files if capabilities is not None else None
+    if watching is not None and watching.dynamic_registration:
+        watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in ("**/*.md", "**/kb.yaml")]
+        registration = lsp.Registration(
+            id="kblint-files",
+            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+        )
+        ls.client_register_capability(lsp.RegistrationParams(registrations=[registration]))
+
+
+def _did_open(ls: KBServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    path = ls.path_of(params.text_document.uri)
+    if path is None or not ls.tracks(path):
+        return
+    ls.state.uris[path] = params.text_document.uri
+    kb = ls.held.is_kb_yaml(path)
+    if kb is not None and not kb.unsaved and params.text_document.text == ls.text_of(path):
+        ls.held.texts[path] = params.text_document.text.encode("utf-8", "surrogateescape")
+        ls.publish(path)  # the plan held is of this very text
+        return
+    ls.edited(path, params.text_document.text, now=True)
+
+
+def _did_change(ls: KBServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    path = ls.path_of(params.text_document.uri)
+    if path is not None and path in ls.held.texts:
+        ls.edited(path, ls.workspace.get_text_document(params.text_document.uri).source, now=False)
+
+
+def _did_close(ls: KBServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    path = ls.path_of(params.text_document.uri)
+    if path is not None and path in ls.held.texts:
+        ls.closed(path)
+
+
+def _watched(ls: KBServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    ls.files_changed(list(params.changes))
+
+
+def _shown_at(ls: KBServer, uri: str, position: lsp.Position) -> tuple[str | None, list[Shown], list[str], int]:
+    """The issues published for URI under POSITION, the file's lines, and the position's character."""
+    path = ls.path_of(uri)
+    if path is None:
+        return None, [], [], 0
+    lines = lines_of(ls.text_of(path))
+    at = ls.workspace.position_codec.position_from_client_units(lines, position).character
+    hits = [
+        s for s in ls.state.shown.get(path, []) if s.span.line == position.line and s.span.start <= at <= s.span.end
+    ]
+    return path, hits, lines, at
+
+
+def _hover(ls: KBServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    _, hits, _, _ = _shown_at(ls, params.text_document.uri, params.position)
+    if not hits:
+        return None
+    text = "\n\n---\n\n".join(editing.explain_issue(ls.held, s.issue) for s in hits)
+    return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text), range=hits[0].diagnostic.range)
+
+
+def _complete(ls: KBServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
+    path, _, lines, at = _shown_at(ls, params.text_document.uri, params.position)
+    if path is None or not ls.held.is_entry(path):
+        return None
+    offers, more = editing.complete(ls.held, path, lines, params.position.line, at)
+    if not offers:
+        return None
+    codec = ls.workspace.position_codec
+    items = []
+    for o in offers:
+        where = lsp.Range(lsp.Position(params.position.line, o.start), lsp.Position(params.position.line, at))
+        edit = lsp.TextEdit(codec.range_to_client_units(lines, where), o.insert)
+        items.append(
+            lsp.CompletionItem(o.label, kind=_KINDS[o.kind], detail=o.detail, sort_text=o.sort, text_edit=edit)
+        )
+    return lsp.CompletionList(is_incomplete=more, items=items)
+
+
+def _code_action(ls: KBServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+    path = ls.path_of(params.text_document.uri)
+    kb = ls.held.kb_of(path) if path is not None else None
+    if path is None or kb is None:
+        return None
+    data = ls.data_of(path)
+    lines = lines_of(data.decode("utf-8", "replace"))
+    first, last = params.range.start.line, params.range.end.line
+    found = []
+    for shown in ls.state.shown.get(path, []):
+        if first <= shown.span.line <= last:
+            subject = actions.Subject(shown.issue, data, kb.ctx.schema, kb.kb.relpath(path), kb.ctx.limits)
+            found += [_action(ls, params.text_document.uri, lines, shown, fix) for fix in actions.fixes_for(subject)]
+    return found or None
+
+
+def _action(ls: KBServer, uri: str, lines: list[str], shown: Shown, fix: actions.Fix) -> lsp.CodeAction:
+    codec = ls.workspace.position_codec
+    edits = [
+        lsp.TextEdit(
+            codec.range_to_client_units(
+                lines, lsp.Range(lsp.Position(e.line, e.start), lsp.Position(e.end_line, e.end))
+            ),
+            e.text,
+        )
+        for e in fix.edits
+    ]
+    return lsp.CodeAction(
+        fix.title,
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[shown.diagnostic],
+        is_preferred=fix.preferred or None,
+        edit=lsp.WorkspaceEdit(changes={uri: edits}),
+    )
+
+
+async def _judge(ls: KBServer, *arguments: Any) -> str:
+    """`kblint.judgeEntry URI`: ask the LLM about the entry as the editor holds it, then publish."""
+    first = arguments[0] if arguments else None
+    uri = first.get("uri") if isinstance(first, dict) else first
+    path = ls.path_of(uri) if isinstance(uri, str) else None
+    if path is None or not ls.held.is_entry(path):
+        return "kblint.judgeEntry takes the URI of an entry"
+    message = await asyncio.get_running_loop().run_in_executor(None, ls.held.judge_now, path)
+    ls.publish(path)
+    ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Info, f"kblint: {message}"))
+    return message
+
+
+def serve(options: ServerOptions) -> None:
+    """Serve over standard input and output. The protocol gets its own copy of standard output;
+    what anything else prints goes to standard error, where it cannot break a message."""
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    build_server(options).start_io(sys.stdin.buffer, protocol_out)

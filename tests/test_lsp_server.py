@@ -1,0 +1,226 @@
+"""`kblint server` end to end: a real LSP client (pytest-lsp) drives the server over standard input
+and output — diagnostics of unsaved text, other entries' diagnostics when an entry's names change
+or its file goes, kb.yaml re-planned from unsaved text, hover, completion, the judge command, the
+pause before linting while typing, and the missing extra."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from conftest import run_kblint, write_kb
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from test_lsp_workspace import ENTRIES, KB_YAML, person
+
+ENV = {k: v for k, v in os.environ.items() if k not in ("KBLINT_LLM", "OPENAI_API_KEY")}
+SERVER = [sys.executable, "-m", "kblint", "server"]
+EXTRA = {
+    "people/dan.md": person("dan", "[[ada]]"),
+    "people/eve.md": person("eve", "[[ada]]"),
+}
+
+
+async def start(client: LanguageClient, root: Path, options: dict) -> None:
+    @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def registered(params: lsp.RegistrationParams) -> None:
+        client.registrations = params.registrations  # type: ignore[attr-defined]
+
+    folder = lsp.WorkspaceFolder(uri=root.as_uri(), name="notes")
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            workspace_folders=[folder],
+            initialization_options=options,
+        )
+    )
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(SERVER, server_env=ENV))
+async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    root = write_kb(tmp_path_factory.mktemp("lsp") / "notes", KB_YAML, {**ENTRIES, **EXTRA})
+    lsp_client.root = root  # type: ignore[attr-defined]
+    await start(lsp_client, root, {"debounceMs": 0})
+    yield
+    await lsp_client.shutdown_session()
+
+
+in_module_loop = pytest.mark.asyncio(loop_scope="module")  # the tests that share the module's server
+
+
+def uri_of(client: LanguageClient, rel: str) -> str:
+    return (client.root / rel).as_uri()  # type: ignore[attr-defined]
+
+
+async def published(client: LanguageClient, uri: str, before: object) -> list[lsp.Diagnostic]:
+    """The next diagnostics published for URI (BEFORE: what the client held for it until now)."""
+    while client.diagnostics.get(uri) is before:
+        await asyncio.wait_for(client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 20)
+    return list(client.diagnostics[uri])
+
+
+def open_text(client: LanguageClient, rel: str, text: str | None = None, version: int = 1) -> str:
+    uri = uri_of(client, rel)
+    text = (client.root / rel).read_text() if text is None else text  # type: ignore[attr-defined]
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri, "markdown", version, text)))
+    return uri
+
+
+def change(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(version=version, uri=uri),
+            [lsp.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+def codes(diagnostics: list[lsp.Diagnostic]) -> list[tuple[object, int]]:
+    return [(d.code, d.range.start.line) for d in diagnostics]
+
+
+@in_module_loop
+async def test_unsaved_text_is_linted_and_the_fix_clears_it(client: LanguageClient):
+    uri = uri_of(client, "people/dan.md")
+    before = client.diagnostics.get(uri)
+    open_text(client, "people/dan.md", person("dan", "[[ada]]", role="spy"))
+    (found,) = await published(client, uri, before)
+    assert found.code == "invalid_field" and found.source == "kblint"
+    assert found.severity == lsp.DiagnosticSeverity.Warning
+    assert (found.range.start, found.range.end) == (lsp.Position(3, 0), lsp.Position(3, 4))  # the key `role`
+    assert found.code_description is not None and found.code_description.href.endswith("docs/rules.md#invalid_field")
+    before = client.diagnostics[uri]
+    change(client, uri, person("dan", "[[ada]]"), 2)
+    assert await published(client, uri, before) == []
+
+
+@in_module_loop
+async def test_a_changed_id_republishes_the_entries_that_link_to_it(client: LanguageClient):
+    ada, bob = uri_of(client, "people/ada-lovelace.md"), uri_of(client, "people/bob.md")
+    before = client.diagnostics.get(bob)
+    open_text(client, "people/ada-lovelace.md")
+    change(client, ada, person("adaa", "[[bob]]"), 2)
+    (broken,) = await published(client, bob, before)  # bob.md is not open: its link broke all the same
+    assert broken.code == "broken_link" and "did you mean 'adaa'?" in broken.message
+    assert (broken.range.start, broken.range.end) == (lsp.Position(6, 6), lsp.Position(6, 13))  # [[ada]]
+    before = client.diagnostics[bob]
+    change(client, ada, ENTRIES["people/ada-lovelace.md"], 3)
+    assert await published(client, bob, before) == []
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(ada)))
+
+
+@in_module_loop
+async def test_a_deleted_target_breaks_its_linkers_until_it_is_back(client: LanguageClient):
+    carol, bob = client.root / "people/carol.md", uri_of(client, "people/bob.md")  # type: ignore[attr-defined]
+    moved = carol.with_name("caroline.md")
+    before = client.diagnostics.get(bob)
+    carol.rename(moved)
+    events = [lsp.FileEvent(carol.as_uri(), lsp.FileChangeType.Deleted)]
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(events))
+    assert codes(await published(client, bob, before)) == [("broken_link", 6)]
+    before = client.diagnostics[bob]
+    events = [lsp.FileEvent(moved.as_uri(), lsp.FileChangeType.Created)]
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(events))
+    assert await published(client, bob, before) == []
+    (registration,) = client.registrations  # type: ignore[attr-defined]
+    assert registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    assert [w["globPattern"] for w in registration.register_options["watchers"]] == ["**/*.md", "**/kb.yaml"]
+
+
+@in_module_loop
+async def test_unsaved_kb_yaml_replans_the_kb(client: LanguageClient):
+    eve = open_text(client, "people/eve.md")
+    assert await published(client, eve, None) == []
+    kb_yaml = open_text(client, "kb.yaml")
+    assert await published(client, kb_yaml, None) == []
+    before, eve_before = client.diagnostics[kb_yaml], client.diagnostics[eve]
+    change(
+        client,
+        kb_yaml,
+        KB_YAML.replace("required: [role]", "required: [role, born]") + "  - {text: X, checker: nope}\n",
+        2,
+    )
+    assert codes(await published(client, kb_yaml, before)) == [("config_error", 11)]
+    assert codes(await published(client, eve, eve_before)) == [("missing_required", 0)]
+    before, eve_before = client.diagnostics[kb_yaml], client.diagnostics[eve]
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(kb_yaml)))
+    assert await published(client, eve, eve_before) == []  # closed unsaved: the file's plan again
+    assert await published(client, kb_yaml, before) == []
+
+
+@in_module_loop
+async def test_hover_shows_how_the_rubric_item_is_enforced(client: LanguageClient):
+    uri = uri_of(client, "people/eve.md")
+    before = client.diagnostics.get(uri)
+    change(client, uri, person("eve", "[[ada]]", tags="[a]"), 5)
+    (violation,) = await published(client, uri, before)
+    assert violation.code == "rubric_violation" and violation.range.start == lsp.Position(4, 0)
+    hover = await client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(4, 2)))
+    assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+    assert "[checker] Entry has at least two tags → has_tags(min=2)" in hover.contents.value
+    nothing = await client.text_document_hover_async(
+        lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(1, 2))
+    )
+    assert nothing is None
+
+
+@in_module_loop
+async def test_completion_of_link_targets_and_frontmatter(client: LanguageClient):
+    uri = uri_of(client, "people/eve.md")
+    text = person("eve", "[[ca", extra="type: \n")
+    change(client, uri, text, 6)
+    lines = text.split("\n")
+    at_link = lsp.Position(len(lines) - 2, len(lines[-2]) - 1)  # after `[[ca`, before the full stop
+
+    async def labels(position: lsp.Position) -> list[str]:
+        found = await client.text_document_completion_async(
+            lsp.CompletionParams(lsp.TextDocumentIdentifier(uri), position)
+        )
+        return [item.label for item in (found.items if isinstance(found, lsp.CompletionList) else found or [])]
+
+    assert await labels(at_link) == ["carol", "Caz"]
+    assert "person" in await labels(lsp.Position(5, 6))  # after `type: `
+    assert "links" in await labels(lsp.Position(5, 0))  # a key at the start of a frontmatter line
+
+
+@in_module_loop
+async def test_the_judge_command_needs_an_llm(client: LanguageClient):
+    uri = uri_of(client, "people/eve.md")
+    said = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("kblint.judgeEntry", [uri]))
+    assert said.startswith("no LLM is configured")
+
+
+@pytest_lsp.fixture(config=ClientServerConfig([*SERVER, "--stdio"], server_env=ENV))
+async def typing_client(lsp_client: LanguageClient, tmp_path: Path):
+    root = write_kb(tmp_path / "notes", KB_YAML, ENTRIES)
+    lsp_client.root = root  # type: ignore[attr-defined]
+    await start(lsp_client, root, {"debounceMs": 300})
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_changes_are_linted_after_a_pause_in_typing(typing_client: LanguageClient):
+    client = typing_client
+    uri = open_text(client, "people/bob.md")
+    assert await published(client, uri, None) == []
+    before = client.diagnostics[uri]
+    for version, role in enumerate(["s", "sp", "spy"], start=2):
+        change(client, uri, person("bob", "[[ada]] and [[carol]]", role=role), version)
+    await published(client, uri, before)
+    assert client.diagnostics[uri][0].message.startswith(
+        "Field 'role' has value 'spy'"
+    )  # only the last text was linted
+    assert client.log_messages[0].message.startswith("kblint: indexed 4 entries of 1 KB(s)")
+
+
+def test_without_the_server_extra_the_command_says_what_to_install(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setitem(sys.modules, "pygls", None)  # as if pygls were not installed
+    monkeypatch.delitem(sys.modules, "kblint.lsp.server", raising=False)
+    result = run_kblint("server")
+    assert result.code == 2
+    assert result.stderr == "kblint: kblint server needs the server extra: pip install 'kblint[server]'\n"
