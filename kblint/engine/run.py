@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Mapping
 
 from .. import userpattern
 from ..config import Settings, llm_spec
@@ -19,17 +20,21 @@ from ..infra.spill import IssueSpill
 from ..model.issue import JudgmentSummary, Report, report_order
 from ..paths import display_path
 from ..progress import Progress
-from ..workspace import KB, UsageError, WalkOptions, Workspace, build_workspace
+from ..workspace import KB, Candidate, UsageError, WalkOptions, Workspace, build_workspace
 from . import caching, filters, pass_entries, pass_graph, pass_judgment
 from .assembly import Assembly
 from .outcome import Outcome
 
 
 def run(
-    settings: Settings, stdin_data: bytes | None = None, progress: Progress | None = None
+    settings: Settings,
+    stdin_data: bytes | None = None,
+    progress: Progress | None = None,
+    overlay: Mapping[str, bytes] | None = None,
 ) -> tuple[Report, list[str]]:
     """Lint what SETTINGS name: the report, and warnings for the user (PROGRESS is told how far
-    the passes are)."""
+    the passes are). OVERLAY: bytes to lint in place of what files of the KBs hold now (by
+    absolute path), as `--fix` checks its edits before writing them; such a run uses no cache."""
     progress = progress or Progress()
     filters.check_names(settings.select, "--select")
     filters.check_names(settings.ignore, "--ignore")
@@ -37,9 +42,11 @@ def run(
     userpattern.set_budget(settings.limits.regex_timeout)
     kb_dir = settings.kb if settings.kb and os.path.isdir(settings.kb) else None
     ws = _workspace(settings, kb_dir, stdin_data)
+    if overlay:
+        _overlay(ws, overlay)
     kb_name = _kb_name(settings, kb_dir, ws)
     _check_type(settings, ws)
-    caches = caching.caches_for(ws, settings)
+    caches = caching.caches_for(ws, settings) if not overlay else None
     key = caching.run_key(ws, settings, kb_name, caches) if caches is not None else None
     outcome = caching.load_outcome(caches, key) if caches is not None and key is not None else None
     if outcome is None:
@@ -73,6 +80,19 @@ def _workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None)
                 f"{display_path(kb.root)}; give one of them another `name:` in its kb.yaml"
             )
     return ws
+
+
+def _overlay(ws: Workspace, overlay: Mapping[str, bytes]) -> None:
+    """Each file of OVERLAY is linted from its bytes there, as a candidate where the file lives."""
+    for kb in ws.kbs:
+        for cand in kb.candidates:
+            if cand.path in overlay:
+                cand.data, cand.problem = overlay[cand.path], None
+        replaced = [path for path in kb.files if path in overlay]
+        if replaced:
+            gone = set(replaced)
+            kb.files = [path for path in kb.files if path not in gone]
+            kb.candidates.extend(Candidate(path, kb.relpath(path), overlay[path], inside=True) for path in replaced)
 
 
 def _kb_name(settings: Settings, kb_dir: str | None, ws: Workspace) -> str | None:

@@ -47,6 +47,9 @@ class Issue:
     item_id: str | None = dataclasses.field(default=None, repr=False)
     # The fingerprint, once computed (see Report.fingerprint).
     fingerprint: str | None = dataclasses.field(default=None, repr=False)
+    # `kblint validate --fix` has a fix for it: marked after the run, for the text report; never
+    # stored or sent between processes, so it comes last and ISSUE_FIELDS leaves it out.
+    fixable: bool = dataclasses.field(default=False, repr=False)
 
     def __reduce__(self) -> tuple[type[Issue], tuple[Any, ...]]:
         # Issues cross from worker processes by the hundred thousand: a tuple of their fields
@@ -54,7 +57,7 @@ class Issue:
         return Issue, ISSUE_VALUES(self)
 
 
-ISSUE_FIELDS = tuple(Issue.__dataclass_fields__)
+ISSUE_FIELDS = tuple(name for name in Issue.__dataclass_fields__ if name != "fixable")
 ISSUE_VALUES = attrgetter(*ISSUE_FIELDS)
 
 _CONFIG_FILES = ("/kb.yaml", "/cross-kb-links.yaml")

@@ -1,0 +1,1 @@
+"""Safe fixes: `kblint validate --fix` writes them, `--diff` shows them (README "Autofix")."""

@@ -1,0 +1,138 @@
+"""`kblint validate --fix` and `--diff`: find the fixes, check them, then write them or show them.
+
+A fix is kept only if it clears its issue: the files are linted again as fixed, in memory (with the
+rest of the workspace as it is on disk), and a fix whose issue is still there is left out, its file
+fixed again without it, until every fix left clears its issue. Files are then written atomically
+(a temporary file beside them, renamed over them, with their permissions), and only if they still
+hold what was read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import stat
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from ..config import Settings
+from ..engine.run import run
+from ..infra.files import FileProblem, read_regular_file
+from ..model.issue import Issue, Report
+from ..paths import display_path
+from .plan import FilePlan, fix_key, kb_schemas, plan
+
+
+@dataclass(slots=True)
+class Fixes:
+    """The checked fixes of a run, the fixes left out, and the run's warnings."""
+
+    plans: list[FilePlan]
+    left_out: list[Issue] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return sum(len(p.issues) for p in self.plans)
+
+
+def _lint_settings(settings: Settings) -> Settings:
+    """The settings of the runs that find and check fixes: what is reported, without the judge
+    (no fix depends on it) and without writing anything."""
+    return replace(
+        settings,
+        no_judgment=True,
+        llm_required=False,
+        dry_run=False,
+        write_baseline=None,
+        format="text",
+        output=None,
+        reports=[],
+        fix=False,
+        diff=False,
+    )
+
+
+def not_cleared(plans: list[FilePlan], before: Report, after: Report) -> list[Issue]:
+    """The fixes of PLANS whose issue AFTER (the run on the fixed files) still has."""
+    counted_before = Counter(fix_key(i) for i in before.issues)
+    counted_after = Counter(fix_key(i) for i in after.issues)
+    unreadable = {i.path for i in after.issues if i.rule == "parse_error"}
+    failed = []
+    for found in plans:
+        fixed = Counter(fix_key(i) for i in found.issues)
+        for issue in found.issues:
+            key = fix_key(issue)
+            if found.path in unreadable or counted_after[key] > counted_before[key] - fixed[key]:
+                failed.append(issue)
+    return failed
+
+
+def find_fixes(settings: Settings) -> Fixes:
+    """The fixes of what SETTINGS lint, each checked to clear its issue."""
+    lint = _lint_settings(settings)
+    report, warnings = run(lint)
+    schemas = kb_schemas(report)
+    plans = plan(report, schemas, settings.limits)
+    left_out: list[Issue] = []
+    while plans:
+        check, _ = run(replace(lint, no_cache=True), overlay={p.path: p.fixed for p in plans})
+        failed = not_cleared(plans, report, check)
+        if not failed:
+            break
+        left_out.extend(failed)  # each round leaves one fix out at least: the loop ends
+        plans = plan(report, schemas, settings.limits, left_out)
+    return Fixes(plans, left_out, warnings)
+
+
+def write_fixed(found: FilePlan) -> str | None:
+    """Write FOUND's fixed bytes over its file; why not, when it was not written."""
+    name = display_path(found.path)
+    try:
+        if read_regular_file(found.path) != found.original:
+            return f"{name}: not fixed: it changed while kblint was fixing it"
+        before = os.stat(found.path)
+    except (FileProblem, OSError) as exc:
+        return f"{name}: not fixed: {getattr(exc, 'reason', None) or exc}"
+    directory, base = os.path.split(found.path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{base}.", suffix=".tmp")
+    except OSError as exc:
+        return f"{name}: not fixed: {exc.strerror or exc}"
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(found.fixed)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(before.st_mode))
+        os.replace(tmp, found.path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return f"{name}: not fixed: {exc.strerror or exc}"
+    after = os.stat(found.path)
+    if (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size):
+        # the result cache knows a file by its mtime and size: within one tick of the clock, and
+        # of the same size, the fixed file would pass for the file it replaced
+        os.utime(found.path, ns=(after.st_atime_ns, before.st_mtime_ns + 1))
+    return None
+
+
+def _lines(data: bytes) -> list[str]:
+    """The lines of DATA for a diff; a last line without a line end says so, as diff does."""
+    lines = data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n\\ No newline at end of file\n"
+    return lines
+
+
+def unified_diff(found: FilePlan) -> str:
+    """What fixing FOUND changes, as a unified diff of its file."""
+    name = display_path(found.path)
+    return "".join(difflib.unified_diff(_lines(found.original), _lines(found.fixed), name, name))
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
