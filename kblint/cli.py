@@ -165,6 +165,8 @@ def validate(
     write_baseline: Optional[str] = _opt(
         None, "--write-baseline", panel=OUTPUT, metavar="FILE", help="Record the current issues in FILE."
     ),
+    fix: bool = _opt(False, "--fix", panel=OUTPUT, help="Apply the safe fixes ([*] in the report), then report."),
+    diff: bool = _opt(False, "--diff", panel=OUTPUT, help="Print the safe fixes as a diff; change no file."),
     show_settings: bool = _opt(
         False,
         "--show-settings",
@@ -234,6 +236,7 @@ def validate(
     # one byte past the limit tells that the entry is over it, without reading all of it
     stdin_data = sys.stdin.buffer.read(settings.limits.max_file_bytes + 1) if settings.stdin else None
     _warn_plugin_problems()
+    left_out = _autofix(settings) if settings.fix or settings.diff else set()  # --diff ends there
 
     from .engine.pass_judgment import JudgmentSetupError
     from .engine.run import run
@@ -249,6 +252,10 @@ def validate(
         progress.close()
     for warning in warnings:
         typer.echo(f"kblint: warning: {warning}", err=True)
+    if "text" in (settings.format, *(spec.partition(":")[0] for spec in settings.reports)):
+        from .fix.plan import mark_fixable
+
+        mark_fixable(report, settings.limits, left_out)
     for message in report.unreadable:
         typer.echo(f"kblint: cannot lint this KB: {message}", err=True)  # and in the summary
     if report.fatal:
@@ -310,6 +317,8 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
         _fail("--stdin reads the entry from standard input: give no PATH with it")
     if settings.stdin_path and not settings.stdin:
         _fail("--stdin-path names where the --stdin entry would live: use it with --stdin")
+    if (settings.fix or settings.diff) and settings.stdin:
+        _fail(f"--{'fix' if settings.fix else 'diff'} edits files: it does not read an entry from --stdin")
     return settings
 
 
@@ -423,6 +432,44 @@ def _write_file(report: "Report", fmt: str, path: str, option: str, text: Option
                 fh.write(render(report, fmt) if text is None else text)
     except OSError as exc:
         _fail(f"{option} {path}: {exc.strerror}")
+
+
+def _autofix(settings: "Settings") -> set[Any]:
+    """--fix: write the fixes that clear their issues (kblint.fix) and say how many; what the fixes
+    left out were for (the report does not mark them fixable). --diff: print them as a diff, write
+    nothing, and exit 1 when there is something to fix (0 when not)."""
+    from .engine.pass_judgment import JudgmentSetupError
+    from .errors import UsageError
+    from .fix.apply import find_fixes, plural, unified_diff, write_fixed
+    from .fix.plan import fix_key
+
+    try:
+        found = find_fixes(settings)
+    except (UsageError, JudgmentSetupError) as exc:
+        _fail(str(exc))
+    left_out = len(found.left_out)
+    if left_out:
+        why = "they would not clear their issues" if left_out > 1 else "it would not clear its issue"
+        typer.echo(f"kblint: {plural(left_out, 'fix')} left out: {why}", err=True)
+    if settings.diff:
+        diffs = "".join(unified_diff(p) for p in found.plans)
+
+        def write_diffs() -> None:
+            sys.stdout.write(diffs)
+
+        _emit(write_diffs)
+        typer.echo(f"kblint: would fix {plural(found.count, 'issue')} in {plural(len(found.plans), 'file')}", err=True)
+        raise typer.Exit(1 if found.plans else 0)
+    written = [p for p in found.plans if _written(write_fixed(p))]
+    fixed = sum(len(p.issues) for p in written)
+    typer.echo(f"kblint: fixed {plural(fixed, 'issue')} in {plural(len(written), 'file')}", err=True)
+    return {fix_key(issue) for issue in found.left_out}
+
+
+def _written(problem: Optional[str]) -> bool:
+    if problem is not None:
+        typer.echo(f"kblint: warning: {problem}", err=True)
+    return problem is None
 
 
 def _use_color(settings: "Settings") -> bool:

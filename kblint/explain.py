@@ -13,6 +13,7 @@ from .checkers.registry import registry
 from .model.json_schema import JSON_SCHEMA
 from .rules import RULES, TIERS, Rule, doc_url
 from .rules.docs import RULE_DOCS, TIER_DOCS, Example, suppression_forms, tier_rules
+from .rules.fixable import fix_note
 
 WIDTH = 88
 
@@ -148,7 +149,11 @@ def rule_page(rule: Rule) -> str:
     doc = RULE_DOCS[rule.name]
     lines = [f"{rule.name} — rule, tier {rule.tier}, default severity {rule.severity}", ""]
     lines += [*_wrap(rule.summary), "", "What triggers it", *_wrapped(doc.triggers)]
-    lines += ["", "How to fix it", *_wrapped(doc.fix), "", "How to suppress it"]
+    lines += ["", "How to fix it", *_wrapped(doc.fix)]
+    note = fix_note(rule.name)
+    if note:
+        lines += _wrapped(f"Fix: {note}")
+    lines += ["", "How to suppress it"]
     for form in suppression_forms(doc):
         lines += _wrap(form, "  - ", "    ")
     lines += ["", "Example that triggers it", *_example_lines(doc.bad)]
@@ -213,6 +218,9 @@ def _rule_markdown(rule: Rule) -> list[str]:
     doc = RULE_DOCS[rule.name]
     lines = [f"## {rule.name}", "", f"Tier `{rule.tier}`, default severity `{rule.severity}`. {rule.summary}", ""]
     lines += ["### What triggers it", "", doc.triggers, "", "### How to fix it", "", doc.fix, ""]
+    note = fix_note(rule.name)
+    if note:
+        lines += [f"Fix: {note}", ""]
     lines += ["### How to suppress it", "", *(f"- {form}" for form in suppression_forms(doc)), ""]
     lines += ["### Example that triggers it", "", *_example_markdown(doc.bad), ""]
     lines += ["### Example that passes", "", *_example_markdown(doc.good), ""]

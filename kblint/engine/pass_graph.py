@@ -78,6 +78,14 @@ class _LinkWalk:
         resolved = self.graph.resolve(facts, key) if index is not None else None
         if resolved is not None:
             self.linked(facts, resolved)
+            if (
+                isinstance(resolved, EntryFacts)
+                and index is not None
+                and _noncanonical(key, resolved, index)
+                and self._reported(kb, facts, key, target_kb)
+            ):
+                link = facts.links.link(key.at)
+                self.issues.append(link_rules.noncanonical_link(facts, link, kb.name, target_kb, named, resolved))
             return
         self.has_outlinks.add(facts.path)
         if self._reported(kb, facts, key, target_kb):
@@ -94,6 +102,18 @@ class _LinkWalk:
         if index is None:
             return link_rules.unresolved_external(facts, link, kb.name, target_kb, named, self.strict_links)
         return link_rules.broken_link(facts, link, kb.name, target_kb, named, index.suggest(link.target))
+
+
+def _noncanonical(key: LinkKey, resolved: EntryFacts, index: KBIndex) -> bool:
+    """Whether a link that resolved names its entry by another name than its id (a link to a
+    path names a file, which is a name of its own). An id that two entries share names neither
+    for sure, and duplicate_id says so already."""
+    return (
+        key.path is None
+        and key.target != resolved.id
+        and index.by_id.get(resolved.id) is resolved
+        and "\n" not in resolved.id
+    )
 
 
 def analyse(

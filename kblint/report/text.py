@@ -20,10 +20,11 @@ def issue_line(issue: Issue, color: bool) -> str:
     # a config_error (or a finding on the rubric) already quotes its item; a judgment issue names the item it is about
     tag = issue.checker or (issue.rubric_item if issue.tier not in ("config", "rubric") else None)
     suffix = f" [{printable(tag)}]" if tag else ""
+    fix = " [*]" if issue.fixable else ""  # as ruff marks what --fix fixes
     if not color:
-        return f"{where} {issue.severity} {issue.rule} {issue.message}{suffix}"
+        return f"{where} {issue.severity} {issue.rule}{fix} {issue.message}{suffix}"
     sev = f"{_COLORS[issue.severity]}{issue.severity}{_RESET}"
-    return f"{_BOLD}{where}{_RESET} {sev} {_DIM}{issue.rule}{_RESET} {issue.message}{_DIM}{suffix}{_RESET}"
+    return f"{_BOLD}{where}{_RESET} {sev} {_DIM}{issue.rule}{_RESET}{fix} {issue.message}{_DIM}{suffix}{_RESET}"
 
 
 def counts_text(counts: dict[str, int]) -> str:
@@ -62,6 +63,9 @@ def summary_lines(report: Report) -> list[str]:
     if report.issues:
         lines.append(f"{_plural(len(report.issues), 'issue')}: {counts_text(report.counts)}")
         lines.extend(top_rule_lines(report))
+        fixable = sum(1 for issue in report.issues if issue.fixable)
+        if fixable:
+            lines.append(f"  [*] {fixable} fixable with --fix (--diff shows the changes first)")
     for kb in report.kbs:
         score = f", score {kb.score:.2f}" if kb.score is not None else ""
         if kb.incomplete:

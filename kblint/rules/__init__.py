@@ -138,6 +138,12 @@ _TABLE = [
     ("invalid_status", "schema", "warning", "The status is not one of the type's `workflow.states`."),
     ("broken_link", "structure", "warning", "A link does not resolve to an entry (or file) of the workspace."),
     ("unresolved_external", "structure", "info", "A link into a KB that is not loaded in this run."),
+    (
+        "noncanonical_link",
+        "structure",
+        "info",
+        "A link names its entry by a file name, an alias or its id in another case, not by its id.",
+    ),
     ("orphan_entry", "structure", "info", "The entry has no links in or out."),
     ("rubric_violation", "checker", "warning", "A rubric item bound to a checker or a policy fails."),
     ("llm_rubric_violation", "judgment", "warning", "The LLM judge says the entry fails a rubric item."),

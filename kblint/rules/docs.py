@@ -322,6 +322,23 @@ _DOCS = [
         Example(_notes(**_LINKED_STEMS)),
     ),
     RuleDoc(
+        "noncanonical_link",
+        "A link resolves, but by the target entry's file name, one of its aliases, or its id spelt in "
+        "another case, not by its id (a link to a path, `[[dir/note]]` or a markdown link, names a "
+        "file and is not reported). Such a link depends on a name that may change, and a search for "
+        "the id does not find it.",
+        "Link the entry by its id: `[[Harbor-Contract]]` becomes `[[harbor-contract]]`.",
+        Example(
+            _notes(
+                **{
+                    **_LINKED_STEMS,
+                    "council": _LINKED_STEMS["council"].replace("[[harbor-contract]]", "[[Harbor-Contract]]"),
+                }
+            )
+        ),
+        Example(_notes(**_LINKED_STEMS)),
+    ),
+    RuleDoc(
         "orphan_entry",
         "No link leads into or out of the entry: nothing in the KB refers to it and it refers to nothing.",
         "Link the entry to the entries it relates to, or link to it from them.",

@@ -46,6 +46,27 @@ def broken_link(facts: EntryFacts, link: Link, kb_name: str, target_kb: str, nam
     return _link_issue(RULES["broken_link"], facts, link, kb_name, message, f"{target_kb}:{named}")
 
 
+def noncanonical_link(
+    facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str, target: EntryFacts
+) -> Issue:
+    """A link that resolves, by a file name, an alias or another case of the id, not by the id.
+    Its discriminator ends with the id after a newline (an id never holds one): the fix reads it."""
+    written = link.target
+    if written == target.stem:
+        how = "its file name"
+    elif written in target.aliases:
+        how = "an alias"
+    elif written.casefold() == target.id.casefold():
+        how = "its id in another case"
+    elif written.casefold() == target.stem.casefold():
+        how = "its file name in another case"
+    else:
+        how = "an alias in another case"
+    message = f"Link '{written}' names entry '{target.id}' by {how}; link it by its id"
+    discriminator = f"{target_kb}:{named}\n{target.id}"
+    return _link_issue(RULES["noncanonical_link"], facts, link, kb_name, message, discriminator)
+
+
 def unmatched_cross_source(kb_name: str, cross_links_path: str, source: str, line: int) -> Issue:
     """A cross-kb-links.yaml link whose source is no entry of its KB."""
     message = f"cross-kb-links.yaml: source '{source}' is not an entry of KB '{kb_name}'"
