@@ -60,6 +60,8 @@ def prepare(settings: Settings) -> Settings:
         "stdin": "--watch lints files as they change; --stdin reads one entry once: use one of them",
         "write_baseline": "--write-baseline records the issues of one run: run it without --watch",
         "dry_run": "--dry-run shows once what the judge would be sent: run it without --watch",
+        "fix": "--fix writes the fixes once: run it without --watch",
+        "diff": "--diff shows the fixes once: run it without --watch",
     }
     for name, message in refused.items():
         if name in given:

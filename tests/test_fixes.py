@@ -185,6 +185,17 @@ def test_fix_refuses_stdin(tmp_path: Path):
         assert result.stderr == f"kblint: {option} edits files: it does not read an entry from --stdin\n"
 
 
+def test_fix_and_diff_are_refused_with_watch(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: notes\n", {})
+    for option in ("--fix", "--diff"):
+        result = run_kblint("validate", ".", "--watch", option, cwd=kb)
+        assert result.code == 2
+        assert (
+            result.stderr
+            == f"kblint: {option} {'writes' if option == '--fix' else 'shows'} the fixes once: run it without --watch\n"
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # Property: --fix changes no file it has no fix for.
 
