@@ -292,4 +292,5 @@ def test_noncanonical_link_is_a_link_by_another_name_than_the_id(tmp_path: Path)
     ]
     run_kblint("validate", "kbs", "--fix", "--no-cache", cwd=tmp_path)
     fixed = (tmp_path / "kbs/notes/b.md").read_text()
-    assert fixed == "---\ntitle: B\n---\n[[a]] [[a]] [[archive:old]] [[archive:old]]\n"
+    # a wikilink by alias keeps it as its label: readers see the same text
+    assert fixed == "---\ntitle: B\n---\n[[a|ALPHA]] [[a]] [[archive:old|Old Name]] [[archive:old]]\n"

@@ -245,8 +245,10 @@ def _wiki_writable(ident: str, kb: str | None) -> bool:
     )
 
 
-def _wikilink_edit(t: Target, link: Link, ident: str) -> Edit | None:
-    """The edit of the target of a body wikilink (or embed), located as the parser reads it."""
+def _wikilink_edit(t: Target, link: Link, ident: str, alias: bool) -> Edit | None:
+    """The edit of the target of a body wikilink (or embed), located as the parser reads it. A
+    wikilink by ALIAS with no label, heading or block keeps the alias as its label, so that what
+    a reader sees stays the same: `[[Seacrest Holdings]]` → `[[seacrest-holdings|Seacrest Holdings]]`."""
     text = t.source.text(link.line)
     at = link.column - 1 + (1 if link.relation == "transclusion" else 0)
     m = _WIKILINK_RE.match(text, at)
@@ -264,7 +266,9 @@ def _wikilink_edit(t: Target, link: Link, ident: str) -> Edit | None:
     end = start + len(inner[start:cut].rstrip())
     if inner[start:end] != link.target:
         return None
-    return t.source.replace(link.line, m.start(1) + start, m.start(1) + end, ident)
+    plain = cut == len(inner) and link.relation == "wikilink"
+    written = f"{ident}|{link.target}" if alias and plain else ident
+    return t.source.replace(link.line, m.start(1) + start, m.start(1) + end, written)
 
 
 def _link_lines(t: Target, link: Link, fm_links: list[Link]) -> range:
@@ -302,10 +306,11 @@ def _links_fit(t: Target, raw: RawEntry, matched: list[Link], ident: str) -> boo
 
 
 def fix_link(issue: Issue, t: Target) -> bytes | None:
-    head, sep, ident = issue.discriminator.rpartition("\n")
-    target_kb, _, named = head.partition(":")
-    if not sep:
+    parts = issue.discriminator.split("\n", 2)
+    if len(parts) != 3:  # noqa: PLR2004 - kind, id, then what the link named
         return None
+    kind, ident, head = parts
+    target_kb, _, named = head.partition(":")
     own = t.schema.name
     matched = [
         link
@@ -314,7 +319,8 @@ def fix_link(issue: Issue, t: Target) -> bytes | None:
     ]
     in_body = [link for link in matched if link.field is None]
     in_frontmatter = [link for link in matched if link.field is not None]
-    edits = [_wikilink_edit(t, link, ident) for link in in_body if link.relation in ("wikilink", "transclusion")]
+    alias = kind == "alias"
+    edits = [_wikilink_edit(t, link, ident, alias) for link in in_body if link.relation in ("wikilink", "transclusion")]
     fm_edits = _frontmatter_link_edits(t, in_frontmatter, ident) if in_frontmatter else []
     if not matched or fm_edits is None or None in edits or len(edits) != len(in_body):
         return None

@@ -17,7 +17,11 @@ FIXES = {
         "an unquoted date written `2024-3-7` (year, month and day, with one-digit month or day) "
         "is written `2024-03-07`."
     ),
-    "noncanonical_link": "the link's target is written as the entry's id, in the same form of link.",
+    "noncanonical_link": (
+        "the link's target is written as the entry's id, in the same form of link; a wikilink by an "
+        "alias that has no label keeps the alias as its label (`[[Seacrest Holdings]]` becomes "
+        "`[[seacrest-holdings|Seacrest Holdings]]`), so that readers see the same text."
+    ),
 }
 FIXABLE = frozenset(FIXES)
 

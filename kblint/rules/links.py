@@ -50,7 +50,9 @@ def noncanonical_link(
     facts: EntryFacts, link: Link, kb_name: str, target_kb: str, named: str, target: EntryFacts
 ) -> Issue:
     """A link that resolves, by a file name, an alias or another case of the id, not by the id.
-    Its discriminator ends with the id after a newline (an id never holds one): the fix reads it."""
+    Its discriminator gives the fix what it needs: whether the link names an alias (a name for
+    readers, which a wikilink then keeps as its label) and the id, each on a line of its own (an
+    id never holds a newline), then the KB and the name it was linked by."""
     written = link.target
     if written == target.stem:
         how = "its file name"
@@ -63,7 +65,8 @@ def noncanonical_link(
     else:
         how = "an alias in another case"
     message = f"Link '{written}' names entry '{target.id}' by {how}; link it by its id"
-    discriminator = f"{target_kb}:{named}\n{target.id}"
+    kind = "alias" if how.startswith("an alias") else "name"
+    discriminator = f"{kind}\n{target.id}\n{target_kb}:{named}"
     return _link_issue(RULES["noncanonical_link"], facts, link, kb_name, message, discriminator)
 
 
