@@ -589,6 +589,45 @@ def explain(
         _fail(str(exc))
 
 
+@app.command("mcp")
+def mcp_command(
+    kb: Optional[str] = typer.Option(
+        None,
+        "--kb",
+        metavar="DIR",
+        help="A KB directory or a directory of KBs: the KB of the tools that name none, where KB names are found.",
+    ),
+    llm: Optional[str] = typer.Option(
+        None, "--llm", metavar="PROVIDER:MODEL", help="Judge candidates' judgment items (default: not evaluated)."
+    ),
+    llm_base_url: Optional[str] = typer.Option(
+        None, "--llm-base-url", metavar="URL", help="Base URL of an OpenAI-compatible server."
+    ),
+    config: Optional[str] = typer.Option(
+        None, "--config", metavar="FILE", help="Read settings from FILE (default: the nearest one above each KB)."
+    ),
+    cache_dir: Optional[str] = typer.Option(
+        None, "--cache-dir", metavar="DIR", help="Cache directory (default .kblint_cache/ beside the configuration)."
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the caches."),
+    verbose: bool = typer.Option(False, "--verbose", help="Log requests, and tracebacks of internal errors."),
+) -> None:
+    """Serve kb_schema, validate_entry, coverage and explain to an MCP client over standard input and output."""
+    if kb is not None and not os.path.isdir(kb):
+        _fail(f"--kb {kb}: not a directory (give a KB directory or a directory of KBs)")
+    if llm is not None:
+        _evaluator(llm, config)  # a malformed spec stops the server before a client waits on it
+    try:
+        from .mcp_server import ServerOptions, serve
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").startswith("kblint"):
+            raise
+        _fail("kblint mcp needs the server extra: pip install 'kblint[server]'")
+    _warn_plugin_problems()
+    root = os.path.abspath(kb) if kb is not None else None
+    serve(ServerOptions(root, llm, llm_base_url, config, cache_dir, no_cache, verbose))
+
+
 cache_app = typer.Typer(
     help="The cache of lint results and judge verdicts: `kblint cache info`, `kblint cache clear`.",
     no_args_is_help=True,

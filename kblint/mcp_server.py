@@ -1,0 +1,340 @@
+"""`kblint mcp`: a Model Context Protocol server over standard input and output, for agents that
+write entries. Its tools are the commands an agent would otherwise run, over the same engine:
+
+    kb_schema       the KB's intent, as `kblint schema` prints it
+    validate_entry  a candidate entry gated as `kblint validate --kb KB --stdin --stdin-path PATH`
+    coverage        how each rubric item is enforced, as `kblint checkers --kb KB --format json`
+    explain         the page of a rule, checker, tier or topic, as `kblint explain NAME`
+
+A tool names its KB by directory or by name; one it does not name is the server's `--kb`. What a
+caller gets wrong (a KB that is not there, a path outside the KB, text too large) is a tool error
+with a message saying what to change; the server itself goes on serving.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from . import __version__
+from .config import ConfigError, Settings, resolve
+from .errors import UsageError
+from .paths import display_path, is_within
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "kblint lints markdown knowledge bases (KBs): entries with YAML frontmatter, governed by a kb.yaml. "
+    "Before writing an entry, read the KB's intent with kb_schema; gate a draft with validate_entry "
+    "(verdict 'pass' means no issue at or above fail_on) and fix what its issues say; coverage shows how "
+    "every rubric item is enforced, explain documents a rule or checker named in an issue."
+)
+
+FailOn = Literal["error", "warning", "info", "never"]
+KBArg = Annotated[
+    str | None,
+    Field(description="A KB directory (holding kb.yaml) or a KB's name; default: the KB the server was started on."),
+]
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """How `kblint mcp` was started."""
+
+    root: str | None = None  # a KB directory or a directory of KBs: the KB of tools that name none
+    llm: str | None = None  # provider:model judging the judgment items; None: they are not evaluated
+    llm_base_url: str | None = None
+    config: str | None = None  # a configuration file; None: the nearest one above each KB
+    cache_dir: str | None = None
+    no_cache: bool = False
+    verbose: bool = False
+
+
+class KBTools:
+    """What each tool does, apart from the protocol: each method returns the tool's result or
+    raises ToolError with a message for the caller."""
+
+    def __init__(self, options: ServerOptions):
+        self.options = options
+        self.lock = threading.Lock()  # one engine run at a time: the registry and pattern budget are shared
+
+    # -- finding the KB a tool names ------------------------------------------------------------
+
+    def kb_root(self, kb: str | None) -> str:
+        """The directory of the KB that KB names: a directory, a kb.yaml, an entry, or a KB's name."""
+        base = self.options.root or os.getcwd()
+        if kb is None:
+            if self.options.root is None:
+                raise ToolError("no KB given: pass `kb` (a KB directory or name), or start the server with --kb DIR")
+            return self._kb_in(self.options.root, self.options.root)
+        if not kb.strip() or "\0" in kb:
+            raise ToolError(f"kb {kb!r}: expected a KB directory or a KB's name")
+        target = os.path.join(base, os.path.expanduser(kb))
+        if os.path.isfile(target):
+            from .workspace import nearest_kb_root
+
+            root = nearest_kb_root(target)
+            if root is None:
+                raise ToolError(f"kb {kb}: a file, and not inside a KB (no kb.yaml in its directory or above)")
+            return root
+        if os.path.isdir(target):
+            return self._kb_in(target, kb)
+        if os.path.isabs(kb) or "/" in kb or os.sep in kb:
+            where = "" if os.path.isabs(kb) else f" under {display_path(base)}"
+            raise ToolError(f"kb {kb}: no such directory{where}")
+        return self._kb_named(kb, base)
+
+    def _kb_in(self, directory: str, shown: str) -> str:
+        from .workspace import find_kb_roots
+
+        directory = os.path.abspath(directory)
+        if os.path.isfile(os.path.join(directory, "kb.yaml")):
+            return directory
+        roots = find_kb_roots(directory)
+        if not roots:
+            raise ToolError(f"kb {shown}: no kb.yaml in that directory or below")
+        if len(roots) > 1:
+            names = ", ".join(_kb_names(roots))
+            raise ToolError(f"kb {shown}: holds several KBs ({names}); pass `kb` with one of their names")
+        return roots[0]
+
+    def _kb_named(self, name: str, base: str) -> str:
+        from .workspace import find_kb_roots
+
+        roots = find_kb_roots(base) if os.path.isdir(base) else []
+        named = dict(zip(_kb_names(roots), roots, strict=True))
+        if name in named:
+            return named[name]
+        near = difflib.get_close_matches(name, list(named), n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else f" (KBs there: {', '.join(named) or 'none'})"
+        raise ToolError(f"kb {name}: no such directory, and no KB of that name under {display_path(base)}{hint}")
+
+    def _schema(self, root: str) -> Any:
+        from .checkers.registry import registry
+        from .workspace import load_kbs_for_plan
+
+        plugins = registry().plugins
+        try:
+            (schema,), _ = load_kbs_for_plan(root, tuple(plugins.types) if plugins else ())
+        except UsageError as exc:
+            raise ToolError(f"cannot read this KB: {exc}") from None
+        return schema
+
+    # -- the tools ------------------------------------------------------------------------------
+
+    def kb_schema(self, kb: str | None) -> dict[str, Any]:
+        from .intent import intent
+        from .model.plan import build_plan
+
+        with self.lock:
+            schema = self._schema(self.kb_root(kb))
+            return intent(schema, build_plan(schema))
+
+    def coverage(self, kb: str | None) -> dict[str, Any]:
+        from .checkers.registry import registry
+        from .model.plan import build_plan
+        from .report.coverage import render_json
+
+        with self.lock:
+            schema = self._schema(self.kb_root(kb))
+            reg = registry()
+            evaluator = self._evaluator(schema.root)
+            plan = json.loads(render_json(reg, [(build_plan(schema, reg), schema.root)], evaluator))
+            return dict(plan["kbs"][0])
+
+    def explain(self, name: str | None) -> str:
+        from .explain import UnknownName
+        from .explain import explain as explain_name
+
+        try:
+            return explain_name(name)
+        except UnknownName as exc:
+            raise ToolError(str(exc)) from None
+
+    def validate_entry(self, kb: str | None, path: str, text: str, fail_on: str) -> dict[str, Any]:
+        with self.lock:
+            root = self.kb_root(kb)
+            relpath = _entry_path(path, root)
+            settings = self._settings(root, relpath, fail_on)
+            data = _encoded(text, settings.limits.max_file_bytes)
+            self._schema(root)  # an unreadable kb.yaml is the caller's to fix: a tool error, not a report
+            return self._gate(settings, data, relpath)
+
+    # -- validate_entry's run -------------------------------------------------------------------
+
+    def _settings(self, root: str, relpath: str, fail_on: str) -> Settings:
+        """The settings of `validate --kb ROOT --stdin --stdin-path RELPATH`, with the configuration
+        found from the KB; the judgment tier runs only when the server was started with --llm."""
+        o = self.options
+        flags = {
+            "kb": root,
+            "stdin": True,
+            "stdin_path": relpath,
+            "fail_on": fail_on,
+            "format": "json",
+            "llm": o.llm,
+            "llm_base_url": o.llm_base_url,
+            "no_judgment": None if o.llm else True,
+            "cache_dir": o.cache_dir,
+            "no_cache": o.no_cache or None,
+        }
+        try:
+            return resolve(flags, o.config, cwd=root)
+        except ConfigError as exc:
+            raise ToolError(str(exc)) from None
+
+    def _gate(self, settings: Settings, data: bytes, relpath: str) -> dict[str, Any]:
+        from .engine.pass_judgment import JudgmentSetupError
+        from .engine.run import run
+        from .report.json import issue_dict
+
+        try:
+            report, warnings = run(settings, stdin_data=data)
+        except (UsageError, JudgmentSetupError) as exc:
+            raise ToolError(str(exc)) from None
+        if report.problems:
+            raise ToolError("cannot lint this KB: " + "; ".join(report.problems))
+        issues = [issue_dict(issue, report) for issue in report.issues]
+        kb = report.kbs[0] if report.kbs else None
+        result: dict[str, Any] = {
+            "verdict": "fail" if report.exit_code else "pass",
+            "exit_code": report.exit_code,
+            "fail_on": report.fail_on,
+            "kb": kb.name if kb else None,
+            "path": relpath,
+            "issues": issues,
+            "counts": report.counts,
+            "score": kb.score if kb else None,
+            "judgment": report.judgment.as_dict(),
+            "warnings": warnings,
+        }
+        duplicate = next((issue["verdict"] for issue in issues if "verdict" in issue), None)
+        if duplicate is not None:  # the judge's verdict on the entry this one duplicates
+            result["duplicate"] = duplicate
+        return result
+
+    def _evaluator(self, root: str) -> str | None:
+        """`provider:model` of the server's --llm, which judges the judgment items; None without one."""
+        if not self.options.llm:
+            return None
+        from .engine.pass_judgment import JudgmentSetupError, judge_config
+
+        try:
+            flags = {"llm": self.options.llm, "llm_base_url": self.options.llm_base_url}
+            return judge_config(resolve(flags, self.options.config, cwd=root)).evaluator
+        except (ConfigError, JudgmentSetupError) as exc:
+            raise ToolError(str(exc)) from None
+
+
+def _kb_names(roots: list[str]) -> list[str]:
+    """The name of each KB directory of ROOTS (its directory's name when its kb.yaml cannot be read)."""
+    from .model.kbschema import load_kb_schema
+    from .yamlread.lines import YamlFileError
+
+    names = []
+    for root in roots:
+        try:
+            names.append(load_kb_schema(root).name)
+        except YamlFileError:
+            names.append(os.path.basename(root))
+    return names
+
+
+def _entry_path(path: str, root: str) -> str:
+    """PATH as the KB-relative posix path of an entry of the KB at ROOT, checked."""
+    if not path.strip() or "\0" in path:
+        raise ToolError(f"path {path!r}: expected the entry's path in the KB, such as findings/new-finding.md")
+    if not path.endswith(".md"):
+        raise ToolError(f"path {path}: an entry is a markdown file: the path must end in .md")
+    full = os.path.normpath(os.path.join(root, path))
+    if not is_within(full, root) or full == root:
+        raise ToolError(f"path {path}: outside the KB ({display_path(root)}); give a path inside it")
+    return os.path.relpath(full, root).replace(os.sep, "/")
+
+
+def _encoded(text: str, limit: int) -> bytes:
+    """TEXT as the UTF-8 bytes of an entry file, at most LIMIT of them."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"text: not valid Unicode at character {exc.start} (a lone surrogate)") from None
+    if len(data) > limit:
+        raise ToolError(f"text: {len(data)} bytes, over the limit of {limit} bytes for an entry (max_file_bytes)")
+    return data
+
+
+def _guarded(tools: KBTools, call: Callable[[], T]) -> T:
+    """CALL's result; what it did not anticipate is a one-line tool error too (with its traceback on
+    standard error under --verbose), never the end of the server."""
+    try:
+        return call()
+    except ToolError:
+        raise
+    except Exception as exc:
+        if tools.options.verbose:
+            traceback.print_exc(file=sys.stderr)
+        raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from exc
+
+
+def build_server(options: ServerOptions) -> MCPServer:
+    """The server and its four tools."""
+    tools = KBTools(options)
+    server: MCPServer = MCPServer(
+        "kblint", version=__version__, instructions=INSTRUCTIONS, log_level="INFO" if options.verbose else "WARNING"
+    )
+
+    @server.tool()
+    def kb_schema(kb: KBArg = None) -> dict[str, Any]:
+        """The KB's intent, as `kblint schema` prints it: each type's fields, required and optional keys,
+        ai_instructions, guidelines, goals, and the rubric of each type with how each item is enforced."""
+        return _guarded(tools, lambda: tools.kb_schema(kb))
+
+    @server.tool()
+    def validate_entry(
+        path: Annotated[str, Field(description="Where the entry would live, relative to the KB: findings/new.md.")],
+        text: Annotated[str, Field(description="The whole entry: YAML frontmatter between --- lines, then the body.")],
+        kb: KBArg = None,
+        fail_on: Annotated[FailOn, Field(description="The lowest severity that fails the entry.")] = "error",
+    ) -> dict[str, Any]:
+        """Gate a candidate entry against the KB without writing it, as `kblint validate --kb KB --stdin
+        --stdin-path PATH`: the verdict (pass: no issue at or above fail_on), exit_code, the issues (rule,
+        severity, line, message, url of the rule's documentation) and their counts. Judgment items are
+        judged only when the server was started with --llm, else counted as not evaluated."""
+        return _guarded(tools, lambda: tools.validate_entry(kb, path, text, fail_on))
+
+    @server.tool()
+    def coverage(kb: KBArg = None) -> dict[str, Any]:
+        """How every rubric item of the KB is enforced (schema, checker, policy, judgment, or broken with
+        the reason), as `kblint checkers --kb KB --format json` gives it, with the totals."""
+        return _guarded(tools, lambda: tools.coverage(kb))
+
+    @server.tool()
+    def explain(
+        name: Annotated[
+            str | None, Field(description="A rule, checker, tier or topic (policy, levels, json_schema).")
+        ] = None,
+    ) -> str:
+        """The documentation of a rule or checker named in an issue (what triggers it, how to fix and
+        suppress it, examples), or of a tier or topic; without a name, the list of them all."""
+        return _guarded(tools, lambda: tools.explain(name))
+
+    return server
+
+
+def serve(options: ServerOptions) -> None:
+    """Serve the tools over standard input and output until the client closes the connection."""
+    import gc
+
+    gc.enable()  # a process that lives on collects its reference cycles (the CLI turns it off for one run)
+    build_server(options).run("stdio")
