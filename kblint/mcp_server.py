@@ -21,7 +21,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -31,6 +31,9 @@ from . import __version__
 from .config import ConfigError, Settings, resolve
 from .errors import UsageError
 from .paths import display_path, is_within
+
+if TYPE_CHECKING:
+    from .model.kbschema import KBSchema
 
 T = TypeVar("T")
 
@@ -120,7 +123,7 @@ class KBTools:
         hint = f"; did you mean '{near[0]}'?" if near else f" (KBs there: {', '.join(named) or 'none'})"
         raise ToolError(f"kb {name}: no such directory, and no KB of that name under {display_path(base)}{hint}")
 
-    def _schema(self, root: str) -> Any:
+    def _schema(self, root: str) -> KBSchema:
         from .checkers.registry import registry
         from .workspace import load_kbs_for_plan
 
