@@ -22,6 +22,7 @@ SERVER = [sys.executable, "-m", "kblint", "server"]
 EXTRA = {
     "people/dan.md": person("dan", "[[ada]]"),
     "people/eve.md": person("eve", "[[ada]]"),
+    "people/fay.md": person("fay", "[[ada]]"),
 }
 
 
@@ -185,6 +186,23 @@ async def test_completion_of_link_targets_and_frontmatter(client: LanguageClient
     assert await labels(at_link) == ["carol", "Caz"]
     assert "person" in await labels(lsp.Position(5, 6))  # after `type: `
     assert "links" in await labels(lsp.Position(5, 0))  # a key at the start of a frontmatter line
+
+
+@in_module_loop
+async def test_a_safe_fix_is_offered_as_a_quick_fix(client: LanguageClient):
+    before = client.diagnostics.get(uri_of(client, "people/fay.md"))
+    uri = open_text(client, "people/fay.md", person("fay", "[[ada]]", role="Source"))
+    (found,) = await published(client, uri, before)
+    assert found.code == "invalid_field"
+    context = lsp.CodeActionContext(diagnostics=[found])
+    offered = await client.text_document_code_action_async(
+        lsp.CodeActionParams(lsp.TextDocumentIdentifier(uri), found.range, context)
+    )
+    assert offered is not None
+    (action,) = offered
+    assert isinstance(action, lsp.CodeAction) and action.kind == lsp.CodeActionKind.QuickFix and action.is_preferred
+    assert action.edit is not None and action.edit.changes is not None
+    assert list(action.edit.changes[uri]) == [lsp.TextEdit(lsp.Range(lsp.Position(3, 6), lsp.Position(3, 7)), "s")]
 
 
 @in_module_loop

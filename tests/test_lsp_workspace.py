@@ -158,6 +158,8 @@ def test_an_index_changed_step_by_step_is_the_index_built_afresh(tmp_path_factor
     after each edit, every other entry whose issues it changed is among those to publish again."""
     base = tmp_path_factory.mktemp("kb")
     held = held_workspace(base)
+    index = held.live.graph.indexes["notes"]
+    index.suggest("someone")  # the ids in order for suggestions: kept in order from now on
     for rel, id_, targets, extra in steps:
         path = base / "notes" / rel
         before = {p: held.issues(p) for p in held.live.facts if p != str(path)}
@@ -172,6 +174,10 @@ def test_an_index_changed_step_by_step_is_the_index_built_afresh(tmp_path_factor
         assert changed <= republish
     fresh = held_workspace(base, entries={})
     assert sorted(held.live.facts) == sorted(fresh.live.facts)
+    fresh.live.graph.indexes["notes"].suggest("someone")
+    assert index._sorted is not None and fresh.live.graph.indexes["notes"]._sorted is not None
+    for kept, made in zip(index._sorted, fresh.live.graph.indexes["notes"]._sorted, strict=True):
+        assert sorted(kept) == sorted(made) and [i.casefold() for i in kept] == [i.casefold() for i in made]
     for path in fresh.live.facts:
         assert [(i.rule, i.message) for i in held.issues(path)] == [(i.rule, i.message) for i in fresh.issues(path)]
         assert sorted(held.live.graph.inlinks.get(path, [])) == sorted(fresh.live.graph.inlinks.get(path, []))
@@ -235,7 +241,7 @@ def test_hover_says_how_the_rubric_item_is_enforced(tmp_path: Path):
     assert "docs/rules.md#has_tags" in text
 
 
-def test_quick_fixes_come_from_registered_providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_quick_fixes_come_from_the_safe_fixes_and_registered_providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     held = held_workspace(tmp_path)
     ada = tmp_path / "notes/people/ada-lovelace.md"
     kb = held.kbs["notes"]
@@ -245,6 +251,10 @@ def test_quick_fixes_come_from_registered_providers(tmp_path: Path, monkeypatch:
         (issue,) = held.issues(str(ada))
         return actions.Subject(issue, text.encode(), kb.ctx.schema, "people/ada-lovelace.md", kb.ctx.limits)
 
+    pytest.importorskip("kblint.fix.fixers")
+    (fix,) = actions.fixes_for(subject(person("ada", "[[bob]]", role="Source")))
+    assert fix.edits == (actions.Edit(3, 6, 3, 7, "s"),) and fix.preferred  # the one character that changes
+    assert actions.fixes_for(subject(person("ada", "[[bob]]", role="spy"))) == []  # no safe fix
     mine = actions.Fix("Use 'source'", (actions.Edit(3, 6, 3, 9, "source"),))
     monkeypatch.setattr(
         actions, "PROVIDERS", [lambda s: [mine] if s.issue.rule == "invalid_field" else [], lambda s: 1 / 0]

@@ -10,6 +10,7 @@ are resolved again, so that every entry's inlinks stay what a run would count.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -231,10 +232,27 @@ def _set(slots: dict[str, EntryFacts], name: str, facts: EntryFacts | None) -> N
 
 
 def _ids_changed(index: KBIndex, old: EntryFacts | None, new: EntryFacts | None) -> None:
-    """An entry's id came or went: the ids a broken link's suggestion is chosen from change."""
+    """An entry's id came or went: the ids a broken link's suggestion is chosen from change (kept
+    in their two orders, which would take a sort of every id of the KB to make again)."""
     if old is not None and old.parsed and old.id in index.ids:
         index.ids.remove(old.id)
+        if index._sorted is not None and old.id not in index.ids:
+            for ordered, order in zip(index._sorted, _ORDERS, strict=True):
+                at = bisect.bisect_left(ordered, order(old.id), key=order)
+                while at < len(ordered) and ordered[at] != old.id and order(ordered[at]) == order(old.id):
+                    at += 1
+                if at < len(ordered) and ordered[at] == old.id:
+                    del ordered[at]
     if new is not None and new.parsed:
+        if index._sorted is not None and new.id not in index.ids:
+            for ordered, order in zip(index._sorted, _ORDERS, strict=True):
+                bisect.insort(ordered, new.id, key=order)
         index.ids.append(new.id)
-    index._sorted = None  # sorted again when a suggestion is next asked for
     index._suggested.clear()
+
+
+def _backwards(name: str) -> str:
+    return name.casefold()[::-1]
+
+
+_ORDERS = (str.casefold, _backwards)  # the two orders of KBIndex's ids (kblint.model.graph)
