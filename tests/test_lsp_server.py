@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,8 @@ EXTRA = {
 
 
 async def start(client: LanguageClient, root: Path, options: dict) -> None:
+    client.diagnostics = Published()
+
     @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
     def registered(params: lsp.RegistrationParams) -> None:
         client.registrations = params.registrations  # type: ignore[attr-defined]
@@ -57,10 +60,28 @@ def uri_of(client: LanguageClient, rel: str) -> str:
     return (client.root / rel).as_uri()  # type: ignore[attr-defined]
 
 
-async def published(client: LanguageClient, uri: str, before: object) -> list[lsp.Diagnostic]:
-    """The next diagnostics published for URI (BEFORE: what the client held for it until now)."""
-    while client.diagnostics.get(uri) is before:
-        await asyncio.wait_for(client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 20)
+class Published(dict):
+    """The client's diagnostics by URI, counting how many times each was published."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count: Counter[str] = Counter()
+
+    def __setitem__(self, uri: str, diagnostics: object) -> None:
+        self.count[uri] += 1
+        super().__setitem__(uri, diagnostics)
+
+
+def publications(client: LanguageClient, uri: str) -> int:
+    return client.diagnostics.count[uri]  # type: ignore[attr-defined]
+
+
+async def published(client: LanguageClient, uri: str, before: int) -> list[lsp.Diagnostic]:
+    """The diagnostics published for URI once they have been published more than BEFORE times."""
+    while publications(client, uri) <= before:
+        # registered at once, before anything else runs: a notification read meanwhile would be missed
+        waiting = client.protocol.wait_for_notification_async(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        await asyncio.wait_for(waiting, 20)
     return list(client.diagnostics[uri])
 
 
@@ -87,14 +108,14 @@ def codes(diagnostics: list[lsp.Diagnostic]) -> list[tuple[object, int]]:
 @in_module_loop
 async def test_unsaved_text_is_linted_and_the_fix_clears_it(client: LanguageClient):
     uri = uri_of(client, "people/dan.md")
-    before = client.diagnostics.get(uri)
+    before = publications(client, uri)
     open_text(client, "people/dan.md", person("dan", "[[ada]]", role="spy"))
     (found,) = await published(client, uri, before)
     assert found.code == "invalid_field" and found.source == "kblint"
     assert found.severity == lsp.DiagnosticSeverity.Warning
     assert (found.range.start, found.range.end) == (lsp.Position(3, 0), lsp.Position(3, 4))  # the key `role`
     assert found.code_description is not None and found.code_description.href.endswith("docs/rules.md#invalid_field")
-    before = client.diagnostics[uri]
+    before = publications(client, uri)
     change(client, uri, person("dan", "[[ada]]"), 2)
     assert await published(client, uri, before) == []
 
@@ -102,13 +123,13 @@ async def test_unsaved_text_is_linted_and_the_fix_clears_it(client: LanguageClie
 @in_module_loop
 async def test_a_changed_id_republishes_the_entries_that_link_to_it(client: LanguageClient):
     ada, bob = uri_of(client, "people/ada-lovelace.md"), uri_of(client, "people/bob.md")
-    before = client.diagnostics.get(bob)
+    before = publications(client, bob)
     open_text(client, "people/ada-lovelace.md")
     change(client, ada, person("adaa", "[[bob]]"), 2)
     (broken,) = await published(client, bob, before)  # bob.md is not open: its link broke all the same
     assert broken.code == "broken_link" and "did you mean 'adaa'?" in broken.message
     assert (broken.range.start, broken.range.end) == (lsp.Position(6, 6), lsp.Position(6, 13))  # [[ada]]
-    before = client.diagnostics[bob]
+    before = publications(client, bob)
     change(client, ada, ENTRIES["people/ada-lovelace.md"], 3)
     assert await published(client, bob, before) == []
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(ada)))
@@ -118,12 +139,12 @@ async def test_a_changed_id_republishes_the_entries_that_link_to_it(client: Lang
 async def test_a_deleted_target_breaks_its_linkers_until_it_is_back(client: LanguageClient):
     carol, bob = client.root / "people/carol.md", uri_of(client, "people/bob.md")  # type: ignore[attr-defined]
     moved = carol.with_name("caroline.md")
-    before = client.diagnostics.get(bob)
+    before = publications(client, bob)
     carol.rename(moved)
     events = [lsp.FileEvent(carol.as_uri(), lsp.FileChangeType.Deleted)]
     client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(events))
     assert codes(await published(client, bob, before)) == [("broken_link", 6)]
-    before = client.diagnostics[bob]
+    before = publications(client, bob)
     events = [lsp.FileEvent(moved.as_uri(), lsp.FileChangeType.Created)]
     client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(events))
     assert await published(client, bob, before) == []
@@ -134,11 +155,12 @@ async def test_a_deleted_target_breaks_its_linkers_until_it_is_back(client: Lang
 
 @in_module_loop
 async def test_unsaved_kb_yaml_replans_the_kb(client: LanguageClient):
+    eve_opened = publications(client, uri_of(client, "people/eve.md"))
     eve = open_text(client, "people/eve.md")
-    assert await published(client, eve, None) == []
+    assert await published(client, eve, eve_opened) == []
     kb_yaml = open_text(client, "kb.yaml")
-    assert await published(client, kb_yaml, None) == []
-    before, eve_before = client.diagnostics[kb_yaml], client.diagnostics[eve]
+    assert await published(client, kb_yaml, 0) == []
+    before, eve_before = publications(client, kb_yaml), publications(client, eve)
     change(
         client,
         kb_yaml,
@@ -147,7 +169,7 @@ async def test_unsaved_kb_yaml_replans_the_kb(client: LanguageClient):
     )
     assert codes(await published(client, kb_yaml, before)) == [("config_error", 11)]
     assert codes(await published(client, eve, eve_before)) == [("missing_required", 0)]
-    before, eve_before = client.diagnostics[kb_yaml], client.diagnostics[eve]
+    before, eve_before = publications(client, kb_yaml), publications(client, eve)
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(kb_yaml)))
     assert await published(client, eve, eve_before) == []  # closed unsaved: the file's plan again
     assert await published(client, kb_yaml, before) == []
@@ -156,7 +178,7 @@ async def test_unsaved_kb_yaml_replans_the_kb(client: LanguageClient):
 @in_module_loop
 async def test_hover_shows_how_the_rubric_item_is_enforced(client: LanguageClient):
     uri = uri_of(client, "people/eve.md")
-    before = client.diagnostics.get(uri)
+    before = publications(client, uri)
     change(client, uri, person("eve", "[[ada]]", tags="[a]"), 5)
     (violation,) = await published(client, uri, before)
     assert violation.code == "rubric_violation" and violation.range.start == lsp.Position(4, 0)
@@ -190,7 +212,7 @@ async def test_completion_of_link_targets_and_frontmatter(client: LanguageClient
 
 @in_module_loop
 async def test_a_safe_fix_is_offered_as_a_quick_fix(client: LanguageClient):
-    before = client.diagnostics.get(uri_of(client, "people/fay.md"))
+    before = publications(client, uri_of(client, "people/fay.md"))
     uri = open_text(client, "people/fay.md", person("fay", "[[ada]]", role="Source"))
     (found,) = await published(client, uri, before)
     assert found.code == "invalid_field"
@@ -225,8 +247,8 @@ async def typing_client(lsp_client: LanguageClient, tmp_path: Path):
 async def test_changes_are_linted_after_a_pause_in_typing(typing_client: LanguageClient):
     client = typing_client
     uri = open_text(client, "people/bob.md")
-    assert await published(client, uri, None) == []
-    before = client.diagnostics[uri]
+    assert await published(client, uri, 0) == []
+    before = publications(client, uri)
     for version, role in enumerate(["s", "sp", "spy"], start=2):
         change(client, uri, person("bob", "[[ada]] and [[carol]]", role=role), version)
     await published(client, uri, before)

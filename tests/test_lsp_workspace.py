@@ -131,6 +131,33 @@ def test_kb_yaml_text_replans_the_kb(tmp_path: Path):
     assert held.issues(kb.kb_yaml) == [] and not kb.unsaved
 
 
+@pytest.mark.parametrize(
+    "kb_yaml",
+    [
+        KB_YAML.replace("subdirectory: people", "subdirectory: notes"),  # every entry changes type
+        KB_YAML.replace("name: notes", "name: other"),  # the KB's name: links into it by name
+        KB_YAML.replace("params: {min: 2}", "params: {min: 3}"),
+    ],
+)
+def test_a_kb_replanned_from_unsaved_text_is_the_kb_indexed_afresh(tmp_path: Path, kb_yaml: str):
+    held = held_workspace(tmp_path, {**ENTRIES, "people/dan.md": person("dan", "[[notes:ada]] [[Carol]]")})
+    kb = held.kbs["notes"]
+    before = {p: held.issues(p) for p in held.live.facts}
+    republish = held.reload_kb(kb, kb_yaml)
+    (tmp_path / "notes/kb.yaml").write_text(kb_yaml)
+    fresh = held_workspace(tmp_path, entries={}, kb_yaml=kb_yaml)
+    for path in fresh.live.facts:
+        assert [(i.rule, i.message) for i in held.issues(path)] == [(i.rule, i.message) for i in fresh.issues(path)]
+    graph_rules = {"broken_link", "orphan_entry", "duplicate_id", "noncanonical_link"}
+    changed = {
+        p
+        for p, issues in before.items()
+        if {i.message for i in issues if i.rule in graph_rules}
+        != {i.message for i in held.issues(p) if i.rule in graph_rules}
+    }
+    assert changed <= republish
+
+
 def test_what_the_server_holds_is_what_validate_reports(tmp_path: Path):
     held = held_workspace(tmp_path, {**ENTRIES, "people/dan.md": person("dan", "[[nobody]]", role="spy")})
     report = run_kblint("validate", str(tmp_path / "notes"), "--format", "json", "--no-cache", "--fail-on", "never")

@@ -32,6 +32,7 @@ from .workspace import HeldKB, HeldWorkspace, workspace_roots
 
 DEBOUNCE = 0.15  # seconds of quiet after a change before the entry is linted again
 DEBOUNCE_ENV = "KBLINT_LSP_DEBOUNCE_MS"
+KB_YAML_DEBOUNCE = 1.0  # at least, for a kb.yaml: its whole KB is planned and linted again
 JUDGE_COMMAND = "kblint.judgeEntry"
 SEVERITY = {
     "error": lsp.DiagnosticSeverity.Error,
@@ -130,8 +131,9 @@ class KBServer(LanguageServer):
             timer.cancel()
         if now or self.delay <= 0:
             self.lint(path)
-        else:
-            self.state.timers[path] = asyncio.get_running_loop().call_later(self.delay, self.lint, path)
+            return
+        delay = max(self.delay, KB_YAML_DEBOUNCE) if self.held.is_kb_yaml(path) is not None else self.delay
+        self.state.timers[path] = asyncio.get_running_loop().call_later(delay, self.lint, path)
 
     def lint(self, path: str) -> None:
         """Lint PATH again (an entry, or a kb.yaml: its KB is planned and linted again), and publish."""

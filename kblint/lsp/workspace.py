@@ -298,13 +298,14 @@ class HeldWorkspace:
             held.unsaved = True
             return set()
         held.yaml_error = None
-        del self.kbs[held.name]
+        old_name = held.name
+        del self.kbs[old_name]
         held.kb.schema = schema
         held.ctx = context_of(held.kb, self.settings)
         self.kbs[held.name] = held
-        return self._relink(held)
+        return self._relink(held, old_name)
 
-    def _relink(self, held: HeldKB) -> set[str]:
+    def _relink(self, held: HeldKB, old_name: str) -> set[str]:
         on_disk = sorted(p for p in held.paths if p not in self.texts and os.path.lexists(p))
         kb = KB(schema=held.kb.schema, files=on_disk, cross_links_path=held.kb.cross_links_path)
         kb.cross_links = held.kb.cross_links
@@ -318,8 +319,19 @@ class HeldWorkspace:
             found.sort(key=lambda f: f.path)  # a KB's files in the order of a run: the first of an id wins
         held.paths = {f.path for f in facts[held.name]}
         self.filter.roots = {name: kb.root for name, kb in self.kbs.items()}
+        # Whose graph issues the new plan may change: the KB's entries, the entries that link
+        # into the KB, and those that gained or lost a linker.
+        before = {path: set(linkers) for path, linkers in self.live.graph.inlinks.items()}
+        affected = held.paths | self._linking_into(old_name)
         self.held.live = link_graph(self.kbs, facts, self.settings)
-        return {path for path in self.live.facts if self._resign(path)}
+        after = self.live.graph.inlinks
+        affected |= self._linking_into(held.name)
+        affected |= {p for p in before.keys() | after.keys() if before.get(p, set()) != set(after.get(p, ()))}
+        return {path for path in affected if path in self.live.facts and self._resign(path)}
+
+    def _linking_into(self, kb_name: str) -> set[str]:
+        """The entries (of any KB) with a link into the KB named KB_NAME."""
+        return {path for paths in self.live.linkers.get(kb_name, {}).values() for path in paths}
 
     # -- an entry's issues
 
