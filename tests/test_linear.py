@@ -2,8 +2,8 @@
 costs about ten times more, never a hundred (a quadratic scan turns a 10 MB entry into a hang).
 
 Each shape is linted at two sizes in this process and the CPU times are compared (the best of
-three each, so that the machine's other work does not count). By default the sizes are 100 KB
-and 1 MB; KBLINT_LINEAR_FULL=1 (or HYPOTHESIS_PROFILE=thorough) uses 1 MB and 10 MB.
+three each, so that the machine's other work does not count). By default the sizes are 40 KB
+and 400 KB; KBLINT_LINEAR_FULL=1 (or HYPOTHESIS_PROFILE=thorough) uses 1 MB and 10 MB.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from kblint.model.plan import build_plan
 from kblint.yamlread import Limits
 
 FULL = os.environ.get("KBLINT_LINEAR_FULL") == "1" or os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
-SMALL = 1_000_000 if FULL else 100_000
+SMALL = 1_000_000 if FULL else 40_000
 GROWTH = 10  # the larger input is this many times the smaller
 # Linear work grows about tenfold; quadratic work a hundredfold. The bound leaves room for noise.
 MAX_RATIO = 30
