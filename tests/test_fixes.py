@@ -294,3 +294,23 @@ def test_noncanonical_link_is_a_link_by_another_name_than_the_id(tmp_path: Path)
     fixed = (tmp_path / "kbs/notes/b.md").read_text()
     # a wikilink by alias keeps it as its label: readers see the same text
     assert fixed == "---\ntitle: B\n---\n[[a|ALPHA]] [[a]] [[archive:old|Old Name]] [[archive:old]]\n"
+
+
+def test_a_name_two_entries_bear_is_not_fixed(tmp_path: Path):
+    """An alias of two entries, or ids that differ only in case, name no one entry: no issue and no fix
+    picks one of them."""
+    kb = write_kb(
+        tmp_path / "kb",
+        "name: kb\n",
+        {
+            "ada.md": "---\ntitle: Ada\ntype: note\naliases: [Countess]\n---\nAda. [[bob]]\n",
+            "bob.md": "---\ntitle: Bob\ntype: note\naliases: [Countess]\n---\nBob. [[ada]]\n",
+            "Foo.md": "---\ntitle: Foo one\ntype: note\n---\nOne. [[ada]]\n",
+            "foo.md": "---\ntitle: Foo two\ntype: note\n---\nTwo. [[ada]]\n",
+            "c.md": "---\ntitle: C\ntype: note\n---\nSee [[Countess]] and [[FOO]]. [[ada]]\n",
+        },
+    )
+    report = run_kblint("validate", str(kb), "--format", "json", "--fail-on", "never").json
+    assert [i for i in report["issues"] if i["rule"] == "noncanonical_link"] == []
+    diff = run_kblint("validate", str(kb), "--diff")
+    assert "Countess" not in diff.stdout and "FOO" not in diff.stdout

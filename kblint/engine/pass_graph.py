@@ -106,13 +106,15 @@ class _LinkWalk:
 
 def _noncanonical(key: LinkKey, resolved: EntryFacts, index: KBIndex) -> bool:
     """Whether a link that resolved names its entry by another name than its id (a link to a
-    path names a file, which is a name of its own). An id that two entries share names neither
-    for sure, and duplicate_id says so already."""
+    path names a file, which is a name of its own). A name that several entries bear (an id two
+    entries share, an alias of two, ids that differ only in case) names none of them for sure: no
+    one entry's id can be offered in its place."""
     return (
         key.path is None
         and key.target != resolved.id
         and index.by_id.get(resolved.id) is resolved
         and "\n" not in resolved.id
+        and key.target.casefold() not in index.shared
     )
 
 

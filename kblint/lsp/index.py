@@ -194,6 +194,10 @@ def _path(facts: EntryFacts) -> str:
 
 def _fill(index: KBIndex, folded: str, exact: set[str], bearers: list[EntryFacts]) -> None:
     """The slots of the names that fold to FOLDED, from their BEARERS in file order."""
+    if len({id(b) for b in bearers}) > 1:  # as KBIndex.add counts them: no fix names one of them
+        index.shared.add(folded)
+    else:
+        index.shared.discard(folded)
     spellings = {n for n in exact if n.casefold() == folded}
     spellings.update(n for b in bearers for n in names_of(b) if n.casefold() == folded)
     for name in spellings:

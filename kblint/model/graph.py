@@ -46,6 +46,8 @@ class KBIndex:
         self.by_id_folded: dict[str, EntryFacts] = {}
         self.by_name_folded: dict[str, EntryFacts] = {}
         self.by_path: dict[str, EntryFacts] = {}
+        self._bearer: dict[str, EntryFacts] = {}  # a case-folded name → the first entry that bears it
+        self.shared: set[str] = set()  # case-folded names (ids, stems, aliases) that several entries bear
         self.ids: list[str] = []
         self._suggested: dict[str, str | None] = {}
         self._sorted: tuple[list[str], list[str]] | None = None  # the ids in two orders, for suggest()
@@ -66,6 +68,13 @@ class KBIndex:
             folded = _fold(name)
             if folded != folded_own:
                 self.by_name_folded.setdefault(folded, facts)
+            self._bear(folded, facts)
+        if folded_own is not None:
+            self._bear(folded_own, facts)
+
+    def _bear(self, folded: str, facts: EntryFacts) -> None:
+        if self._bearer.setdefault(folded, facts) is not facts:
+            self.shared.add(folded)
 
     def lookup(self, target: str) -> EntryFacts | None:
         """By id, then file stem or alias; exactly, then case-insensitively."""
