@@ -233,6 +233,10 @@ def test_ranges_cover_the_key_the_link_or_the_line(tmp_path: Path):
         for s in [issue_span(i, lines)]
     )
     assert broken == ["[Zed](zed.md)", "[[ghost|a ghost]]", "nobody"]
+    harbor = ENTRIES["notes/harbor.md"]
+    (alias,) = [i for i in held.issues(str(tmp_path / "notes/notes/harbor.md")) if i.rule == "noncanonical_link"]
+    span = issue_span(alias, lines_of(harbor))
+    assert lines_of(harbor)[span.line][span.start : span.end] == "[[Caz]]"  # the link, not the rest of its line
     held.texts[str(tmp_path / "notes/people/dan.md")] = b"---\nid: [dan\n---\n"
     held.refresh(str(tmp_path / "notes/people/dan.md"))
     (parse_error,) = held.issues(str(tmp_path / "notes/people/dan.md"))

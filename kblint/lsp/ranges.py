@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..model.issue import Issue
 
-LINK_RULES = frozenset({"broken_link", "unresolved_external"})
+LINK_RULES = frozenset({"broken_link", "unresolved_external", "noncanonical_link"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +30,8 @@ def issue_span(issue: Issue, lines: list[str]) -> Span:
     index = min(max(issue.line - 1, 0), max(len(lines) - 1, 0))
     text = lines[index] if lines else ""
     found: tuple[int, int] | None = None
-    if issue.rule in LINK_RULES:
-        found = link_span(text, issue.column, issue.discriminator.partition(":")[2])
+    if issue.rule in LINK_RULES:  # the discriminator ends in KB:NAME (noncanonical_link's after two lines)
+        found = link_span(text, issue.column, issue.discriminator.rpartition("\n")[2].partition(":")[2])
     elif issue.field:
         found = key_span(text, issue.field)
     elif 1 < issue.column <= len(text):
