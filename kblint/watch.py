@@ -154,6 +154,27 @@ def by_fingerprint(report: Report) -> dict[str, list[Issue]]:
     return groups
 
 
+def carry_unreadable(before: Report, after: Report) -> Report:
+    """AFTER, with the issues BEFORE had in the KBs whose kb.yaml AFTER could not read: a broken
+    kb.yaml hides its KB's issues, it does not fix them (nor does mending it make them new)."""
+    linted = {kb.root for kb in after.kbs}
+    unreadable = [kb for kb in before.kbs if kb.root not in linted and _named_in(kb.root, after.unreadable)]
+    if not unreadable:
+        return after
+    names = {kb.name for kb in unreadable}
+    for issue in before.issues:
+        if issue.kb_name in names:
+            before.fingerprint(issue)  # computed while its KB's root is known
+    after.issues = [*after.issues, *(i for i in before.issues if i.kb_name in names)]
+    after.kbs = [*after.kbs, *unreadable]  # so that the next run, still unreadable, carries them again
+    return after
+
+
+def _named_in(root: str, messages: list[str]) -> bool:
+    kb_yaml = display_path(os.path.join(root, "kb.yaml"))
+    return any(message.startswith(kb_yaml) for message in messages)
+
+
 def diff(before: Report, after: Report) -> Diff:
     """What AFTER found that BEFORE did not, and the reverse. Issues of one fingerprint are paired
     where they say the same at the same place first, so only the surplus counts as new or fixed."""
@@ -293,6 +314,7 @@ class _Loop:
             self._say(str(exc))
             return before  # the next run is compared with the last one that linted
         self._warn(warnings)
+        after = carry_unreadable(before, after)
         change = diff(before, after)
         quiet = self.settings.quiet
         lines = [] if quiet else ["", changed_line(batch, time.strftime("%H:%M:%S"))]

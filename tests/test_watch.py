@@ -144,10 +144,13 @@ def test_kb_yaml_changes_are_linted_again(kb: Path):
     ]
     broken = blocks[2].splitlines()
     assert broken[1].startswith("+ not linted: ") and "kb/kb.yaml" in broken[1]
-    assert broken[-1] == "no issues, 1 KB not linted: 0 new, 2 fixed (1.00 s)"
-    assert broken[2:4] == [f"- {line[2:]}" for line in blocks[1].splitlines()[1:3]]
-    assert blocks[3].splitlines()[1] == "- " + broken[1][2:]
-    assert blocks[3].splitlines()[-1] == "no issues: 0 new, 0 fixed (1.00 s)"
+    # a broken kb.yaml hides its KB's issues: they are not fixed (nor new once it is mended)
+    assert broken[-1] == "2 issues (2 errors, 0 warnings, 0 info), 1 KB not linted: 0 new, 0 fixed (1.00 s)"
+    assert len(broken) == 3
+    mended = blocks[3].splitlines()
+    assert mended[1] == "- " + broken[1][2:]
+    assert mended[2:4] == [f"- {line[2:]}" for line in blocks[1].splitlines()[1:3]]  # fixed by the new kb.yaml
+    assert mended[-1] == "no issues: 0 new, 2 fixed (1.00 s)"
 
 
 def test_the_configuration_is_read_again(kb: Path):
