@@ -84,6 +84,8 @@ class KBTools:
         if not kb.strip() or "\0" in kb:
             raise ToolError(f"kb {kb!r}: expected a KB directory or a KB's name")
         target = os.path.join(base, os.path.expanduser(kb))
+        if self.options.root is not None and not _within(target, self.options.root):
+            raise ToolError(f"kb {kb}: outside the KBs this server serves ({display_path(self.options.root)})")
         if os.path.isfile(target):
             from .workspace import nearest_kb_root
 
@@ -341,3 +343,9 @@ def serve(options: ServerOptions) -> None:
 
     gc.enable()  # a process that lives on collects its reference cycles (the CLI turns it off for one run)
     build_server(options).run("stdio")
+
+
+def _within(path: str, root: str) -> bool:
+    """Whether PATH is ROOT or below it, once symbolic links are followed (--kb scopes the server)."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)

@@ -187,10 +187,23 @@ async def test_bad_arguments_are_tool_errors_with_a_clear_message(server: Server
 
 
 async def test_an_unreadable_kb_yaml_is_a_tool_error(server: Server, kbs: Path):
-    broken = write_kb(kbs.parent / "broken-kb", "name: [broken\n", {})
-    for tool, arguments in (("kb_schema", {}), ("coverage", {}), ("validate_entry", {"path": "a.md", "text": "x"})):
-        message = await server.error(tool, kb=str(broken), **arguments)
-        assert message.startswith(f"Error executing tool {tool}: cannot read this KB:") and "kb.yaml" in message
+    broken = write_kb(kbs / "broken-kb", "name: [broken\n", {})
+    try:
+        for tool, arguments in (
+            ("kb_schema", {}),
+            ("coverage", {}),
+            ("validate_entry", {"path": "a.md", "text": "x"}),
+        ):
+            message = await server.error(tool, kb=str(broken), **arguments)
+            assert message.startswith(f"Error executing tool {tool}: cannot read this KB:") and "kb.yaml" in message
+    finally:
+        shutil.rmtree(broken)
+
+
+async def test_a_kb_outside_the_servers_kb_is_refused(server: Server, kbs: Path):
+    outside = write_kb(kbs.parent / "elsewhere-kb", "name: elsewhere\n", {})
+    for kb in ("/", str(outside), "../elsewhere-kb"):
+        assert "outside the KBs this server serves" in await server.error("kb_schema", kb=kb)
 
 
 async def test_coverage_is_the_plan_kblint_checkers_prints(server: Server, kbs: Path):
