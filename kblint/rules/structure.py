@@ -33,7 +33,9 @@ def empty_body(entry: Entry) -> Issue | None:
 def missing_type(entry: Entry, defaulted: bool) -> Issue | None:
     if not defaulted:
         return None
-    message = f"Entry '{entry.id}' has no type and no type's subdirectory matches its folder; checked as 'note'"
+    top = entry.relpath.split("/", 1)[0] if "/" in entry.relpath else ""
+    where = f"its top folder '{top}' is no type's subdirectory" if top else "it is at the KB's top"
+    message = f"Entry '{entry.id}' has no type and {where}; checked as 'note'"
     return RULES["missing_type"].issue(entry.site, message, field="type")
 
 
