@@ -182,7 +182,7 @@ def validate(
         None, "--llm", panel=JUDGMENT, metavar="PROVIDER:MODEL", help="openai, ollama or anthropic, and the model."
     ),
     llm_base_url: Optional[str] = _opt(
-        None, "--llm-base-url", panel=JUDGMENT, metavar="URL", help="Base URL of an OpenAI-compatible server."
+        None, "--llm-base-url", panel=JUDGMENT, metavar="URL", help="Base URL of the LLM server."
     ),
     llm_concurrency: Optional[int] = _opt(
         None, "--llm-concurrency", panel=JUDGMENT, metavar="N", min=1, help="LLM requests in flight (default 4)."
@@ -209,6 +209,14 @@ def validate(
     ),
     llm_max_output: Optional[int] = _opt(
         None, "--llm-max-output", panel=JUDGMENT, metavar="TOKENS", min=1, help="Longest LLM answer (default 4096)."
+    ),
+    llm_context: Optional[int] = _opt(
+        None,
+        "--llm-context",
+        panel=JUDGMENT,
+        metavar="TOKENS",
+        min=1,
+        help="Context length of the model (default: as the server says; Ollama 4096 when it does not).",
     ),
     llm_required: bool = _opt(False, "--llm-required", panel=JUDGMENT, help="Exit 2 when the LLM cannot be reached."),
     dry_run: bool = _opt(False, "--dry-run", panel=JUDGMENT, help="Print what would be sent to the LLM; send nothing."),
@@ -601,7 +609,7 @@ def mcp_command(
         None, "--llm", metavar="PROVIDER:MODEL", help="Judge candidates' judgment items (default: not evaluated)."
     ),
     llm_base_url: Optional[str] = typer.Option(
-        None, "--llm-base-url", metavar="URL", help="Base URL of an OpenAI-compatible server."
+        None, "--llm-base-url", metavar="URL", help="Base URL of the LLM server."
     ),
     config: Optional[str] = typer.Option(
         None, "--config", metavar="FILE", help="Read settings from FILE (default: the nearest one above each KB)."

@@ -52,6 +52,7 @@ class Settings:
     max_llm_calls: int | None = None
     llm_timeout: float | None = None  # seconds; None: by the provider (judge.model.default_timeout)
     llm_max_output: int | None = None  # tokens; None: JudgeConfig.max_tokens
+    llm_context: int | None = None  # tokens of the model's context; None: as the server says
     llm_output: str | None = None  # how answers are asked for (a provider's output_modes); None: the best
     llm_required: bool = False
     dry_run: bool = False
@@ -109,6 +110,7 @@ _LLM_KEYS = {
     "max_calls": ("max_llm_calls", "int"),
     "timeout": ("llm_timeout", "seconds"),
     "max_output": ("llm_max_output", "int"),
+    "context": ("llm_context", "int"),
     "output": ("llm_output", "str"),
     "required": ("llm_required", "bool"),
 }

@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that plays an LLM provider, for the judgment-tier tests.
 
-It speaks OpenAI Chat Completions (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`),
-reads the single ```json block of the last user message, and decides each item's verdict from its text:
+It speaks OpenAI Chat Completions (`POST /v1/chat/completions`), Anthropic Messages (`POST /v1/messages`)
+and Ollama's native chat (`POST /api/chat`, which it answers 400 unless `stream` is false and `options`
+an object, as the judge needs; `POST /api/show` gives the model's context length), reads the single ```json block of the last user message, and decides each item's verdict from its text:
 "FAIL" → fail 0.9, "UNSURE" → uncertain 0.5, "LOW" → fail 0.4, "NA" → not_applicable 0.9, else pass 0.95.
 A graded item (with "levels") is answered with the level its text names as `LEVEL=id` (confidence 0.4 when
 the text also says "LOW", else 0.9), else its highest level; `bad_level` answers this level id instead.
@@ -14,8 +15,14 @@ every verdict in the first N answers), `slots` (requests generated at once; the 
 request its client abandoned is still generated), `refuse` (structured-output modes — json_schema,
 json_object, tool — answered with a 400 that names the field). Anthropic requests with a forced tool
 call are answered with a tool_use block. `slow_ids` + `slow_delay`: the answers for these entry ids
-take that long instead. It records every request (path, headers, body, the json blocks
-found) and the largest number of requests it served at once.
+take that long instead. `cut`: the first N answers stop at their output budget (a JSON cut in half,
+`finish_reason` / `stop_reason` / `done_reason` saying so). Ollama: `context_length` (what /api/show
+says; None: model_info without it), `show_status` (/api/show answers this status instead),
+`truncate_to` (prompt_eval_count reported; by default the prompt's characters / 4, at most its
+num_ctx, as Ollama cuts a longer prompt). llama.cpp: `n_ctx` (what `GET /props` says; None: 404, as
+other OpenAI-compatible servers answer). It records every chat request (path, headers, body, the json
+blocks found) in `requests`, the /api/show bodies in `shows`, and the largest number of requests it
+served at once.
 """
 
 from __future__ import annotations
@@ -65,6 +72,13 @@ class FakeLLM:
         self.refuse_status = 400
         self.slow_ids: set[str] = set()  # entries whose answers take slow_delay instead of delay
         self.slow_delay = 0.0
+        self.cut = 0  # answers cut at their output budget
+        self.context_length: int | None = 8192  # Ollama /api/show's model_info
+        self.show_status: int | None = None  # /api/show answers this status instead
+        self.truncate_to: int | None = None  # Ollama prompt_eval_count
+        self.shows: list[dict] = []  # /api/show request bodies
+        self.n_ctx: int | None = None  # llama.cpp's GET /props: the context of a slot (None: 404, as vLLM)
+        self.props_gets = 0
         self.requests: list[dict] = []
         self.dead = False
         self._stopped = False
@@ -87,6 +101,8 @@ class FakeLLM:
     @property
     def anthropic_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    ollama_url = anthropic_url
 
     def start(self) -> "FakeLLM":
         self._thread.start()
@@ -117,6 +133,7 @@ class FakeLLM:
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.shows.clear()
             self.max_in_flight = 0
 
     def sent_item_ids(self) -> list[list[str]]:
@@ -168,7 +185,11 @@ class FakeLLM:
             return self.fail_status, {"error": {"message": f"simulated {self.fail_status}"}}
         mode = _mode_of(body)
         record["mode"] = mode
+        if path == "/api/chat" and _ollama_problem(body):
+            return 400, {"error": _ollama_problem(body)}
         if mode in self.refuse:
+            if path == "/api/chat":  # Ollama's errors are a string
+                return self.refuse_status, {"error": f"invalid format {mode}: not supported by this server"}
             field = "tools" if mode == "tool" else "response_format"
             return self.refuse_status, {
                 "error": {"message": f"'{field}' of type {mode} is not supported by this server"}
@@ -196,32 +217,26 @@ class FakeLLM:
                 "fenced": f"```json\n{obj}\n```",
                 "prose": f"Here is my review.\n\n```json\n{obj}\n```\nHope this helps.",
             }[self.style]
+        cut = self._take("cut")
+        if cut:
+            text = text[: len(text) // 2]
+        if path == "/api/chat":
+            return 200, _ollama_reply(body, text, cut, self.truncate_to)
         if path.endswith("/messages"):
-            content: list[dict] = [{"type": "text", "text": text}]
-            if mode == "tool":  # the forced tool call: its input is the answer (garbage stays text)
-                with contextlib.suppress(ValueError):
-                    call = {"type": "tool_use", "id": "toolu_1", "name": "record_verdicts", "input": json.loads(text)}
-                    content = [call]
-            return 200, {
-                "id": "msg_1",
-                "type": "message",
-                "role": "assistant",
-                "model": body.get("model"),
-                "content": content,
-                "stop_reason": "tool_use" if mode == "tool" else "end_turn",
-                "usage": {"input_tokens": PROMPT_TOKENS, "output_tokens": COMPLETION_TOKENS},
-            }
-        return 200, {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "model": body.get("model"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {
-                "prompt_tokens": PROMPT_TOKENS,
-                "completion_tokens": COMPLETION_TOKENS,
-                "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
-            },
-        }
+            return 200, _anthropic_reply(body, text, cut, mode)
+        return 200, _openai_reply(body, text, cut)
+
+    def show(self, raw: bytes) -> tuple[int, dict]:
+        """/api/show: the model's details, with its context length in model_info."""
+        body = json.loads(raw)
+        with self._lock:
+            self.shows.append(body)
+        if self.show_status is not None:
+            return self.show_status, {"error": f"model '{body.get('model')}' not found"}
+        info: dict = {"general.architecture": "llama", "llama.embedding_length": 4096}
+        if self.context_length is not None:
+            info["llama.context_length"] = self.context_length
+        return 200, {"modelfile": "# fake", "details": {"family": "llama"}, "model_info": info}
 
     def _level(self, item: dict) -> dict:
         named = re.search(r"LEVEL=([\w-]+)", item["text"])
@@ -230,10 +245,74 @@ class FakeLLM:
         return {"level": level, "confidence": confidence, "reason": f"judged {item['id']} {level}"}
 
 
+def _ollama_problem(body: dict) -> str | None:
+    """What is wrong with an /api/chat request for a judge that reads one JSON answer."""
+    if body.get("stream") is not False:
+        return "stream must be false (the fake does not stream)"
+    if not isinstance(body.get("options"), dict) or not isinstance(body.get("messages"), list):
+        return "options must be an object and messages a list"
+    return None
+
+
+def _ollama_reply(body: dict, text: str, cut: bool, truncate_to: int | None) -> dict:
+    options = body["options"]
+    read = sum(len(m.get("content", "")) for m in body["messages"]) // 4
+    if isinstance(options.get("num_ctx"), int):
+        read = min(read, options["num_ctx"])  # Ollama cuts a longer prompt to the context
+    return {
+        "model": body.get("model"),
+        "created_at": "2025-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": text},
+        "done": True,
+        "done_reason": "length" if cut else "stop",
+        "prompt_eval_count": read if truncate_to is None else truncate_to,
+        "eval_count": options.get("num_predict", COMPLETION_TOKENS) if cut else COMPLETION_TOKENS,
+    }
+
+
+def _anthropic_reply(body: dict, text: str, cut: bool, mode: str) -> dict:
+    content: list[dict] = [{"type": "text", "text": text}]
+    if mode == "tool" and not cut:  # the forced tool call: its input is the answer (garbage stays text)
+        with contextlib.suppress(ValueError):
+            content = [{"type": "tool_use", "id": "toolu_1", "name": "record_verdicts", "input": json.loads(text)}]
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model"),
+        "content": content,
+        "stop_reason": "max_tokens" if cut else "tool_use" if mode == "tool" else "end_turn",
+        "usage": {"input_tokens": PROMPT_TOKENS, "output_tokens": body["max_tokens"] if cut else COMPLETION_TOKENS},
+    }
+
+
+def _openai_reply(body: dict, text: str, cut: bool) -> dict:
+    completion = body["max_tokens"] if cut else COMPLETION_TOKENS
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": body.get("model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "length" if cut else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": PROMPT_TOKENS,
+            "completion_tokens": completion,
+            "total_tokens": PROMPT_TOKENS + completion,
+        },
+    }
+
+
 def _mode_of(body: dict) -> str:
-    """How a request asks for structured output: json_schema, json_object, tool, or plain."""
+    """How a request asks for structured output: json_schema, json_object, tool, json (Ollama), or plain."""
     if body.get("tools"):
         return "tool"
+    if "format" in body:  # Ollama: a JSON Schema, or "json"
+        return "json_schema" if isinstance(body["format"], dict) else "json"
     response_format = body.get("response_format")
     return response_format.get("type", "plain") if isinstance(response_format, dict) else "plain"
 
@@ -245,6 +324,29 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass
 
+    def do_GET(self):
+        fake: FakeLLM = self.server.fake  # type: ignore[attr-defined]
+        if fake.dead:
+            self.close_connection = True
+            return
+        with fake._lock:
+            fake.props_gets += self.path == "/props"
+        if self.path == "/props" and fake.n_ctx is not None:
+            self._reply(200, {"default_generation_settings": {"n_ctx": fake.n_ctx}, "total_slots": 1})
+        else:
+            self._reply(404, {"error": {"message": f"no route {self.path}"}})
+
+    def _reply(self, status: int, payload: object) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: its loss
+            self.close_connection = True
+
     def do_POST(self):
         fake: FakeLLM = self.server.fake  # type: ignore[attr-defined]
         if fake.dead:
@@ -255,22 +357,16 @@ class _Handler(BaseHTTPRequestHandler):
             fake.in_flight += 1
             fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
         try:
-            if self.path not in ("/v1/chat/completions", "/v1/messages"):
+            if self.path == "/api/show":
+                status, payload = fake.show(raw)
+            elif self.path not in ("/v1/chat/completions", "/v1/messages", "/api/chat"):
                 status, payload = 404, {"error": {"message": f"no route {self.path}"}}
             else:
                 status, payload = fake.answer(self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
         finally:
             with fake._lock:
                 fake.in_flight -= 1
-        data = json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        try:
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: its loss
-            self.close_connection = True
+        self._reply(status, payload)
 
 
 def closed_port() -> int:

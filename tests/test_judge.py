@@ -37,7 +37,7 @@ def server():
 
 def cfg(server: FakeLLM | None = None, provider: str = "openai", **kw) -> JudgeConfig:
     if server is not None:
-        kw.setdefault("base_url", server.anthropic_url if provider == "anthropic" else server.openai_url)
+        kw.setdefault("base_url", server.openai_url if provider == "openai" else server.anthropic_url)
     kw.setdefault("api_key", KEY)
     kw.setdefault("retry_base_delay", 0.01)
     kw.setdefault("timeout", 10.0)
@@ -142,7 +142,7 @@ def test_from_spec_reads_the_environment():
     assert JudgeConfig.from_spec("openai:m", base_url="http://x/v1", env=env).base_url == "http://x/v1"
     assert JudgeConfig.from_spec("openai:m", env={}).base_url == "https://api.openai.com/v1"
     o = JudgeConfig.from_spec("ollama:llama3:8b", env=env)
-    assert (o.model, o.base_url, o.api_key) == ("llama3:8b", "http://localhost:11434/v1", None)
+    assert (o.model, o.base_url, o.api_key) == ("llama3:8b", "http://localhost:11434", None)
     a = JudgeConfig.from_spec("anthropic:claude-x", env=env, concurrency=2, max_calls=5)
     assert (a.base_url, a.api_key, a.concurrency, a.max_calls) == ("https://api.anthropic.com", "ak", 2, 5)
     for bad in ("gpt-4o", "bogus:model", "openai:"):
@@ -676,10 +676,15 @@ def test_every_request_carries_an_output_budget_sized_from_its_items(server, pro
 
     server.drop_ids, server.drop_count = {"b"}, 1  # the second request asks for one item only
     judge([req("e1", {"a": "one", "b": "two", "c": "three"})], cfg(server, provider=provider, api_key=KEY))
-    budgets = [r["body"]["max_tokens"] for r in server.requests]
+    budgets = [_budget(r["body"]) for r in server.requests]
     assert budgets == [answer_tokens(3, 4096), answer_tokens(1, 4096)] and budgets[0] > budgets[1]
     judge([req("e2", {f"i{n}": "x" for n in range(40)})], cfg(server, provider=provider, max_tokens=1000))
-    assert server.requests[-1]["body"]["max_tokens"] == 1000  # never above the cap
+    assert _budget(server.requests[-1]["body"]) == 1000  # never above the cap
+
+
+def _budget(body: dict) -> int:
+    """A request's output budget: Ollama's num_predict, others' max_tokens."""
+    return body["options"]["num_predict"] if "options" in body else body["max_tokens"]
 
 
 def test_openai_asks_for_the_verdict_schema_with_the_item_ids(server):

@@ -87,6 +87,8 @@ def _budgets(settings: Settings) -> dict[str, Any]:
         budgets["timeout"] = settings.llm_timeout
     if settings.llm_max_output is not None:
         budgets["max_tokens"] = settings.llm_max_output
+    if settings.llm_context is not None:
+        budgets["context"] = settings.llm_context
     if settings.llm_output is not None:
         budgets["output_mode"] = settings.llm_output
     return budgets
@@ -193,6 +195,7 @@ def _fill_summary(summary: JudgmentSummary, stats: JudgeStats) -> None:
     summary.timeouts = stats.timeouts
     summary.structured_output = stats.output_mode or None
     summary.structured_output_fallbacks = list(stats.fallbacks)
+    summary.notes = list(stats.notes)
     if stats.answers_valid or stats.answers_invalid:
         summary.answers = {"valid": stats.answers_valid, "invalid": stats.answers_invalid}
         summary.verdicts = dict(stats.verdicts)

@@ -59,6 +59,7 @@ class JudgeConfig:
     max_body_chars: int = 12_000  # longer bodies are truncated in the prompt (and the block says so)
     output_mode: str | None = None  # how answers are asked for (the wire's output_modes); None: its best
     max_tokens: int = 4096  # the largest answer budget of a request (prompt.answer_tokens sizes each)
+    context: int | None = None  # tokens of context a request may use (--llm-context); None: as the server says
     sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)  # the back-off's clock
 
     def __post_init__(self) -> None:
@@ -66,9 +67,10 @@ class JudgeConfig:
             raise ValueError(f"unknown LLM provider {self.provider!r} (expected one of: {', '.join(PROVIDERS)})")
         if not self.model:
             raise ValueError(f"no model given for LLM provider {self.provider!r} (expected PROVIDER:MODEL)")
-        self.base_url = (self.base_url or PROVIDERS[self.provider].default_base_url).rstrip("/")
-        if self.timeout < 0 or self.max_tokens < 1:
-            raise ValueError("the LLM timeout and output budget must be above 0")
+        wire = PROVIDERS[self.provider]
+        self.base_url = wire.base_url_of(self.base_url or wire.default_base_url)
+        if self.timeout < 0 or self.max_tokens < 1 or (self.context is not None and self.context < 1):
+            raise ValueError("the LLM timeout, output budget and context must be above 0")
         if self.timeout == 0:
             self.timeout = default_timeout(self.base_url)
         modes = PROVIDERS[self.provider].output_modes
@@ -201,6 +203,7 @@ class JudgeStats:
     answers_valid: int = 0  # answers that gave a verdict for every item asked
     answers_invalid: int = 0  # answers that did not (not JSON, ids missing, a verdict out of range)
     verdicts: dict[str, int] = field(default_factory=dict)  # new verdicts by kind (cache hits apart)
+    notes: list[str] = field(default_factory=list)  # what the run assumed, for the summary (said once each)
 
     def count_answer(self, valid: bool, verdicts: list[str]) -> None:
         """One answer read: whether it was valid, and the verdicts it gave."""

@@ -17,6 +17,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from .cache import VerdictCache, item_key
+from .context import DEFAULT_CONTEXT, Window, model_context, truncation, window_of
 from .model import ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest, JudgeStats, JudgeUnavailable, Verdict
 from .prompt import (
     SYSTEM_PROMPT,
@@ -31,6 +32,8 @@ from .prompt import (
 
 if TYPE_CHECKING:
     import httpx
+
+    from .providers import Answer
 
 log = logging.getLogger("kblint.judge")
 
@@ -51,6 +54,7 @@ class _Attempt:
     server_error: bool = False  # the provider (or a gateway before it) answered 5xx
     refused_mode: bool = False  # a 4xx that names the structured-output part of the request
     timed_out: bool = False  # no answer within the timeout
+    answer: Answer | None = None  # what a 2xx response carried
 
 
 Progress = Callable[[int, int], None]
@@ -59,11 +63,14 @@ Progress = Callable[[int, int], None]
 @dataclass(frozen=True, slots=True)
 class _Question:
     """What one request asks, whatever the wire format: the user message, the answer's budget
-    and its JSON Schema."""
+    and its JSON Schema, the prompt's estimated tokens and the context asked for."""
 
     user: str
     max_tokens: int
     schema: dict[str, Any]
+    prompt_tokens: int = 0  # the system prompt and the user message, estimated
+    user_tokens: int = 0  # the user message alone, estimated
+    context: int | None = None  # the context size the request asks for (a provider that sets it)
 
 
 @dataclass
@@ -300,6 +307,28 @@ class _Runner:
         self.failed_replies = 0
         self.url = config.url
         self.mode = config.output_mode or config.wire.output_modes[0]  # stats.output_mode at the end
+        self.window = Window()  # the context of the requests: prepare() sets it before the first
+
+    async def prepare(self, client: httpx.AsyncClient, works: list[_Work]) -> None:
+        """Before the first request: the model's context length, asked once per run where the
+        server tells it, and the context size of the run's requests."""
+        c = self.config
+        wire = c.wire
+        request = wire.context_request(c.base_url or "", c.model)
+        model, why = None, None
+        if request is not None and c.max_calls != 0:
+            model, why = await model_context(client, wire, request, wire.headers(c.api_key))
+        self.window = window_of(model, c.context, wire.sets_context)
+        if self.window.source == "assumed" and why:
+            self.stats.notes.append(
+                f"context length unknown ({why}): {DEFAULT_CONTEXT} tokens assumed; --llm-context sets it"
+            )
+        if wire.sets_context:
+            needs = []
+            for w in works:
+                user = user_message(w.sent_entry, w.pending, w.guidelines)
+                needs.append((estimate_tokens(SYSTEM_PROMPT, user), answer_tokens(len(w.pending), c.max_tokens)))
+            self.window.plan(needs)
 
     # -- one entry ----------------------------------------------------------------------------------
 
@@ -361,11 +390,34 @@ class _Runner:
     async def _ask(
         self, client: httpx.AsyncClient, hold: _Hold, w: _Work, items: list[JudgeItem], note: str | None
     ) -> tuple[str, str]:
-        """Send one request, with retries: ("ok", answer text) | ("error", message) | ("skip", reason: provider
-        unavailable) | ("budget", reason: --max-llm-calls reached before the first attempt)."""
+        """Ask for ITEMS' verdicts: ("ok", answer text) | ("error", message) | ("skip", reason: provider
+        unavailable) | ("budget", reason: --max-llm-calls reached before the first attempt). An answer cut
+        by its output budget is asked again once with twice the budget (at most --llm-max-output)."""
         c = self.config
         user = user_message(w.sent_entry, items, w.guidelines, note)
-        ask = _Question(user, answer_tokens(len(items), c.max_tokens), verdict_schema(items))
+        prompt, user_tokens = estimate_tokens(SYSTEM_PROMPT, user), estimate_tokens(user)
+        budget = answer_tokens(len(items), c.max_tokens)
+        schema = verdict_schema(items)
+        while True:
+            too_long = self.window.overflow(prompt, budget)
+            if too_long is not None:  # where an entry's items could be split over several requests
+                return "error", too_long
+            context = self.window.request_size(prompt, budget) if c.wire.sets_context else None
+            ask = _Question(user, budget, schema, prompt, user_tokens, context)
+            kind, value = await self._ask_once(client, hold, w, ask)
+            if kind != "cut":
+                return kind, value
+            larger = min(c.max_tokens, 2 * budget, self.window.room(prompt) or c.max_tokens)
+            if larger == budget or budget > answer_tokens(len(items), c.max_tokens):
+                hint = ": raise --llm-max-output" if budget == c.max_tokens else ""
+                return "error", f"answer cut at {value} tokens by the output limit{hint}"
+            log.debug("entry %s: answer cut at %s tokens; asked again with %d", w.request.key, value, larger)
+            budget = larger
+
+    async def _ask_once(self, client: httpx.AsyncClient, hold: _Hold, w: _Work, ask: _Question) -> tuple[str, str]:
+        """Send one request, with retries: what _ask returns, or ("cut", tokens) for an answer cut by
+        its output budget."""
+        c = self.config
         headers = c.wire.headers(c.api_key)
         last_error = "no attempt made"
         timed_out = False
@@ -376,7 +428,7 @@ class _Runner:
             self.budget_used += 1
             sent = await self._send_in_a_mode(client, ask, headers)
             if sent.final is not None:
-                return sent.final
+                return self._checked(ask, sent.final, sent.answer)
             last_error = sent.error
             log.debug("entry %s: attempt %d failed: %s", w.request.key, attempt, last_error)
             if sent.server_error or sent.timed_out:
@@ -392,6 +444,18 @@ class _Runner:
                 if not self.reached:
                     return "skip", f"provider unavailable: {self.unavailable}"
         return "error", f"{last_error} (after {c.tries} tries)"
+
+    def _checked(self, ask: _Question, final: tuple[str, str], answer: Answer | None) -> tuple[str, str]:
+        """FINAL, unless its answer was cut by the output budget or read from a truncated prompt."""
+        if answer is None:
+            return final
+        if answer.cut:
+            return "cut", str(answer.completion_tokens or ask.max_tokens)
+        if self.config.wire.sets_context:
+            truncated = truncation(answer.prompt_tokens, ask.prompt_tokens, ask.user_tokens, ask.context)
+            if truncated is not None:
+                return "error", truncated
+        return final
 
     async def _back_off(self, hold: _Hold, attempt: int, sent: _Attempt) -> None:
         """Wait before trying again. Others may talk to the provider meanwhile, except after a
@@ -428,7 +492,7 @@ class _Runner:
         c = self.config
         while True:
             mode = self.mode
-            body = c.wire.body(c.model, SYSTEM_PROMPT, ask.user, ask.max_tokens, ask.schema, mode)
+            body = c.wire.body(c.model, SYSTEM_PROMPT, ask.user, ask.max_tokens, ask.schema, mode, ask.context)
             sent = await self._send(client, json.dumps(body).encode("utf-8"), headers)
             if not sent.refused_mode or not self._fall_back(mode, sent.error):
                 return sent
@@ -484,7 +548,7 @@ class _Runner:
             self.stats.completion_tokens += answer.completion_tokens
             self.succeeded = True
             self.failed_replies = 0
-            return _Attempt(final=("ok", answer.text))
+            return _Attempt(final=("ok", answer.text), answer=answer)
         detail = _redact(_snippet(resp), c)
         error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
         if status in _REFUSED or (status == HTTPStatus.NOT_FOUND and not self.succeeded):
@@ -535,6 +599,8 @@ def _snippet(resp: httpx.Response) -> str:
         data = resp.json()
         if isinstance(data, dict) and isinstance(data.get("error"), dict) and data["error"].get("message"):
             text = str(data["error"]["message"])
+        elif isinstance(data, dict) and isinstance(data.get("error"), str):  # Ollama's errors
+            text = data["error"]
         else:
             text = resp.text
     except ValueError:
@@ -558,6 +624,7 @@ async def _run(works: list[_Work], runner: _Runner) -> None:
     limits = httpx.Limits(max_connections=c.concurrency, max_keepalive_connections=c.concurrency)
     timeout = httpx.Timeout(c.timeout, connect=min(c.timeout, 10.0))
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+        await runner.prepare(client, works)
         await asyncio.gather(*(runner.judge_entry(client, w) for w in works))
 
 

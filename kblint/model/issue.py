@@ -146,6 +146,7 @@ class JudgmentSummary:
     structured_output_fallbacks: list[str] = field(default_factory=list)  # modes the server refused
     answers: dict[str, int] = field(default_factory=dict)  # answers read: valid, invalid
     verdicts: dict[str, int] = field(default_factory=dict)  # new verdicts by kind
+    notes: list[str] = field(default_factory=list)  # what the judge assumed (a context length it was not told)
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -169,6 +170,8 @@ class JudgmentSummary:
         if self.answers:
             data["answers"] = dict(self.answers)
             data["verdicts"] = dict(sorted(self.verdicts.items()))
+        if self.notes:
+            data["notes"] = list(self.notes)
         return data
 
 

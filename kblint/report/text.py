@@ -152,6 +152,8 @@ def _judgment_line(report: Report) -> str | None:
     if judgment.structured_output_fallbacks:
         refused = ", ".join(f.split(" ", 1)[0] for f in judgment.structured_output_fallbacks)
         line += f"; structured output: {judgment.structured_output} (the server refused {refused})"
+    for note in judgment.notes:
+        line += f"; {note}"
     if judgment.not_evaluated:
         why = judgment.not_evaluated_reason or "not evaluated"
         line += f"; {_plural(judgment.not_evaluated, 'check')} not evaluated ({why})"

@@ -7,8 +7,9 @@ the rest (caching, retries, concurrency). Adding a provider is one new class in 
 from __future__ import annotations
 
 from .anthropic import Anthropic
-from .base import Answer, Provider
-from .openai import Ollama, OpenAI
+from .base import Answer, ContextRequest, Provider
+from .ollama import Ollama
+from .openai import OpenAI
 
 PROVIDERS: dict[str, type[Provider]] = {p.name: p for p in (OpenAI, Ollama, Anthropic)}
 
@@ -18,4 +19,4 @@ def provider_named(name: str) -> Provider:
     return PROVIDERS[name]()
 
 
-__all__ = ["PROVIDERS", "Answer", "Provider", "provider_named"]
+__all__ = ["PROVIDERS", "Answer", "ContextRequest", "Provider", "provider_named"]

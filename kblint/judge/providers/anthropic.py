@@ -38,7 +38,14 @@ class Anthropic(Provider):
     output_fields = ("tool",)
 
     def body(
-        self, model: str, system: str, user: str, max_tokens: int, schema: dict[str, Any], mode: str
+        self,
+        model: str,
+        system: str,
+        user: str,
+        max_tokens: int,
+        schema: dict[str, Any],
+        mode: str,
+        context: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
@@ -62,7 +69,12 @@ class Anthropic(Provider):
         usage = data.get("usage")
         if not isinstance(usage, dict):
             usage = {}
-        return Answer(text, token_count(usage.get("input_tokens")), token_count(usage.get("output_tokens")))
+        return Answer(
+            text,
+            token_count(usage.get("input_tokens")),
+            token_count(usage.get("output_tokens")),
+            cut=data.get("stop_reason") == "max_tokens",
+        )
 
     def missing_key(self, base_url: str, api_key: str | None) -> str | None:
         if api_key or urlsplit(base_url).hostname != "api.anthropic.com":

@@ -13,6 +13,7 @@ class Answer:
     text: str
     prompt_tokens: int
     completion_tokens: int
+    cut: bool = False  # the server stopped the answer at its output budget
 
 
 def token_count(value: object) -> int:
@@ -27,6 +28,14 @@ class Provider:
     default_base_url: ClassVar[str]
     api_key_env: ClassVar[str | None] = None  # the environment variable holding the API key
     base_url_env: ClassVar[str | None] = None  # the environment variable that may set the base URL
+    # Whether a request says how large a context the server gives it (Ollama's num_ctx): the server
+    # then cuts a longer prompt without a word, and the judge checks the tokens it read.
+    sets_context: ClassVar[bool] = False
+
+    @classmethod
+    def base_url_of(cls, url: str) -> str:
+        """The base URL requests are built on, from what the user gave."""
+        return url.rstrip("/")
 
     def endpoint(self, base_url: str) -> str:
         raise NotImplementedError
@@ -43,9 +52,17 @@ class Provider:
     output_fields: ClassVar[tuple[str, ...]] = ()
 
     def body(
-        self, model: str, system: str, user: str, max_tokens: int, schema: dict[str, Any], mode: str
+        self,
+        model: str,
+        system: str,
+        user: str,
+        max_tokens: int,
+        schema: dict[str, Any],
+        mode: str,
+        context: int | None = None,
     ) -> dict[str, Any]:
-        """The request: SCHEMA is the answer's JSON Schema, MODE one of output_modes."""
+        """The request: SCHEMA is the answer's JSON Schema, MODE one of output_modes, CONTEXT the
+        context size it asks for (when sets_context)."""
         raise NotImplementedError
 
     def read(self, data: object) -> Answer:
@@ -55,3 +72,20 @@ class Provider:
     def missing_key(self, base_url: str, api_key: str | None) -> str | None:
         """Why requests cannot work without a key, before sending any (None: they may)."""
         return None
+
+    def context_request(self, base_url: str, model: str) -> ContextRequest | None:
+        """The request that tells the model's context length, sent once before the others (None: none)."""
+        return None
+
+    def context_length(self, data: object) -> int | None:
+        """The context length in a 2xx answer to context_request (None when it does not say)."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    """A request for the model's context length: METHOD to URL, with a JSON BODY for a POST."""
+
+    method: str
+    url: str
+    body: dict[str, Any] | None = None

@@ -1,10 +1,10 @@
-"""OpenAI's Chat Completions API, which most servers speak (vLLM, llama.cpp, LM Studio, Ollama's /v1)."""
+"""OpenAI's Chat Completions API, which most servers speak (vLLM, llama.cpp, LM Studio)."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .base import Answer, Provider, token_count
+from .base import Answer, ContextRequest, Provider, token_count
 
 
 class OpenAI(Provider):
@@ -26,7 +26,14 @@ class OpenAI(Provider):
     output_fields = ("response_format", "json_schema", "json_object")
 
     def body(
-        self, model: str, system: str, user: str, max_tokens: int, schema: dict[str, Any], mode: str
+        self,
+        model: str,
+        system: str,
+        user: str,
+        max_tokens: int,
+        schema: dict[str, Any],
+        mode: str,
+        context: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
@@ -47,9 +54,10 @@ class OpenAI(Provider):
         if not isinstance(data, dict):
             return Answer("", 0, 0)
         try:
-            content = data["choices"][0]["message"]["content"]
+            choice = data["choices"][0]
+            content = choice["message"]["content"]
         except (KeyError, IndexError, TypeError):
-            content = ""
+            choice, content = {}, ""
         if isinstance(content, list):  # content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         usage = data.get("usage")
@@ -59,6 +67,7 @@ class OpenAI(Provider):
             content if isinstance(content, str) else "",
             token_count(usage.get("prompt_tokens")),
             token_count(usage.get("completion_tokens")),
+            cut=isinstance(choice, dict) and choice.get("finish_reason") == "length",
         )
 
     def missing_key(self, base_url: str, api_key: str | None) -> str | None:
@@ -66,14 +75,15 @@ class OpenAI(Provider):
             return None
         return f"{self.api_key_env} is not set (set it, or --llm-base-url for a local server)"
 
+    def context_request(self, base_url: str, model: str) -> ContextRequest | None:
+        """llama.cpp's `GET /props` (beside /v1), which says the context of each of its slots;
+        other servers answer 404. Not sent to OpenAI itself, which has no such route."""
+        if base_url == self.default_base_url:
+            return None
+        root = base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
+        return ContextRequest("GET", root + "/props")
 
-class Ollama(OpenAI):
-    """Ollama through its OpenAI-compatible route: a local server, no key."""
-
-    name = "ollama"
-    default_base_url = "http://localhost:11434/v1"
-    api_key_env = None
-    base_url_env = None
-
-    def missing_key(self, base_url: str, api_key: str | None) -> str | None:
-        return None
+    def context_length(self, data: object) -> int | None:
+        settings = data.get("default_generation_settings") if isinstance(data, dict) else None
+        n_ctx = token_count(settings.get("n_ctx")) if isinstance(settings, dict) else 0
+        return n_ctx or None
