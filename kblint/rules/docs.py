@@ -379,8 +379,12 @@ _DOCS = [
         "The judge's answer for a rubric item cannot be used, even after asking again once: the "
         "item is missing from the answer, the answer is not the JSON asked for, or its confidence "
         "is not a number from 0 to 1; or the request still failed (a server error, a timeout) after "
-        "its retries.",
-        "Run again (only the items that erred are asked), or use a model that follows the answer format.",
+        "its retries; or the answer was cut by its output limit, also with twice the budget; or the "
+        "server read only part of the prompt (Ollama says how much it read), or the prompt does not "
+        "fit in the model's context and was not sent.",
+        "Run again (only the items that erred are asked), or use a model that follows the answer format; "
+        "for a cut answer raise `--llm-max-output`, for a prompt cut or too long raise `--llm-context` "
+        "(up to the model's context) or shorten the entry.",
         _judged(_SURE, "pass", 1.5),
         _judged(_SURE),
         notes=(_BY_ITEM,),
