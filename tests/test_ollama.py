@@ -95,18 +95,29 @@ def test_the_context_is_capped_by_the_model_and_by_llm_context(server):
     assert options(server)[-1]["num_ctx"] == need + 5
 
 
-def test_a_prompt_larger_than_the_context_is_not_sent(server):
+def test_a_prompt_larger_than_the_context_is_sent_with_its_body_cut(server):
     server.context_length = 2048
-    outcomes, _, unavailable = judge([req("long", {"a": "one"}, body=LONG), req("short", {"a": "one"})], cfg(server))
-    assert unavailable is None
-    (error,) = outcomes[0].errors
-    assert error.message.startswith("the prompt (~") and error.message.endswith(
-        "do not fit in the model's context of 2048 tokens: not sent; shorten the entry"
-    )
-    assert outcomes[1].verdicts and [r["block"]["entry"]["id"] for r in server.requests] == ["short"]
+    reqs = [req("long", {"a": "one"}, body=LONG), req("short", {"a": "one"})]
+    outcomes, stats, unavailable = judge(reqs, cfg(server))
+    assert unavailable is None and all(o.verdicts and not o.errors for o in outcomes)
+    sent = {r["block"]["entry"]["id"]: r["block"]["entry"] for r in server.requests}
+    assert sent["long"]["body_truncated"] is True and sent["long"]["body_chars"] == len(LONG)
+    assert 0 < len(sent["long"]["body"]) < len(LONG) and "body_truncated" not in sent["short"]
+    assert stats.bodies_truncated == 1 and stats.notes[-1].startswith("1 request sent with the body cut")
     server.context_length = 100_000
-    outcomes, _, _ = judge([req("long", {"a": "one"}, body=LONG)], cfg(server, context=1000))
-    assert "do not fit in the context of 1000 tokens (--llm-context): not sent" in outcomes[0].errors[0].message
+    outcomes, _, _ = judge([req("long", {"a": "one"}, body=LONG)], cfg(server, context=300))
+    assert "do not fit in the context of 300 tokens (--llm-context): not sent" in outcomes[0].errors[0].message
+
+
+def test_items_that_do_not_fit_together_are_asked_in_several_requests(server):
+    server.context_length = 2048
+    items = {f"i{n}": f"Item {n}: " + "the entry states its evidence clearly " * 20 for n in range(8)}
+    outcomes, stats, _ = judge([req("many", items)], cfg(server))
+    assert sorted(v.item_id for v in outcomes[0].verdicts) == sorted(items) and not outcomes[0].errors
+    asked = [[it["id"] for it in r["block"]["items"]] for r in server.requests]
+    assert len(asked) > 1 and sorted(sum(asked, [])) == sorted(items)  # each item asked once
+    assert all("body_truncated" not in r["block"]["entry"] for r in server.requests)
+    assert stats.split_entries == 1 and stats.notes[-1].startswith("1 entry judged in several requests")
 
 
 @pytest.mark.parametrize(("knob", "why"), [("show_status", "/api/show answered HTTP 404"), ("context_length", None)])
@@ -184,11 +195,13 @@ def test_an_openai_compatible_server_is_asked_its_context_where_llama_cpp_says_i
     server.reset()
     server.n_ctx = 2048  # llama.cpp: each slot's context
     outcomes, stats, _ = judge([req("long", {"a": "one"}, body=LONG), req("s", {"a": "one"})], cfg(server, "openai"))
-    assert "do not fit in the model's context of 2048 tokens: not sent" in outcomes[0].errors[0].message
-    assert [r["block"]["entry"]["id"] for r in server.requests] == ["s"] and stats.notes == []
+    assert all(o.verdicts and not o.errors for o in outcomes) and stats.bodies_truncated == 1
+    sent = {r["block"]["entry"]["id"]: r["block"]["entry"] for r in server.requests}
+    assert sent["long"]["body_truncated"] is True and "body_truncated" not in sent["s"]
     assert "num_ctx" not in server.requests[0]["body"] and server.props_gets == 2
-    outcomes, _, _ = judge([req("long", {"a": "one"}, body=LONG)], cfg(server, provider="openai", context=100_000))
-    assert outcomes[0].errors  # --llm-context caps what the server says, never raises it
+    server.reset()
+    _, stats, _ = judge([req("long", {"a": "one"}, body=LONG)], cfg(server, provider="openai", context=100_000))
+    assert stats.bodies_truncated == 1  # --llm-context caps what the server says, never raises it
     openai = JudgeConfig.from_spec("openai:m", env={"OPENAI_API_KEY": "k"})
     assert openai.wire.context_request(openai.base_url or "", "m") is None  # OpenAI itself has no /props
 
@@ -239,8 +252,8 @@ def test_validate_with_ollama_end_to_end(server, tmp_path: Path):
     server.reset()
     server.show_status = 404
     text = run_kblint(*args, "--llm-context", "2500", "--fail-on", "never").stdout
-    assert {o["num_ctx"] for o in options(server)} == {2048}  # the short entry only: the long one does not fit
-    assert "do not fit in the context of 2500 tokens (--llm-context): not sent" in text
+    assert max(o["num_ctx"] for o in options(server)) <= 2500  # the long entry fits, cut
+    assert "requests sent with the body cut to fit the context (body_truncated)" in text
     server.reset()
     (kb / "kblint.toml").write_text("[llm]\ncontext = 100000\n")
     text = run_kblint(*args, "--fail-on", "never", cwd=kb).stdout

@@ -204,6 +204,8 @@ class JudgeStats:
     answers_invalid: int = 0  # answers that did not (not JSON, ids missing, a verdict out of range)
     verdicts: dict[str, int] = field(default_factory=dict)  # new verdicts by kind (cache hits apart)
     notes: list[str] = field(default_factory=list)  # what the run assumed, for the summary (said once each)
+    split_entries: int = 0  # entries whose items were asked in several requests (the context holds only some)
+    bodies_truncated: int = 0  # requests sent with the body cut to fit the context
 
     def count_answer(self, valid: bool, verdicts: list[str]) -> None:
         """One answer read: whether it was valid, and the verdicts it gave."""

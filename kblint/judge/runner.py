@@ -349,58 +349,111 @@ class _Runner:
         hold = _Hold(self.slots)
         try:
             await hold.take()
-            items = w.pending
-            note = None
-            for answer_no in (1, 2):  # an invalid answer is asked again once, for the unanswered items
-                kind, value = await self._ask(client, hold, w, items, note)
-                if kind == "budget":
-                    if answer_no == 1:
-                        self._skip(w, items, value)
-                    else:
-                        self._fail(
-                            w, items, f"invalid answer from {self.config.evaluator} ({note}); not asked again: {value}"
-                        )
+            for items, sent in self._groups(w, w.pending):  # one group unless the context is too small
+                if not await self._judge_group(client, hold, w, items, sent):
                     return
-                if kind == "skip":
-                    self._skip(w, items, value)
-                    return
-                if kind == "error":
-                    self._fail(w, items, value)
-                    return
-                levels = {it.id: it.level_ids for it in items if it.levels}
-                got, problem = parse_answer(value, [it.id for it in items], levels)
-                self.stats.count_answer(problem is None, [answer.verdict for answer in got.values()])
-                for it in items:
-                    if it.id in got:
-                        a = got[it.id]
-                        v = Verdict(it.id, a.verdict, a.confidence, a.reason, cached=False, level=a.level)
-                        w.verdicts[it.id] = v
-                        if self.cache is not None:
-                            self.cache.put(w.keys[it.id], v, self.config.evaluator)
-                items = [it for it in items if it.id not in got]
-                if not items:
-                    return
-                note = problem
-                log.debug("entry %s: invalid answer (%s)", w.request.key, problem)
-            self._fail(w, items, f"{self.config.evaluator} gave no valid verdict after 2 answers: {note}")
         finally:
             hold.done()
             self._finish(w)
 
+    def _groups(self, w: _Work, items: list[JudgeItem]) -> list[tuple[list[JudgeItem], dict[str, Any]]]:
+        """ITEMS in groups whose prompts fit the context, in order: all at once when they fit, else
+        as many at a time as fit; an item that does not fit alone is sent with the body cut to fit."""
+        if self.window.limit is None or self._fits(w, items, w.sent_entry):
+            return [(items, w.sent_entry)]
+        groups: list[list[JudgeItem]] = []
+        for it in items:
+            if groups and self._fits(w, [*groups[-1], it], w.sent_entry):
+                groups[-1].append(it)
+            else:
+                groups.append([it])
+        self.stats.split_entries += 1
+        return [
+            (group, w.sent_entry if self._fits(w, group, w.sent_entry) else self._shortened(w, group))
+            for group in groups
+        ]
+
+    def _fits(self, w: _Work, items: list[JudgeItem], sent: dict[str, Any]) -> bool:
+        prompt = estimate_tokens(SYSTEM_PROMPT, user_message(sent, items, w.guidelines))
+        return self.window.overflow(prompt, answer_tokens(len(items), self.config.max_tokens)) is None
+
+    def _shortened(self, w: _Work, items: list[JudgeItem]) -> dict[str, Any]:
+        """The entry as sent with its body cut until ITEMS' prompt fits (the block says so); as sent
+        when even no body would not fit (the request then reports why it was not sent)."""
+        body = str(w.request.entry.get("body") or "")
+        low, high = 0, min(len(body), self.config.max_body_chars)
+        while low < high:  # the longest body that fits
+            middle = (low + high + 1) // 2
+            if self._fits(w, items, prompt_entry(dict(w.request.entry), middle)):
+                low = middle
+            else:
+                high = middle - 1
+        shortened = prompt_entry(dict(w.request.entry), low)
+        if not self._fits(w, items, shortened):
+            return w.sent_entry
+        self.stats.bodies_truncated += 1
+        return shortened
+
+    async def _judge_group(
+        self, client: httpx.AsyncClient, hold: _Hold, w: _Work, items: list[JudgeItem], sent: dict[str, Any]
+    ) -> bool:
+        """Ask for ITEMS' verdicts (an invalid answer is asked again once, for the unanswered
+        items); False when the run must not ask for the entry's other items (budget, provider)."""
+        note = None
+        for answer_no in (1, 2):
+            kind, value = await self._ask(client, hold, w, items, note, sent)
+            if kind == "budget":
+                if answer_no == 1:
+                    self._skip(w, items, value)
+                else:
+                    self._fail(
+                        w, items, f"invalid answer from {self.config.evaluator} ({note}); not asked again: {value}"
+                    )
+                return False
+            if kind in ("skip", "error"):
+                (self._skip if kind == "skip" else self._fail)(w, items, value)
+                return kind == "error"
+            items, note = self._take_answer(w, items, value)
+            if not items:
+                return True
+            log.debug("entry %s: invalid answer (%s)", w.request.key, note)
+        self._fail(w, items, f"{self.config.evaluator} gave no valid verdict after 2 answers: {note}")
+        return True
+
+    def _take_answer(self, w: _Work, items: list[JudgeItem], text: str) -> tuple[list[JudgeItem], str | None]:
+        """Keep (and cache) the verdicts an answer gives; the items it left unanswered, and why."""
+        levels = {it.id: it.level_ids for it in items if it.levels}
+        got, problem = parse_answer(text, [it.id for it in items], levels)
+        self.stats.count_answer(problem is None, [answer.verdict for answer in got.values()])
+        for it in items:
+            if it.id in got:
+                a = got[it.id]
+                v = Verdict(it.id, a.verdict, a.confidence, a.reason, cached=False, level=a.level)
+                w.verdicts[it.id] = v
+                if self.cache is not None:
+                    self.cache.put(w.keys[it.id], v, self.config.evaluator)
+        return [it for it in items if it.id not in got], problem
+
     async def _ask(
-        self, client: httpx.AsyncClient, hold: _Hold, w: _Work, items: list[JudgeItem], note: str | None
+        self,
+        client: httpx.AsyncClient,
+        hold: _Hold,
+        w: _Work,
+        items: list[JudgeItem],
+        note: str | None,
+        sent: dict[str, Any],
     ) -> tuple[str, str]:
         """Ask for ITEMS' verdicts: ("ok", answer text) | ("error", message) | ("skip", reason: provider
         unavailable) | ("budget", reason: --max-llm-calls reached before the first attempt). An answer cut
         by its output budget is asked again once with twice the budget (at most --llm-max-output)."""
         c = self.config
-        user = user_message(w.sent_entry, items, w.guidelines, note)
+        user = user_message(sent, items, w.guidelines, note)
         prompt, user_tokens = estimate_tokens(SYSTEM_PROMPT, user), estimate_tokens(user)
         budget = answer_tokens(len(items), c.max_tokens)
         schema = verdict_schema(items)
         while True:
             too_long = self.window.overflow(prompt, budget)
-            if too_long is not None:  # where an entry's items could be split over several requests
+            if too_long is not None:  # even one item with a cut body does not fit (_groups)
                 return "error", too_long
             context = self.window.request_size(prompt, budget) if c.wire.sets_context else None
             ask = _Question(user, budget, schema, prompt, user_tokens, context)
@@ -628,6 +681,20 @@ async def _run(works: list[_Work], runner: _Runner) -> None:
         await asyncio.gather(*(runner.judge_entry(client, w) for w in works))
 
 
+def _note_context(stats: JudgeStats) -> None:
+    """What fitting the context cost, for the summary: never silent."""
+    if stats.split_entries:
+        stats.notes.append(
+            f"{stats.split_entries} entr{'y' if stats.split_entries == 1 else 'ies'} judged in several requests: "
+            "the context holds only some of their items at a time"
+        )
+    if stats.bodies_truncated:
+        stats.notes.append(
+            f"{stats.bodies_truncated} request{'' if stats.bodies_truncated == 1 else 's'} sent with the body cut "
+            "to fit the context (body_truncated); --llm-context raises it"
+        )
+
+
 def _run_sync(coro: Coroutine[Any, Any, None]) -> None:
     """asyncio.run, also when the caller already runs an event loop (then in a helper thread)."""
     try:
@@ -675,6 +742,7 @@ def judge(
             stats.calls = runner.budget_used
             stats.output_mode = runner.mode
             unavailable = runner.unavailable
+            _note_context(stats)
         else:
             for w in todo:
                 w.not_evaluated = [it.id for it in w.pending]
