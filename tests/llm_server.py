@@ -67,6 +67,7 @@ class FakeLLM:
         self.bad_confidence: object = None  # the confidence of every verdict of the first answers
         self.bad_confidence_count = 0
         self.bad_level: str | None = None  # the level every graded item is answered with
+        self.evidence: str | None = None  # the quote every verdict gives as evidence
         self.slots: int | None = None  # serve this many requests at once (the others queue), as llama.cpp does
         self.refuse: set[str] = set()  # structured-output modes answered with an error naming the field
         self.refuse_status = 400
@@ -211,6 +212,8 @@ class FakeLLM:
                 verdict, conf = decide(it["text"])
                 shown = self.bad_confidence if bad_confidence else conf
                 verdicts.append({"id": vid, "verdict": verdict, "confidence": shown, "reason": f"judged {it['id']}"})
+                if self.evidence is not None:
+                    verdicts[-1]["evidence"] = self.evidence
             obj = json.dumps({"verdicts": verdicts}, indent=2)
             text = {
                 "bare": obj,

@@ -696,7 +696,7 @@ def test_openai_asks_for_the_verdict_schema_with_the_item_ids(server):
     assert verdicts["required"] == ["a", "bad"] and not verdicts["additionalProperties"]  # each item once
     verdict = verdicts["properties"]["bad"]
     assert verdict["properties"]["verdict"]["enum"] == ["pass", "fail", "uncertain", "not_applicable"]
-    assert verdict["required"] == ["verdict", "confidence", "reason"] and not verdict["additionalProperties"]
+    assert verdict["required"] == ["verdict", "confidence", "reason", "evidence"] and not verdict["additionalProperties"]
     assert by_id(outcomes[0])["bad"].verdict == "fail" and stats.output_mode == "json_schema"
 
 

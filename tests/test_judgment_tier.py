@@ -340,3 +340,25 @@ def test_no_judgment_and_config_file(kb: Path, server: FakeLLM, tmp_path: Path):
     )
     report = run_kblint("validate", str(kb), "--config", str(conf), "--format", "json", "--no-cache", env=ENV).json
     assert report["judgment"]["evaluator"] == "openai:from-config" and server.count == 2
+
+
+def test_a_verdict_quotes_the_entry_as_evidence(kb: Path, server: FakeLLM, tmp_path: Path, quick_backoff):
+    cache = tmp_path / "cache"
+    server.evidence = "Some   body about\nAlpha."  # words of entry a, spaced otherwise
+    report = run_kblint("validate", str(kb), *judge_args(server, cache), env=ENV).json
+    (claims_a,) = [
+        i for i in issues_of(report, "llm_rubric_violation") if i["entry_id"] == "a" and i["item_id"] == "claims"
+    ]
+    assert claims_a["evidence"] == "Some   body about\nAlpha."
+    (claims_b,) = [
+        i for i in issues_of(report, "llm_rubric_violation") if i["entry_id"] == "b" and i["item_id"] == "claims"
+    ]
+    assert "evidence" not in claims_b  # b holds no such words: a quote the model made up is not shown
+    again = run_kblint("validate", str(kb), *judge_args(server, cache), env=ENV).json  # from the cache
+    assert [i.get("evidence") for i in issues_of(again, "llm_rubric_violation")] == [
+        i.get("evidence") for i in issues_of(report, "llm_rubric_violation")
+    ]
+    text = run_kblint("validate", str(kb), *judge_args(server, cache)[:-4], env=ENV).stdout
+    assert '(evidence: "Some   body about\\nAlpha.")' in text
+    sent = server.requests[0]["body"]["response_format"]["json_schema"]["schema"]
+    assert "evidence" in sent["properties"]["verdicts"]["properties"]["claims"]["required"]

@@ -251,6 +251,7 @@ def _outcome_issues(outcome: JudgeOutcome, p: Pending, config: JudgeConfig) -> l
                     confidence=round(float(verdict.confidence), 3),
                     evaluator=config.evaluator,
                     cached=verdict.cached,
+                    evidence=verdict.evidence or None,
                     item_id=b.id,
                 )
             )

@@ -67,6 +67,7 @@ class VerdictCache:
                 reason=str(data.get("reason", "")),
                 cached=True,
                 level=level,
+                evidence=str(data.get("evidence") or ""),
             )
         except (FileProblem, ValueError, KeyError, TypeError):
             return None  # missing or unreadable: a miss (a new verdict overwrites it)
@@ -80,6 +81,7 @@ class VerdictCache:
             "confidence": verdict.confidence,
             "reason": verdict.reason,
             **({"level": verdict.level} if verdict.level is not None else {}),
+            **({"evidence": verdict.evidence} if verdict.evidence else {}),
         }
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

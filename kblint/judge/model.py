@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from .providers import PROVIDERS, Provider, provider_named
 
-PROMPT_VERSION = "4"
+PROMPT_VERSION = "5"
 
 VERDICTS = ("pass", "fail", "uncertain", "not_applicable")
 GRADED = "graded"  # the verdict of an item with levels: its level says how it did
@@ -166,6 +166,7 @@ class Verdict:
     reason: str
     cached: bool = False
     level: str | None = None  # a graded item's level id
+    evidence: str = ""  # a short quote of the entry that bears the verdict out (found in it), or ""
 
 
 @dataclass

@@ -27,7 +27,9 @@ For each item, decide one verdict:
 - "fail": the entry does not satisfy the item;
 - "uncertain": the entry does not let you decide;
 - "not_applicable": the item does not concern this entry.
-Give a "confidence" between 0 and 1 and a short "reason" (one sentence; for a fail, say what is missing or wrong).
+Give a "confidence" between 0 and 1, a short "reason" (one sentence; for a fail, say what is missing or wrong) \
+and "evidence": a short quote copied word for word from the entry that bears the verdict out (at most 200 \
+characters), or "" when no words of the entry do.
 
 An item with "levels" is graded: its levels are listed from the lowest to the highest, each with an "id" \
 and what an entry at that level looks like ("description", "indicators"). For such an item, instead of a \
@@ -38,6 +40,21 @@ Answer with this JSON object only, one verdict for every item, with the item ids
 {"id": "GRADED_ITEM_ID", "level": "LEVEL_ID", "confidence": 0.8, "reason": "..."}]}"""
 
 _FENCE_RUN = re.compile(r"`{3,}")
+EVIDENCE_CHARS = 300  # a quote longer than this is cut (the prompt asks for at most 200)
+_SPACES = re.compile(r"\s+")
+
+
+def quoted_in(evidence: str, entry: dict) -> bool:
+    """Whether EVIDENCE is words of ENTRY (its body, title or frontmatter), spaces and case aside:
+    a quote the model made up is not shown as evidence."""
+    if not evidence:
+        return False
+    text = (
+        " ".join(str(entry.get(k) or "") for k in ("title", "body"))
+        + " "
+        + json.dumps(entry.get("metadata") or {}, ensure_ascii=False, default=str)
+    )
+    return _SPACES.sub(" ", evidence).strip().casefold() in _SPACES.sub(" ", text).casefold()
 
 
 def verdict_schema(items: list[JudgeItem]) -> dict:
@@ -67,8 +84,9 @@ def _answer_schema(item: JudgeItem) -> dict:
             key: {"type": "string", "enum": values},
             "confidence": {"type": "number"},
             "reason": {"type": "string"},
+            "evidence": {"type": "string"},
         },
-        "required": [key, "confidence", "reason"],
+        "required": [key, "confidence", "reason", "evidence"],
         "additionalProperties": False,
     }
 
@@ -203,6 +221,7 @@ class Answer(NamedTuple):
     confidence: float
     reason: str
     level: str | None = None  # a graded item's level id
+    evidence: str = ""  # the quote the answer gives, as given (checked against the entry by the runner)
 
 
 def parse_answer(
@@ -264,7 +283,9 @@ def _answer(v: dict, level_ids: tuple[str, ...] | None) -> Answer | None:
         conf = 0.5  # no confidence given: a fail then stays below the default threshold (uncertain)
     reason = v.get("reason")
     reason = "" if reason is None else str(reason).strip()
-    return Answer(verdict, conf, reason[:1000], level)
+    evidence = v.get("evidence")
+    evidence = evidence.strip()[:EVIDENCE_CHARS] if isinstance(evidence, str) else ""
+    return Answer(verdict, conf, reason[:1000], level, evidence)
 
 
 def _problem(wanted: list[str], got: dict[str, Answer], invalid: list[str], unknown: list[str]) -> str | None:

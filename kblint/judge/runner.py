@@ -26,6 +26,7 @@ from .prompt import (
     estimate_tokens,
     parse_answer,
     prompt_entry,
+    quoted_in,
     user_message,
     verdict_schema,
 )
@@ -428,7 +429,8 @@ class _Runner:
         for it in items:
             if it.id in got:
                 a = got[it.id]
-                v = Verdict(it.id, a.verdict, a.confidence, a.reason, cached=False, level=a.level)
+                evidence = a.evidence if quoted_in(a.evidence, w.request.entry) else ""
+                v = Verdict(it.id, a.verdict, a.confidence, a.reason, cached=False, level=a.level, evidence=evidence)
                 w.verdicts[it.id] = v
                 if self.cache is not None:
                     self.cache.put(w.keys[it.id], v, self.config.evaluator)

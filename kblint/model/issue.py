@@ -37,6 +37,7 @@ class Issue:
     confidence: float | None = None
     evaluator: str | None = None
     cached: bool | None = None
+    evidence: str | None = None  # a judged issue: the words of the entry the judge quoted
     # What tells this issue apart from others of the same rule on the same file
     # (a link target, a duplicate id): part of the fingerprint, never shown.
     discriminator: str = ""

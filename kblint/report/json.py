@@ -13,7 +13,7 @@ from ..rules.docs import issue_url
 
 SCHEMA_VERSION = 1
 
-_OPTIONAL = ("checker", "policy", "item_id", "confidence", "evaluator", "cached")
+_OPTIONAL = ("checker", "policy", "item_id", "confidence", "evaluator", "cached", "evidence")
 _LINES_PER_WRITE = 1000
 
 
@@ -86,7 +86,7 @@ class IssueLines:
             parts.append(f', "policy": {text(issue.policy)}')
         if issue.item_id is not None:
             parts.append(f', "item_id": {text(issue.item_id)}')
-        for key in ("confidence", "evaluator", "cached"):
+        for key in ("confidence", "evaluator", "cached", "evidence"):
             value = getattr(issue, key)
             if value is not None:
                 parts.append(f", {_line(key)}: {_line(value)}")

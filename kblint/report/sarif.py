@@ -29,7 +29,18 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 SRCROOT = "%SRCROOT%"
 
 # Result properties copied from the issue when set (SPEC §9 json keys).
-_PROPERTIES = ("kb_name", "entry_id", "tier", "field", "rubric_item", "policy", "confidence", "evaluator", "cached")
+_PROPERTIES = (
+    "kb_name",
+    "entry_id",
+    "tier",
+    "field",
+    "rubric_item",
+    "policy",
+    "confidence",
+    "evaluator",
+    "cached",
+    "evidence",
+)
 
 
 def rule_id(issue: Issue) -> str:

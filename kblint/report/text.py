@@ -21,10 +21,11 @@ def issue_line(issue: Issue, color: bool) -> str:
     tag = issue.checker or (issue.rubric_item if issue.tier not in ("config", "rubric") else None)
     suffix = f" [{printable(tag)}]" if tag else ""
     fix = " [*]" if issue.fixable else ""  # as ruff marks what --fix fixes
+    message = issue.message + (f' (evidence: "{printable(issue.evidence)}")' if issue.evidence else "")
     if not color:
-        return f"{where} {issue.severity} {issue.rule}{fix} {issue.message}{suffix}"
+        return f"{where} {issue.severity} {issue.rule}{fix} {message}{suffix}"
     sev = f"{_COLORS[issue.severity]}{issue.severity}{_RESET}"
-    return f"{_BOLD}{where}{_RESET} {sev} {_DIM}{issue.rule}{_RESET}{fix} {issue.message}{_DIM}{suffix}{_RESET}"
+    return f"{_BOLD}{where}{_RESET} {sev} {_DIM}{issue.rule}{_RESET}{fix} {message}{_DIM}{suffix}{_RESET}"
 
 
 def counts_text(counts: dict[str, int]) -> str:

@@ -37,6 +37,7 @@ class IssueDetails(TypedDict, total=False):
     confidence: float | None
     evaluator: str | None
     cached: bool | None
+    evidence: str | None
 
 
 @dataclass(frozen=True, slots=True)
