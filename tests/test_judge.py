@@ -652,6 +652,8 @@ def test_parse_answer_leniency():
     got, problem = parse_answer('{"verdicts": [{"id": "a", "verdict": "maybe", "confidence": 1}]}', ["a"])
     assert got == {} and "invalid verdict for a" in problem
     assert parse_answer("", ["a"]) == ({}, "the answer is not a JSON object")
+    raw_break = '{"verdicts": {"a": {"verdict": "pass", "confidence": 0.9, "reason": "one\ntwo"}}}'
+    assert parse_answer(raw_break, ["a"]) == ({"a": Answer("pass", 0.9, "one\ntwo")}, None)  # as small models write
 
 
 def test_parse_answer_of_graded_items():
@@ -696,7 +698,9 @@ def test_openai_asks_for_the_verdict_schema_with_the_item_ids(server):
     assert verdicts["required"] == ["a", "bad"] and not verdicts["additionalProperties"]  # each item once
     verdict = verdicts["properties"]["bad"]
     assert verdict["properties"]["verdict"]["enum"] == ["pass", "fail", "uncertain", "not_applicable"]
-    assert verdict["required"] == ["verdict", "confidence", "reason", "evidence"] and not verdict["additionalProperties"]
+    assert (
+        verdict["required"] == ["verdict", "confidence", "reason", "evidence"] and not verdict["additionalProperties"]
+    )
     assert by_id(outcomes[0])["bad"].verdict == "fail" and stats.output_mode == "json_schema"
 
 

@@ -180,7 +180,7 @@ def _load_json(text: str) -> object:
         if not candidate or candidate[0] not in "{[":
             continue
         try:
-            return json.loads(candidate)
+            return json.loads(candidate, strict=False)  # a raw line break in a string, as small models write
         except ValueError:
             continue
     return None
