@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .. import policy
 from ..model.issue import Issue
@@ -229,21 +229,32 @@ def normalise(text: str) -> list[str]:
     return [w for w in _WORDS.findall(text.casefold().replace("'", "")) if w not in _STOP_WORDS]
 
 
-def _signature(words: list[str]) -> list[str]:
-    return sorted(w for w in words if w in _OPERATORS or _SIGNATURE.match(w))
+class _Said(NamedTuple):
+    """An item's text as compared: its normalised words, them joined, and its counts and negations."""
+
+    words: list[str]
+    joined: str
+    signature: list[str]
+
+    @classmethod
+    def of(cls, text: str) -> _Said:
+        words = normalise(text)
+        return cls(words, " ".join(words), sorted(w for w in words if w in _OPERATORS or _SIGNATURE.match(w)))
 
 
-def _same(a: list[str], b: list[str]) -> bool:
-    """Whether two normalised texts say the same thing: equal, or nearly equal with the same counts
-    and negations (expressions, which hold an operator, only when equal)."""
-    if a == b:
-        return bool(a)
-    signature = _signature(a)
-    if signature != _signature(b) or any(w in _OPERATORS for w in signature):
+def _same(a: _Said, b: _Said) -> bool:
+    """Whether two texts say the same thing: equal once normalised, or nearly equal with the same
+    counts and negations (expressions, which hold an operator, only when equal)."""
+    if a.words == b.words:
+        return bool(a.words)
+    if a.signature != b.signature or any(w in _OPERATORS for w in a.signature):
         return False
-    matcher = difflib.SequenceMatcher(None, " ".join(a), " ".join(b))
+    shorter, longer = sorted((len(a.joined), len(b.joined)))
+    if 2 * shorter < _NEAR * (shorter + longer):  # ratio() is at most this: no matcher needed
+        return False
+    matcher = difflib.SequenceMatcher(None, a.joined, b.joined)
     # the quick bounds are upper bounds of ratio(): most pairs are told apart without it
-    return matcher.real_quick_ratio() >= _NEAR and matcher.quick_ratio() >= _NEAR and matcher.ratio() >= _NEAR
+    return matcher.quick_ratio() >= _NEAR and matcher.ratio() >= _NEAR
 
 
 def _targets(item: RubricItem) -> set[str] | None:
@@ -263,17 +274,17 @@ def duplicate_issues(items: list[RubricItem], site: Site) -> list[Issue]:
     """Each item of one scope that says what an earlier one says, naming the earlier one."""
     rule = RULES["rubric_duplicate_item"]
     issues: list[Issue] = []
-    seen: list[tuple[RubricItem, list[str]]] = []
+    seen: list[tuple[RubricItem, _Said]] = []
     for item in items:
-        words = normalise(item.text)
-        earlier = next((e for e, w in seen if _same(w, words) and _overlap(e, item)), None)
+        said = _Said.of(item.text)
+        earlier = next((e for e, w in seen if _same(w, said) and _overlap(e, item)), None)
         if earlier is not None:
             how = "repeats" if earlier.text == item.text else "says the same as"
             message = f"rubric item {item.text!r} {how} {earlier.text!r} (kb.yaml line {earlier.line})"
             issues.append(
                 rule.issue(site, message, line=max(item.line, 1), discriminator=item.text, rubric_item=item.text)
             )
-        seen.append((item, words))
+        seen.append((item, said))
     return issues
 
 
