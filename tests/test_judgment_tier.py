@@ -362,3 +362,17 @@ def test_a_verdict_quotes_the_entry_as_evidence(kb: Path, server: FakeLLM, tmp_p
     assert '(evidence: "Some   body about\\nAlpha.")' in text
     sent = server.requests[0]["body"]["response_format"]["json_schema"]["schema"]
     assert "evidence" in sent["properties"]["verdicts"]["properties"]["claims"]["required"]
+
+
+def test_the_judgment_block_gives_each_provider_its_figures(kb: Path, server: FakeLLM, tmp_path: Path, quick_backoff):
+    from kblint.judge import PROMPT_VERSION
+
+    server.garbage = 2  # the first entry's answer and its retry are not JSON: its items get errors
+    report = run_kblint(
+        "validate", str(kb), *judge_args(server, tmp_path / "cache", "--llm-concurrency", "1"), env=ENV
+    ).json
+    (block,) = report["judgment"]["providers"].values()
+    assert block["provider"] == "openai" and block["model"] == "test-model"
+    assert block["prompt_version"] == PROMPT_VERSION and block["requests"] == report["judgment"]["calls"] == 3
+    assert block["prompt_tokens"] == 300 and block["completion_tokens"] == 21 and block["cache_hits"] == 0
+    assert block["errors"] == {"invalid_answer": 5} and block["truncations"] == 0

@@ -177,6 +177,7 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress)
             reasons.add(outcome.not_evaluated_reason)
     if reasons:
         summary.not_evaluated_reason = "; ".join(sorted(reasons))
+    summary.providers = {config.evaluator: _provider_block(config, stats, outcomes)}
     if unavailable and pending:
         kb = pending[0].ctx.schema
         message = f"LLM provider unavailable ({unavailable}); {summary.not_evaluated} judgment checks not evaluated"
@@ -186,6 +187,47 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress)
             )
         )
     return result
+
+
+# What an item error says, by kind, for the judgment block (the first pattern found wins).
+_ERROR_KINDS = (
+    ("prompt truncated", "truncated"),
+    ("do not fit", "too_long"),
+    ("answer cut", "cut"),
+    ("timed out", "timeout"),
+    ("no valid verdict", "invalid_answer"),
+    ("invalid answer", "invalid_answer"),
+    ("HTTP ", "http"),
+)
+
+
+def error_kind(message: str) -> str:
+    return next((kind for pattern, kind in _ERROR_KINDS if pattern in message), "other")
+
+
+def _provider_block(config: JudgeConfig, stats: JudgeStats, outcomes: list[JudgeOutcome]) -> dict[str, Any]:
+    """The judgment block's figures of one provider: what was asked of it and what went wrong, by kind."""
+    from ..judge import PROMPT_VERSION
+
+    errors: dict[str, int] = {}
+    for outcome in outcomes:
+        for error in outcome.errors:
+            kind = error_kind(error.message)
+            errors[kind] = errors.get(kind, 0) + 1
+    return {
+        "provider": config.provider,
+        "model": config.model,
+        "base_url": config.base_url,
+        "prompt_version": PROMPT_VERSION,
+        "requests": stats.calls,
+        "prompt_tokens": stats.prompt_tokens,
+        "completion_tokens": stats.completion_tokens,
+        "cache_hits": stats.cache_hits,
+        "truncations": errors.get("truncated", 0),
+        "split_entries": stats.split_entries,
+        "bodies_truncated": stats.bodies_truncated,
+        "errors": dict(sorted(errors.items())),
+    }
 
 
 def _fill_summary(summary: JudgmentSummary, stats: JudgeStats) -> None:

@@ -148,6 +148,7 @@ class JudgmentSummary:
     answers: dict[str, int] = field(default_factory=dict)  # answers read: valid, invalid
     verdicts: dict[str, int] = field(default_factory=dict)  # new verdicts by kind
     notes: list[str] = field(default_factory=list)  # what the judge assumed (a context length it was not told)
+    providers: dict[str, dict[str, Any]] = field(default_factory=dict)  # evaluator → what it was asked, errors by kind
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -173,6 +174,8 @@ class JudgmentSummary:
             data["verdicts"] = dict(sorted(self.verdicts.items()))
         if self.notes:
             data["notes"] = list(self.notes)
+        if self.providers:
+            data["providers"] = {name: dict(block) for name, block in self.providers.items()}
         return data
 
 
