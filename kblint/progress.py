@@ -28,8 +28,8 @@ class Progress:
     def advance(self, steps: int = 1, description: str | None = None) -> None:
         """STEPS more done (and the stage's description changed, e.g. to the next KB)."""
 
-    def update(self, done: int, total: int | None = None) -> None:
-        """DONE of TOTAL steps done."""
+    def update(self, done: int, total: int | None = None, note: str | None = None) -> None:
+        """DONE of TOTAL steps done (NOTE: what else the stage has to say, e.g. requests in flight)."""
 
     def close(self) -> None:
         """Remove the line (the run is over)."""
@@ -94,11 +94,13 @@ class TerminalProgress(Progress):
             else:
                 self._draw()
 
-    def update(self, done: int, total: int | None = None) -> None:
+    def update(self, done: int, total: int | None = None, note: str | None = None) -> None:
         with self._lock:
             self._done = done
             if total is not None:
                 self._total = total
+            if note is not None:
+                self._description = f"{self._description.partition(' (')[0]} ({note})"
             self._draw()
 
     def close(self) -> None:

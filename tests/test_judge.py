@@ -592,8 +592,18 @@ def test_progress_reports_every_entry(server, tmp_path):
     calls = []
     c = cfg(server, cache_dir=str(tmp_path))
     judge([req("e0", {"a": "one"})], c)
-    judge([req(f"e{i}", {"a": "one"}) for i in range(4)], c, progress=lambda d, t: calls.append((d, t)))
+    notes = []
+
+    def progress(done: int, total: int, note: str | None = None) -> None:
+        calls.append((done, total))
+        notes.append(note)
+
+    judge([req(f"e{i}", {"a": "one"}) for i in range(4)], c, progress=progress)
     assert calls[0] == (1, 4) and calls[-1] == (4, 4) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+    # requests in flight and tokens so far, for the progress bar (the first entry came from the cache)
+    assert notes[-1] is not None and notes[-1].endswith(
+        f"in flight, {3 * (PROMPT_TOKENS + COMPLETION_TOKENS):,} tokens"
+    )
 
 
 def test_dry_run_sends_nothing(server, tmp_path):
@@ -767,7 +777,7 @@ def test_importing_the_judge_does_not_import_httpx():
 def test_a_provider_that_goes_away_mid_run_stops_being_asked(server):
     reqs = [req(f"e{i}", {"a": "one"}) for i in range(40)]
 
-    def progress(done, total):
+    def progress(done, total, note=None):
         if done == 3:
             server.kill()
 

@@ -119,3 +119,19 @@ def test_judgment_shows_at_once():
     bar._bar.refresh()
     assert "/?" not in out.getvalue()  # a stage of unknown size shows no count
     bar.close()
+
+
+def test_judgment_shows_requests_in_flight_and_tokens():
+    bar, timer, out, now = terminal()
+    bar.phase("judging entries", 4, at_once=True)
+    now[0] = 1.0
+    bar.update(1, 4, "2 in flight, 1,234 tokens")
+    bar._bar.refresh()
+    assert "judging entries (2 in flight, 1,234 tokens)" in out.getvalue() and "1/4" in out.getvalue()
+    now[0] = 2.0
+    bar.update(2, 4, "1 in flight, 2,000 tokens")  # the note replaces the last one
+    bar._bar.refresh()
+    assert (
+        "judging entries (1 in flight, 2,000 tokens)" in out.getvalue().rsplit("\r", 1)[-1] or "2,000" in out.getvalue()
+    )
+    bar.close()

@@ -58,7 +58,7 @@ class _Attempt:
     answer: Answer | None = None  # what a 2xx response carried
 
 
-Progress = Callable[[int, int], None]
+Progress = Callable[..., None]  # (entries done, entries in all[, "N in flight, T tokens"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +336,9 @@ class _Runner:
     def _finish(self, w: _Work) -> None:
         self.done += 1
         if self.progress is not None:
-            self.progress(self.done, self.total)
+            in_flight = self.slots.size - self.slots.free
+            tokens = self.stats.prompt_tokens + self.stats.completion_tokens
+            self.progress(self.done, self.total, f"{in_flight} in flight, {tokens:,} tokens")
 
     def _skip(self, w: _Work, items: list[JudgeItem], reason: str) -> None:
         w.not_evaluated.extend(it.id for it in items)
