@@ -28,8 +28,11 @@ class Progress:
     def advance(self, steps: int = 1, description: str | None = None) -> None:
         """STEPS more done (and the stage's description changed, e.g. to the next KB)."""
 
-    def update(self, done: int, total: int | None = None, note: str | None = None) -> None:
-        """DONE of TOTAL steps done (NOTE: what else the stage has to say, e.g. requests in flight)."""
+    def update(self, done: int, total: int | None = None) -> None:
+        """DONE of TOTAL steps done."""
+
+    def note(self, text: str) -> None:
+        """What else the stage has to say (the judge: requests in flight, tokens)."""
 
     def close(self) -> None:
         """Remove the line (the run is over)."""
@@ -94,13 +97,16 @@ class TerminalProgress(Progress):
             else:
                 self._draw()
 
-    def update(self, done: int, total: int | None = None, note: str | None = None) -> None:
+    def update(self, done: int, total: int | None = None) -> None:
         with self._lock:
             self._done = done
             if total is not None:
                 self._total = total
-            if note is not None:
-                self._description = f"{self._description.partition(' (')[0]} ({note})"
+            self._draw()
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            self._description = f"{self._description.partition(' (')[0]} ({text})"
             self._draw()
 
     def close(self) -> None:

@@ -594,11 +594,10 @@ def test_progress_reports_every_entry(server, tmp_path):
     judge([req("e0", {"a": "one"})], c)
     notes = []
 
-    def progress(done: int, total: int, note: str | None = None) -> None:
+    def progress(done: int, total: int) -> None:
         calls.append((done, total))
-        notes.append(note)
 
-    judge([req(f"e{i}", {"a": "one"}) for i in range(4)], c, progress=progress)
+    judge([req(f"e{i}", {"a": "one"}) for i in range(4)], c, progress=progress, busy=notes.append)
     assert calls[0] == (1, 4) and calls[-1] == (4, 4) and [d for d, _ in calls] == sorted(d for d, _ in calls)
     # requests in flight and tokens so far, for the progress bar (the first entry came from the cache)
     assert notes[-1] is not None and notes[-1].endswith(
@@ -777,7 +776,7 @@ def test_importing_the_judge_does_not_import_httpx():
 def test_a_provider_that_goes_away_mid_run_stops_being_asked(server):
     reqs = [req(f"e{i}", {"a": "one"}) for i in range(40)]
 
-    def progress(done, total, note=None):
+    def progress(done, total):
         if done == 3:
             server.kill()
 

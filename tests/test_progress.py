@@ -124,12 +124,14 @@ def test_judgment_shows_at_once():
 def test_judgment_shows_requests_in_flight_and_tokens():
     bar, timer, out, now = terminal()
     bar.phase("judging entries", 4, at_once=True)
-    now[0] = 1.0
-    bar.update(1, 4, "2 in flight, 1,234 tokens")
+    bar.update(1, 4)
+    now[0] = 1.0  # past REFRESH: the next drawing is not held back
+    bar.note("2 in flight, 1,234 tokens")
     bar._bar.refresh()
     assert "judging entries (2 in flight, 1,234 tokens)" in out.getvalue() and "1/4" in out.getvalue()
+    bar.update(2, 4)
     now[0] = 2.0
-    bar.update(2, 4, "1 in flight, 2,000 tokens")  # the note replaces the last one
+    bar.note("1 in flight, 2,000 tokens")  # the note replaces the last one
     bar._bar.refresh()
     assert "judging entries (1 in flight, 2,000 tokens)" in out.getvalue()
     bar.close()

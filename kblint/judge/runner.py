@@ -58,7 +58,8 @@ class _Attempt:
     answer: Answer | None = None  # what a 2xx response carried
 
 
-Progress = Callable[..., None]  # (entries done, entries in all[, "N in flight, T tokens"])
+Progress = Callable[[int, int], None]  # (entries done, entries in all)
+Busy = Callable[[str], None]  # told "N in flight, T tokens" as entries finish
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +294,7 @@ class _Runner:
         self.total = total
         self.done = 0
         self.progress = progress
+        self.busy: Busy | None = None
         self.slots = _Slots(config.concurrency, config.timeout)
         self.unavailable: str | None = None
         self.reached = False  # some HTTP response came back from the provider
@@ -336,9 +338,11 @@ class _Runner:
     def _finish(self, w: _Work) -> None:
         self.done += 1
         if self.progress is not None:
+            self.progress(self.done, self.total)
+        if self.busy is not None:
             in_flight = self.slots.size - self.slots.free
             tokens = self.stats.prompt_tokens + self.stats.completion_tokens
-            self.progress(self.done, self.total, f"{in_flight} in flight, {tokens:,} tokens")
+            self.busy(f"{in_flight} in flight, {tokens:,} tokens")
 
     def _skip(self, w: _Work, items: list[JudgeItem], reason: str) -> None:
         w.not_evaluated.extend(it.id for it in items)
@@ -726,8 +730,10 @@ def judge(
     config: JudgeConfig,
     progress: Progress | None = None,
     raise_unavailable: bool = False,
+    busy: Busy | None = None,
 ) -> tuple[list[JudgeOutcome], JudgeStats, str | None]:
-    """Judge every request's items; see the package docstring."""
+    """Judge every request's items; see the package docstring. BUSY is told the requests in
+    flight and the tokens so far, as entries finish."""
     stats = JudgeStats()
     cache = VerdictCache(config.cache_dir) if config.cache_dir else None
     works = _plan(requests, config, cache, stats)
@@ -741,6 +747,7 @@ def judge(
         unavailable = config.wire.missing_key(config.base_url or "", config.api_key)
         if unavailable is None:
             runner = _Runner(config, cache, stats, total, progress)
+            runner.busy = busy
             runner.done = done
             _run_sync(_run(todo, runner))
             stats.calls = runner.budget_used
