@@ -30,6 +30,7 @@ from .prompt import (
     user_message,
     verdict_schema,
 )
+from .providers import Question
 
 if TYPE_CHECKING:
     import httpx
@@ -60,19 +61,6 @@ class _Attempt:
 
 Progress = Callable[[int, int], None]  # (entries done, entries in all)
 Busy = Callable[[str], None]  # told "N in flight, T tokens" as entries finish
-
-
-@dataclass(frozen=True, slots=True)
-class _Question:
-    """What one request asks, whatever the wire format: the user message, the answer's budget
-    and its JSON Schema, the prompt's estimated tokens and the context asked for."""
-
-    user: str
-    max_tokens: int
-    schema: dict[str, Any]
-    prompt_tokens: int = 0  # the system prompt and the user message, estimated
-    user_tokens: int = 0  # the user message alone, estimated
-    context: int | None = None  # the context size the request asks for (a provider that sets it)
 
 
 @dataclass
@@ -464,7 +452,7 @@ class _Runner:
             if too_long is not None:  # even one item with a cut body does not fit (_groups)
                 return "error", too_long
             context = self.window.request_size(prompt, budget) if c.wire.sets_context else None
-            ask = _Question(user, budget, schema, prompt, user_tokens, context)
+            ask = Question(user, budget, schema, prompt, user_tokens, context)
             kind, value = await self._ask_once(client, hold, w, ask)
             if kind != "cut":
                 return kind, value
@@ -475,7 +463,7 @@ class _Runner:
             log.debug("entry %s: answer cut at %s tokens; asked again with %d", w.request.key, value, larger)
             budget = larger
 
-    async def _ask_once(self, client: httpx.AsyncClient, hold: _Hold, w: _Work, ask: _Question) -> tuple[str, str]:
+    async def _ask_once(self, client: httpx.AsyncClient, hold: _Hold, w: _Work, ask: Question) -> tuple[str, str]:
         """Send one request, with retries: what _ask returns, or ("cut", tokens) for an answer cut by
         its output budget."""
         c = self.config
@@ -506,7 +494,7 @@ class _Runner:
                     return "skip", f"provider unavailable: {self.unavailable}"
         return "error", f"{last_error} (after {c.tries} tries)"
 
-    def _checked(self, ask: _Question, final: tuple[str, str], answer: Answer | None) -> tuple[str, str]:
+    def _checked(self, ask: Question, final: tuple[str, str], answer: Answer | None) -> tuple[str, str]:
         """FINAL, unless its answer was cut by the output budget or read from a truncated prompt."""
         if answer is None:
             return final
@@ -547,13 +535,13 @@ class _Runner:
         delay = c.retry_base_delay * (2 ** (attempt - 1))
         return delay if retry_after is None else max(delay, min(retry_after, c.max_retry_delay))
 
-    async def _send_in_a_mode(self, client: httpx.AsyncClient, ask: _Question, headers: dict[str, str]) -> _Attempt:
+    async def _send_in_a_mode(self, client: httpx.AsyncClient, ask: Question, headers: dict[str, str]) -> _Attempt:
         """Send ASK in the run's structured-output mode; when the server refuses that mode, in the
         next one (once per run: later requests start from there)."""
         c = self.config
         while True:
             mode = self.mode
-            body = c.wire.body(c.model, SYSTEM_PROMPT, ask.user, ask.max_tokens, ask.schema, mode, ask.context)
+            body = c.wire.body(c.model, SYSTEM_PROMPT, ask, mode)
             sent = await self._send(client, json.dumps(body).encode("utf-8"), headers)
             if not sent.refused_mode or not self._fall_back(mode, sent.error):
                 return sent

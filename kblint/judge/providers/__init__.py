@@ -7,7 +7,7 @@ the rest (caching, retries, concurrency). Adding a provider is one new class in 
 from __future__ import annotations
 
 from .anthropic import Anthropic
-from .base import Answer, ContextRequest, Provider
+from .base import Answer, ContextRequest, Provider, Question
 from .ollama import Ollama
 from .openai import OpenAI
 
@@ -19,4 +19,4 @@ def provider_named(name: str) -> Provider:
     return PROVIDERS[name]()
 
 
-__all__ = ["PROVIDERS", "Answer", "ContextRequest", "Provider", "provider_named"]
+__all__ = ["PROVIDERS", "Answer", "ContextRequest", "Provider", "Question", "provider_named"]

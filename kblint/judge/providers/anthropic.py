@@ -6,7 +6,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from .base import Answer, Provider, token_count
+from .base import Answer, Provider, Question, token_count
 
 _TOOL = "record_verdicts"
 
@@ -37,26 +37,17 @@ class Anthropic(Provider):
     output_modes = ("tool", "plain")
     output_fields = ("tool",)
 
-    def body(
-        self,
-        model: str,
-        system: str,
-        user: str,
-        max_tokens: int,
-        schema: dict[str, Any],
-        mode: str,
-        context: int | None = None,
-    ) -> dict[str, Any]:
+    def body(self, model: str, system: str, ask: Question, mode: str) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
-            "max_tokens": max_tokens,
+            "max_tokens": ask.max_tokens,
             "temperature": 0,
             "system": system,
-            "messages": [{"role": "user", "content": user}],
+            "messages": [{"role": "user", "content": ask.user}],
         }
         if mode == "tool":  # a forced tool call: the answer is the tool's input, checked against SCHEMA
             body["tools"] = [
-                {"name": _TOOL, "description": "Record one verdict for every rubric item.", "input_schema": schema}
+                {"name": _TOOL, "description": "Record one verdict for every rubric item.", "input_schema": ask.schema}
             ]
             body["tool_choice"] = {"type": "tool", "name": _TOOL}
         return body

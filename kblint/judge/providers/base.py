@@ -21,6 +21,19 @@ def token_count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What one request asks, whatever the wire format: the user message, the answer's budget
+    and its JSON Schema, the prompt's estimated tokens and the context asked for."""
+
+    user: str
+    max_tokens: int
+    schema: dict[str, Any]
+    prompt_tokens: int = 0  # the system prompt and the user message, estimated
+    user_tokens: int = 0  # the user message alone, estimated
+    context: int | None = None  # the context size the request asks for (a provider that sets it)
+
+
 class Provider:
     """One LLM wire format: where requests go, what they carry, how answers read."""
 
@@ -51,18 +64,8 @@ class Provider:
     # Words of a 4xx error that say the server refused the structured-output part of a request.
     output_fields: ClassVar[tuple[str, ...]] = ()
 
-    def body(
-        self,
-        model: str,
-        system: str,
-        user: str,
-        max_tokens: int,
-        schema: dict[str, Any],
-        mode: str,
-        context: int | None = None,
-    ) -> dict[str, Any]:
-        """The request: SCHEMA is the answer's JSON Schema, MODE one of output_modes, CONTEXT the
-        context size it asks for (when sets_context)."""
+    def body(self, model: str, system: str, ask: Question, mode: str) -> dict[str, Any]:
+        """The request of ASK in MODE (one of output_modes), with the SYSTEM prompt."""
         raise NotImplementedError
 
     def read(self, data: object) -> Answer:

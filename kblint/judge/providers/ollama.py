@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Answer, ContextRequest, Provider, token_count
+from .base import Answer, ContextRequest, Provider, Question, token_count
 
 _COMPATIBLE_ROUTES = ("/v1", "/api")  # what users paste from other clients' settings
 
@@ -38,27 +38,18 @@ class Ollama(Provider):
     output_modes = ("json_schema", "json", "plain")
     output_fields = ("format",)
 
-    def body(
-        self,
-        model: str,
-        system: str,
-        user: str,
-        max_tokens: int,
-        schema: dict[str, Any],
-        mode: str,
-        context: int | None = None,
-    ) -> dict[str, Any]:
-        options: dict[str, Any] = {"num_predict": max_tokens, "temperature": 0}
-        if context is not None:
-            options["num_ctx"] = context
+    def body(self, model: str, system: str, ask: Question, mode: str) -> dict[str, Any]:
+        options: dict[str, Any] = {"num_predict": ask.max_tokens, "temperature": 0}
+        if ask.context is not None:
+            options["num_ctx"] = ask.context
         body: dict[str, Any] = {
             "model": model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": ask.user}],
             "stream": False,
             "options": options,
         }
         if mode == "json_schema":
-            body["format"] = schema
+            body["format"] = ask.schema
         elif mode == "json":
             body["format"] = "json"
         return body

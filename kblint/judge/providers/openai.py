@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .base import Answer, ContextRequest, Provider, token_count
+from .base import Answer, ContextRequest, Provider, Question, token_count
 
 
 class OpenAI(Provider):
@@ -25,29 +25,20 @@ class OpenAI(Provider):
     output_modes = ("json_schema", "json_object", "plain")
     output_fields = ("response_format", "json_schema", "json_object")
 
-    def body(
-        self,
-        model: str,
-        system: str,
-        user: str,
-        max_tokens: int,
-        schema: dict[str, Any],
-        mode: str,
-        context: int | None = None,
-    ) -> dict[str, Any]:
+    def body(self, model: str, system: str, ask: Question, mode: str) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "temperature": 0,
-            "max_tokens": max_tokens,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "max_tokens": ask.max_tokens,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": ask.user}],
         }
         if mode == "json_schema":  # llama.cpp and vLLM turn it into a grammar: the answer cannot stray
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "kblint_verdicts", "strict": True, "schema": schema},
+                "json_schema": {"name": "kblint_verdicts", "strict": True, "schema": ask.schema},
             }
         elif mode == "json_object":  # llama-cpp-python's server reads a schema here (others ignore it)
-            body["response_format"] = {"type": "json_object", "schema": schema}
+            body["response_format"] = {"type": "json_object", "schema": ask.schema}
         return body
 
     def read(self, data: object) -> Answer:
