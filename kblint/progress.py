@@ -21,6 +21,8 @@ REFRESH = 0.1  # seconds between updates of the line
 class Progress:
     """What the passes tell; this one shows nothing (not a terminal, --quiet, CI)."""
 
+    shown = False  # whether descriptions are shown: a pass need not make them otherwise
+
     def phase(self, description: str, total: int | None = None, at_once: bool = False) -> None:
         """A new stage of the run, of TOTAL steps (None: not known); AT_ONCE: shown now, however
         quick the run has been so far (judgment: SPEC §9)."""
@@ -64,6 +66,8 @@ def _timer(delay: float, callback: Callable[[], None]) -> Callable[[], None]:
 
 class TerminalProgress(Progress):
     """A `rich` progress bar on standard error, started SHOW_AFTER seconds into the run."""
+
+    shown = True
 
     def __init__(
         self, *, console: Any = None, clock: Callable[[], float] = time.monotonic, schedule: Schedule = _timer

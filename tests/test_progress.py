@@ -17,6 +17,8 @@ from kblint.progress import Progress, TerminalProgress
 
 
 class Recorder(Progress):
+    shown = True  # it records the descriptions, as a progress line shows them
+
     def __init__(self) -> None:
         self.phases: list[tuple[str, int | None]] = []
         self.steps = 0

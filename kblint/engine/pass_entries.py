@@ -325,7 +325,7 @@ def run_all(
         by_path[task.path] = result
         done[task.kb] += 1
         kb = ws.kbs[task.kb]
-        progress.advance(1, f"parsing {kb.name} ({done[task.kb]}/{len(kb.files)})")
+        progress.advance(1, f"parsing {kb.name} ({done[task.kb]}/{len(kb.files)})" if progress.shown else None)
         kb_cache = kb_caches[task.kb]
         if kb_cache is not None and result.record is not None and task.problem is None:
             kb_cache.add(task.path, caches.stamps.get(task.path) if caches else None, result.record)

@@ -70,15 +70,10 @@ def sort_key(issue: Issue) -> tuple[str, bool, str, int, int, str, str]:
     return (issue.kb_name or "", not config, issue.path, issue.line, issue.column, issue.rule, issue.message)
 
 
-def report_order(roots: dict[str, str]) -> Callable[[Issue], tuple[str, bool, str, int, int, str, str]]:
+def report_order(roots: dict[str, str]) -> Callable[[Issue], tuple[str, tuple[str, bool, str, int, int, str, str]]]:
     """sort_key with the KBs in the order of their directories (ROOTS: KB name → directory), so that a
     report runs by path (SPEC §9) but for each KB's kb.yaml, which comes first."""
-
-    def key(issue: Issue) -> tuple[str, bool, str, int, int, str, str]:
-        _, config_last, path, line, column, rule, message = sort_key(issue)
-        return (roots.get(issue.kb_name or "", issue.kb_name or ""), config_last, path, line, column, rule, message)
-
-    return key
+    return lambda issue: (roots.get(issue.kb_name or "", issue.kb_name or ""), sort_key(issue))
 
 
 def fingerprint_of(issue: Issue, root: str | None) -> str:
