@@ -707,6 +707,8 @@ def test_openai_asks_for_the_verdict_schema_with_the_item_ids(server):
     assert verdicts["required"] == ["a", "bad"] and not verdicts["additionalProperties"]  # each item once
     verdict = verdicts["properties"]["bad"]
     assert verdict["properties"]["verdict"]["enum"] == ["pass", "fail", "uncertain", "not_applicable"]
+    confidences = verdict["properties"]["confidence"]["enum"]  # a grammar can bound a list, not a range
+    assert min(confidences) == 0 and max(confidences) == 1 and len(confidences) == 11
     assert (
         verdict["required"] == ["verdict", "confidence", "reason", "evidence"] and not verdict["additionalProperties"]
     )

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from .providers import PROVIDERS, Provider, provider_named
 
-PROMPT_VERSION = "5"
+PROMPT_VERSION = "6"
 
 VERDICTS = ("pass", "fail", "uncertain", "not_applicable")
 GRADED = "graded"  # the verdict of an item with levels: its level says how it did

@@ -27,7 +27,7 @@ For each item, decide one verdict:
 - "fail": the entry does not satisfy the item;
 - "uncertain": the entry does not let you decide;
 - "not_applicable": the item does not concern this entry.
-Give a "confidence" between 0 and 1, a short "reason" (one sentence; for a fail, say what is missing or wrong) \
+Give a "confidence" from 0 to 1 in steps of 0.1, a short "reason" (one sentence; for a fail, say what is missing or wrong) \
 and "evidence": a short quote copied word for word from the entry that bears the verdict out (at most 200 \
 characters), or "" when no words of the entry do.
 
@@ -39,6 +39,9 @@ Answer with this JSON object only, one verdict for every item, with the item ids
 {"verdicts": [{"id": "ITEM_ID", "verdict": "pass", "confidence": 0.9, "reason": "..."}, \
 {"id": "GRADED_ITEM_ID", "level": "LEVEL_ID", "confidence": 0.8, "reason": "..."}]}"""
 
+# The confidences a schema offers. A grammar built from the schema (llama.cpp, Ollama) cannot bound a
+# free number, and small models then answer 1.25 or 95; eleven fixed values keep every answer in range.
+CONFIDENCE_STEPS = (0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1)
 _FENCE_RUN = re.compile(r"`{3,}")
 EVIDENCE_CHARS = 300  # a quote longer than this is cut (the prompt asks for at most 200)
 _SPACES = re.compile(r"\s+")
@@ -82,7 +85,7 @@ def _answer_schema(item: JudgeItem) -> dict:
         "type": "object",
         "properties": {
             key: {"type": "string", "enum": values},
-            "confidence": {"type": "number"},
+            "confidence": {"type": "number", "enum": list(CONFIDENCE_STEPS)},
             "reason": {"type": "string"},
             "evidence": {"type": "string"},
         },
