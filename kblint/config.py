@@ -10,6 +10,23 @@ from typing import Any, Literal, overload
 from .infra.files import FileProblem, not_regular_reason, read_regular_file
 from .yamlread import DEFAULT_LIMITS, Limits
 
+SCOPES = ("kb", "workspace")
+
+
+@dataclass(frozen=True)
+class DuplicateSettings:
+    """[duplicates]: how entries are compared with each other (possible_duplicate)."""
+
+    enabled: bool = True
+    threshold: float = 0.8  # body similarity (Jaccard of word shingles) at or above which two entries are alike
+    min_words: int = 50  # bodies shorter than this compare by title only
+    scope: str = "kb"  # "kb": entries of one KB; "workspace": of every KB of the run
+    types: tuple[str, ...] = ()  # the types compared; none: every type
+    max_compare: int = 5  # the closest pairs of an entry that an LLM classifies
+
+
+DEFAULT_DUPLICATES = DuplicateSettings()
+
 
 @dataclass
 class Settings:
@@ -59,6 +76,7 @@ class Settings:
     fix: bool = False  # write the safe fixes, then report what is left
     diff: bool = False  # print the safe fixes as a diff; write nothing
     limits: Limits = DEFAULT_LIMITS
+    duplicates: DuplicateSettings = DEFAULT_DUPLICATES
     config_file: str | None = None  # the configuration file that was read, if any
     sources: dict[str, str] = field(default_factory=dict)  # field → where its value came from (default: none)
 
@@ -122,16 +140,31 @@ _LIMIT_KEYS = {
     "max_path_depth": ("max_path_depth", "int"),
     "regex_timeout": ("regex_timeout", "seconds"),
 }
-_TABLES = {"llm": _LLM_KEYS, "limits": _LIMIT_KEYS}
+# [duplicates]: key → (DuplicateSettings field, kind); README "Duplicates" documents them
+_DUPLICATE_KEYS = {
+    "enabled": ("enabled", "bool"),
+    "threshold": ("threshold", "fraction"),
+    "min_words": ("min_words", "int"),
+    "scope": ("scope", "scope"),
+    "types": ("types", "names"),
+    "max_compare": ("max_compare", "int"),
+}
+_TABLES = {"llm": _LLM_KEYS, "limits": _LIMIT_KEYS, "duplicates": _DUPLICATE_KEYS}
 _PATH_KEYS = ("output", "baseline", "cache_dir")
 
 
 _A_DAY = 86_400.0
+_NUMBERS = {  # number kinds: the values each allows
+    "float": lambda v: True,
+    "seconds": lambda v: 0 < v < _A_DAY,
+    "fraction": lambda v: 0 < v <= 1,
+}
 COLOR_CHOICES = ("auto", "always", "never")
 _CHOICES = {
     "fail_on": ("error", "warning", "info", "never"),
     "severity": ("error", "warning", "info"),
     "color": COLOR_CHOICES,
+    "scope": SCOPES,
 }
 
 
@@ -142,9 +175,7 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
         return value
     if kind == "int" and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if kind == "seconds" and isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < _A_DAY:
+    if kind in _NUMBERS and isinstance(value, (int, float)) and not isinstance(value, bool) and _NUMBERS[kind](value):
         return float(value)
     if kind == "names" and (
         isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
@@ -160,6 +191,8 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
         "int": "a whole number",
         "float": "a number",
         "seconds": "a number of seconds above 0",
+        "fraction": "a number above 0 and at most 1",
+        "scope": "one of kb, workspace",
         "names": "a list of names",
         "fail_on": "one of error, warning, info, never",
         "severity": "one of error, warning, info",
@@ -229,11 +262,12 @@ def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, d
     file, table = found
     values: dict = {}
     limits: dict[str, Any] = {}
+    duplicates: dict[str, Any] = {}
     base_dir = os.path.dirname(file)
     prefix = "tool.kblint." if os.path.basename(file) == "pyproject.toml" else ""
     for key, value in table.items():
         if key in _TABLES and isinstance(value, dict):
-            target_values = limits if key == "limits" else values
+            target_values = {"limits": limits, "duplicates": duplicates}.get(key, values)
             target_values.update(_table_values(file, prefix, key, value))
             continue
         if key not in _FILE_KEYS:
@@ -249,6 +283,10 @@ def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, d
         values[target] = checked
     if limits:
         values["limits"] = replace(DEFAULT_LIMITS, **limits)
+    if duplicates:
+        if "types" in duplicates:
+            duplicates["types"] = tuple(duplicates["types"])
+        values["duplicates"] = replace(DEFAULT_DUPLICATES, **duplicates)
     if "llm_provider" in values or "llm_model" in values:
         provider = values.pop("llm_provider", None)
         model = values.pop("llm_model", None)
@@ -302,8 +340,8 @@ def describe(settings: Settings) -> str:
         value, source = getattr(settings, f.name), settings.sources.get(f.name, "default")
         if f.name == "llm" and value is None and env_llm:
             value, source = env_llm, "KBLINT_LLM"
-        if f.name == "limits":
-            lines.extend(_describe_limits(value, source))
+        if f.name in _TABLE_FIELDS:
+            lines.extend(_describe_table(f.name, value, source))
             continue
         lines.append(f"{f.name} = {_toml(value)}  # {source}")
     return "\n".join(lines)
@@ -318,14 +356,19 @@ def _toml(value: Any) -> str:
     return json.dumps(value)
 
 
-def _describe_limits(limits: Limits, source: str) -> list[str]:
+_TABLE_FIELDS = {"limits": (_LIMIT_KEYS, DEFAULT_LIMITS), "duplicates": (_DUPLICATE_KEYS, DEFAULT_DUPLICATES)}
+
+
+def _describe_table(name: str, table: Any, source: str) -> list[str]:
+    """One line per key of a [NAME] table (limits, duplicates)."""
     import json
 
-    by_field = {target: key for key, (target, _) in _LIMIT_KEYS.items()}
+    keys, default = _TABLE_FIELDS[name]
+    by_field = {target: key for key, (target, _) in keys.items()}
     return [
-        f"limits.{by_field.get(f.name, f.name)} = {json.dumps(getattr(limits, f.name))}  # "
-        + (source if getattr(limits, f.name) != getattr(DEFAULT_LIMITS, f.name) else "default")
-        for f in fields(limits)
+        f"{name}.{by_field.get(f.name, f.name)} = {json.dumps(getattr(table, f.name))}  # "
+        + (source if getattr(table, f.name) != getattr(default, f.name) else "default")
+        for f in fields(table)
     ]
 
 

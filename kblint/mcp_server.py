@@ -51,6 +51,9 @@ KBArg = Annotated[
 ]
 
 
+_PAIR_RULES = ("possible_duplicate", "duplicate_entry", "conflicting_entries")
+
+
 @dataclass(frozen=True)
 class ServerOptions:
     """How `kblint mcp` was started."""
@@ -203,6 +206,7 @@ class KBTools:
         from .engine.pass_judgment import JudgmentSetupError
         from .engine.run import run
         from .report.json import issue_dict
+        from .report.verdicts import records
 
         try:
             report, warnings = run(settings, stdin_data=data)
@@ -224,9 +228,12 @@ class KBTools:
             "judgment": report.judgment.as_dict(),
             "warnings": warnings,
         }
-        duplicate = next((issue["verdict"] for issue in issues if "verdict" in issue), None)
-        if duplicate is not None:  # the judge's verdict on the entry this one duplicates
-            result["duplicate"] = duplicate
+        gated = records(report)  # the candidate's verdict as insertion pipelines read it
+        first = next(gated, None)
+        if first is not None:
+            result["rejection_codes"] = first["rejection_codes"]
+            result["curation_queue_entry"] = first["curation_queue_entry"]
+        result["alike"] = [issue for issue in issues if issue["rule"] in _PAIR_RULES]
         return result
 
     def _evaluator(self, root: str) -> str | None:
@@ -314,8 +321,11 @@ def build_server(options: ServerOptions) -> MCPServer:
     ) -> dict[str, Any]:
         """Gate a candidate entry against the KB without writing it, as `kblint validate --kb KB --stdin
         --stdin-path PATH`: the verdict (pass: no issue at or above fail_on), exit_code, the issues (rule,
-        severity, line, message, url of the rule's documentation) and their counts. Judgment items are
-        judged only when the server was started with --llm, else counted as not evaluated."""
+        severity, line, message, url of the rule's documentation) and their counts, rejection_codes (what
+        failed: item ids, checkers, rules), and `alike`: the existing entries it may duplicate or
+        contradict (possible_duplicate; with --llm classified as duplicate_entry or conflicting_entries,
+        a conflict also in curation_queue_entry). Judgment items and pairs are judged only when the server
+        was started with --llm, else counted as not evaluated."""
         return _guarded(tools, lambda: tools.validate_entry(kb, path, text, fail_on))
 
     @server.tool()

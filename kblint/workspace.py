@@ -34,6 +34,7 @@ class Candidate:
     data: bytes | None  # None when it could not be read (see problem)
     inside: bool  # whether relpath is where the entry would really live in the KB
     problem: str | None = None  # why it could not be read
+    gated: bool = True  # an entry to be added: compared with the KB's entries as a newcomer (not an edit in place)
 
 
 @dataclass(slots=True)

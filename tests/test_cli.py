@@ -73,7 +73,9 @@ def test_text_report_lines_and_totals(kb: Path):
 
 def test_json_report_shape(kb: Path):
     report = run_kblint("validate", "notes", "--format", "json", cwd=kb.parent).json
-    assert set(report) == {"schema_version", "kblint_version", "kbs", "issues", "judgment", "summary"}
+    assert set(report) == {
+        *("schema_version", "kblint_version", "kbs", "issues", "judgment", "duplicates", "curation", "summary")
+    }
     assert report["schema_version"] == 1 and report["kblint_version"] == __version__
     (kbr,) = report["kbs"]
     assert set(kbr) == {"name", "path", "files", "entries", "counts", "score", "coverage"}

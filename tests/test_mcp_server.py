@@ -140,13 +140,16 @@ async def test_validate_entry_fails_a_bad_candidate_as_validate_stdin_does(serve
         "--format", "json", "--no-cache", input=BAD.encode(),
     ).json  # fmt: skip
     assert result["issues"] == cli["issues"]
-    assert result["counts"] == cli["summary"]["counts"] == {"error": 1, "warning": 4, "info": 2}
+    assert result["counts"] == cli["summary"]["counts"] == {"error": 1, "warning": 5, "info": 2}
+    assert result["rejection_codes"] == ["missing_required"] and result["curation_queue_entry"] is None
+    (alike,) = result["alike"]  # the candidate is a copy of an existing finding
+    assert alike["rule"] == "possible_duplicate" and "the same title" in alike["message"]
+    assert alike["related_path"].endswith("findings/harbor-fees-doubled.md")
     missing = next(i for i in result["issues"] if i["rule"] == "missing_required")
     assert missing["severity"] == "error" and missing["line"] == 1 and missing["field"] == "date"
     assert missing["url"].endswith("docs/rules.md#missing_required")
     judgment = result["judgment"]  # no --llm: the judgment items are counted, not judged
     assert judgment["enabled"] is False and judgment["calls"] == 0 and judgment["not_evaluated"] == 3
-    assert "duplicate" not in result
 
 
 async def test_validate_entry_passes_a_good_candidate_and_fail_on_moves_the_bar(server: Server):

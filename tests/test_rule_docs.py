@@ -33,6 +33,7 @@ def _judge_args(example: Example, tmp_path: Path, monkeypatch, server: FakeLLM) 
     if reply is None:
         return []
     monkeypatch.setattr(llm_server, "decide", lambda text: (reply.verdict, reply.confidence))
+    monkeypatch.setattr(server, "bad_level", reply.level)
     url = server.openai_url if reply.reachable else f"http://127.0.0.1:{closed_port()}/v1"
     return ["--llm", "openai:test-model", "--llm-base-url", url, "--cache-dir", str(tmp_path / "cache")]
 

@@ -61,6 +61,7 @@ class Assembly:
         facts = result.facts
         report.files += 1
         report.paths.append(facts.path)
+        report.ids.append(facts.id if facts.parsed else None)
         self.issues.extend(result.issues)
         if result.spilled >= 0:
             self.spilled.add(result.spilled)

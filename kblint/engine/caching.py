@@ -14,7 +14,7 @@ from ..checkers.registry import registry
 from ..config import Settings, llm_spec
 from ..infra import resultcache
 from ..infra.files import is_regular_file_within
-from ..model.issue import Coverage, Issue, JudgmentSummary, KBReport, fingerprint_of
+from ..model.issue import Coverage, DuplicateSummary, Issue, JudgmentSummary, KBReport, fingerprint_of
 from ..paths import display_path
 from ..workspace import Workspace
 from .outcome import Outcome
@@ -103,6 +103,7 @@ def load_outcome(caches: Caches, key: str) -> Outcome | None:
             judgment=JudgmentSummary(**data["judgment"]),
             judgment_items=int(data["judgment_items"]),
             probes=probes,
+            duplicates=DuplicateSummary(**data["duplicates"]),
         )
     except (KeyError, TypeError, ValueError):
         caches.damaged(resultcache.run_file(caches.cache_dir, key))
@@ -116,6 +117,7 @@ def _kb_report(data: dict[str, Any]) -> KBReport:
         files=data["files"],
         entries=data["entries"],
         paths=data["paths"],
+        ids=data["ids"],
         score=data["score"],
         coverage=Coverage(**data["coverage"]),
         incomplete=data.get("incomplete"),
@@ -137,6 +139,7 @@ def save_outcome(caches: Caches, key: str, outcome: Outcome) -> None:
                 "files": k.files,
                 "entries": k.entries,
                 "paths": k.paths,
+                "ids": k.ids,
                 "score": k.score,
                 "coverage": k.coverage.as_dict(),
                 "incomplete": k.incomplete,
@@ -149,6 +152,7 @@ def save_outcome(caches: Caches, key: str, outcome: Outcome) -> None:
         "judgment": outcome.judgment.as_dict(),
         "judgment_items": outcome.judgment_items,
         "probes": sorted(outcome.probes.items()),
+        "duplicates": outcome.duplicates.as_dict(),
     }
     try:
         resultcache.save_run(caches.cache_dir, key, resultcache.StoredRun(header, outcome.issues))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model.issue import DryRunRow, Issue, JudgmentSummary, KBReport
+from ..model.issue import DryRunRow, DuplicateSummary, Issue, JudgmentSummary, KBReport
 
 
 @dataclass(slots=True)
@@ -20,3 +20,4 @@ class Outcome:
     unavailable: str | None = None  # the LLM could not be reached (or none is configured)
     # non-entry files links named, as (KB root, KB-relative path), and whether they exist
     probes: dict[tuple[str, str], bool] = field(default_factory=dict)
+    duplicates: DuplicateSummary = field(default_factory=DuplicateSummary)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checkers.base import CheckContext
-from ..config import Settings
+from ..config import DuplicateSettings, Settings
 from ..infra import pool
 from ..infra.files import FileProblem, read_regular_file
 from ..infra.pool import cpu_count
@@ -24,6 +24,7 @@ from ..model.entry import Entry, ParseFailure, build_entry, parse
 from ..model.facts import EntryFacts
 from ..model.issue import Issue, fingerprint_of
 from ..model.kbschema import KBSchema
+from ..model.likeness import sketch, words
 from ..model.link import Link, PackedLinks
 from ..model.plan import Plan, build_plan
 from ..model.suppression import suppressions
@@ -47,6 +48,7 @@ class KBContext:
     schema: KBSchema
     plan: Plan
     limits: Limits
+    duplicates: DuplicateSettings | None = None  # None: entries are not compared with each other
     cross_by_source: dict[str, list[Link]] = field(default_factory=dict)
     # --base: each entry's status at the base revision (or policy.NEW / policy.UNCHANGED), by path
     previous: dict[str, str | None] | None = None
@@ -108,6 +110,7 @@ def lint_source(
         links=PackedLinks.of(entry.links),
         suppress=suppress,
         judgment_items=len(ctx.plan.judgment_bindings(entry.type)),
+        sketch=_sketch(entry, ctx.duplicates),
     )
     subject = Subject(
         entry,
@@ -120,6 +123,15 @@ def lint_source(
     )
     issues.extend(run_bindings(ctx.plan.entry_bindings(entry.type), subject))
     return FileResult(facts, issues, cross_sources)
+
+
+def _sketch(entry: Entry, duplicates: DuplicateSettings | None) -> bytes:
+    """What the duplicate search keeps of ENTRY: nothing when entries are not compared or its type
+    is not; its title alone when its body is shorter than `min_words`."""
+    if duplicates is None or (duplicates.types and entry.type not in duplicates.types):
+        return b""
+    body_words = words(entry.body)
+    return sketch(entry.title or "", body_words if len(body_words) >= duplicates.min_words else None)
 
 
 def _add_cross_links(entry: Entry, cross_by_source: dict[str, list[Link]]) -> tuple[str, ...]:
@@ -255,7 +267,12 @@ class KBRun:
 
 
 def context_of(kb: KB, settings: Settings) -> KBContext:
-    ctx = KBContext(schema=kb.schema, plan=build_plan(kb.schema), limits=settings.limits)
+    ctx = KBContext(
+        schema=kb.schema,
+        plan=build_plan(kb.schema),
+        limits=settings.limits,
+        duplicates=settings.duplicates if settings.duplicates.enabled else None,
+    )
     for c in kb.cross_links:
         link = Link(target=c.target, relation=c.relation, kb=c.target_kb, line=c.line, origin=kb.cross_links_path)
         ctx.cross_by_source.setdefault(c.source, []).append(link)

@@ -18,8 +18,10 @@ from ..model.plan import Binding
 from ..progress import Progress
 from ..rules import RULES, Site
 from ..yamlread.lines import json_ready
-from . import scoring
+from . import pass_pairs, scoring
+from .pass_duplicates import Pair
 from .pass_entries import KBContext, read_entry
+from .pass_pairs import PairJudgment
 
 if TYPE_CHECKING:
     from ..judge import JudgeConfig, JudgeOutcome, JudgeRequest, JudgeStats, Verdict
@@ -47,6 +49,7 @@ class JudgmentResult:
     issues: list[Issue] = field(default_factory=list)
     unavailable: str | None = None  # why the LLM could not be reached (or none is configured)
     dry_run: list[DryRunRow] | None = None
+    pairs: PairJudgment | None = None  # the alike entries, classified or not
     verdicts: dict[str, int] = field(default_factory=dict)  # KB name → items that got a verdict
     errors: dict[str, int] = field(default_factory=dict)  # KB name → items that got a judgment_error
 
@@ -124,18 +127,19 @@ def judge_levels(b: Binding) -> list[dict[str, Any]]:
     ]
 
 
-def not_run(checks: int, settings: Settings) -> JudgmentResult:
+def not_run(checks: int, settings: Settings, pairs: list[Pair]) -> JudgmentResult:
     """The judgment tier when it does not run: no LLM, or --no-judgment."""
     summary = JudgmentSummary(not_evaluated=checks)
     if settings.no_judgment:
         summary.reason = "judgment tier disabled (--no-judgment)"
-        return JudgmentResult(summary)
+        return JudgmentResult(summary, pairs=pass_pairs.unclassified(pairs, "--no-judgment"))
     unavailable = "no LLM configured (use --llm PROVIDER:MODEL or KBLINT_LLM)" if settings.llm_required else None
-    return JudgmentResult(summary, unavailable=unavailable)
+    return JudgmentResult(summary, unavailable=unavailable, pairs=pass_pairs.unclassified(pairs, "no LLM configured"))
 
 
-def run_judgment(pending: list[Pending], settings: Settings, progress: Progress) -> JudgmentResult:
-    """Judge PENDING with the configured LLM (or, with --dry-run, say what would be sent)."""
+def run_judgment(pending: list[Pending], settings: Settings, progress: Progress, pairs: list[Pair]) -> JudgmentResult:
+    """Judge PENDING, and classify PAIRS, with the configured LLM (or, with --dry-run, say what
+    would be sent)."""
     from ..judge import dry_run, judge
 
     config = judge_config(settings)
@@ -147,6 +151,8 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress)
         if request is not None:
             requests.append(request)
             by_key[request.key] = p
+    chosen, rest = pass_pairs.to_classify(pairs, settings.duplicates.max_compare)
+    pair_requests = pass_pairs.requests(chosen, config)
     if settings.dry_run:
         rows = [
             DryRunRow(
@@ -161,13 +167,18 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress)
         ]
         summary.enabled, summary.reason = False, "dry run: nothing sent"
         summary.not_evaluated = sum(len(r.items) for r in requests)
-        return JudgmentResult(summary, dry_run=rows)
-    progress.phase("judging entries", len(requests), at_once=True)
-    outcomes, stats, unavailable = judge(requests, config, progress=progress.update, busy=progress.note)
+        return JudgmentResult(summary, dry_run=rows, pairs=pass_pairs.unclassified(pairs, "dry run: nothing sent"))
+    progress.phase("judging entries", len(requests) + len(pair_requests), at_once=True)
+    everything = requests + pair_requests
+    outcomes, stats, unavailable = judge(everything, config, progress=progress.update, busy=progress.note)
     _fill_summary(summary, stats)
+    pair_outcomes = [o for o in outcomes if o.key.startswith(pass_pairs.PAIR_KEY)]
     result = JudgmentResult(summary, unavailable=unavailable)
+    result.pairs = pass_pairs.classified(chosen, rest, pair_outcomes, config)
     reasons = set()
     for outcome in outcomes:
+        if outcome.key.startswith(pass_pairs.PAIR_KEY):
+            continue
         kb_name = by_key[outcome.key].ctx.schema.name
         result.verdicts[kb_name] = result.verdicts.get(kb_name, 0) + len(outcome.verdicts)
         result.errors[kb_name] = result.errors.get(kb_name, 0) + len(outcome.errors)

@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from .. import userpattern
 from ..config import Settings, llm_spec
 from ..infra.spill import IssueSpill
-from ..model.issue import JudgmentSummary, Report, report_order
+from ..model.issue import DuplicateSummary, JudgmentSummary, Report, report_order
 from ..paths import display_path
 from ..progress import Progress
 from ..workspace import KB, Candidate, UsageError, WalkOptions, Workspace, build_workspace
-from . import caching, filters, pass_entries, pass_graph, pass_judgment
+from . import caching, filters, pass_duplicates, pass_entries, pass_graph, pass_judgment
 from .assembly import Assembly
 from .outcome import Outcome
 
@@ -92,7 +92,9 @@ def _overlay(ws: Workspace, overlay: Mapping[str, bytes]) -> None:
         if replaced:
             gone = set(replaced)
             kb.files = [path for path in kb.files if path not in gone]
-            kb.candidates.extend(Candidate(path, kb.relpath(path), overlay[path], inside=True) for path in replaced)
+            kb.candidates.extend(
+                Candidate(path, kb.relpath(path), overlay[path], inside=True, gated=False) for path in replaced
+            )
 
 
 def _kb_name(settings: Settings, kb_dir: str | None, ws: Workspace) -> str | None:
@@ -139,6 +141,7 @@ def _lint(
             dry_run=judged.dry_run,
             unavailable=judged.unavailable,
             probes=probes,
+            duplicates=judged.pairs.summary if judged.pairs else DuplicateSummary(enabled=settings.duplicates.enabled),
         )
     finally:
         spill.close()
@@ -166,10 +169,14 @@ def _passes(
     assembly = Assembly(shard)
     for r in reported:
         assembly.add_kb(r, graph)
-    if shard is None or shard[0] == 1:  # the graph issues of every entry are shard 1's
+    pairs: list[pass_duplicates.Pair] = []
+    if shard is None or shard[0] == 1:  # the graph issues and pairs of every entry are shard 1's
         names = {r.kb.name for r in reported}
         assembly.issues.extend(i for i in graph_issues if i.kb_name in names)
-    judged = _judgment(assembly, settings, progress)
+        pairs = _pairs(runs, reported, settings, progress)
+    judged = _judgment(assembly, settings, progress, pairs)
+    if judged.pairs is not None:
+        assembly.issues.extend(judged.pairs.issues)
     assembly.pending.clear()  # judged: their facts are not needed any more
     assembly.issues.extend(judged.issues)
     for report in assembly.reports:
@@ -179,16 +186,31 @@ def _passes(
     return assembly, judged, graph.probes
 
 
-def _judgment(assembly: Assembly, settings: Settings, progress: Progress) -> pass_judgment.JudgmentResult:
-    """Pass 3. Without an LLM (or with --no-judgment) the judgment items are counted as not evaluated."""
+def _pairs(
+    runs: list[pass_entries.KBRun], reported: list[pass_entries.KBRun], settings: Settings, progress: Progress
+) -> list[pass_duplicates.Pair]:
+    """The alike entries of the reported KBs (of every KB, for the workspace scope)."""
+    if not settings.duplicates.enabled:
+        return []
+    progress.phase("comparing entries")
+    names = {r.kb.name for r in reported}
+    compared = runs if settings.duplicates.scope == "workspace" else reported
+    return [p for p in pass_duplicates.find(compared, settings.duplicates) if p.newer.facts.kb_name in names]
+
+
+def _judgment(
+    assembly: Assembly, settings: Settings, progress: Progress, pairs: list[pass_duplicates.Pair]
+) -> pass_judgment.JudgmentResult:
+    """Pass 3. Without an LLM (or with --no-judgment) the judgment items are counted as not
+    evaluated, and the alike entries stay unclassified."""
     checks = sum(p.facts.judgment_items for p in assembly.pending)
     if settings.no_judgment or llm_spec(settings) is None:
-        return pass_judgment.not_run(checks, settings)
+        return pass_judgment.not_run(checks, settings, pairs)
     pending = [p for p in assembly.pending if p.items]
-    if not pending:
+    if not pending and not any(p.newer.facts.reported for p in pairs):
         config = pass_judgment.judge_config(settings)
         return pass_judgment.JudgmentResult(JudgmentSummary(enabled=True, reason=None, evaluator=config.evaluator))
-    return pass_judgment.run_judgment(pending, settings, progress)
+    return pass_judgment.run_judgment(pending, settings, progress, pairs)
 
 
 def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
@@ -214,6 +236,7 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
         judgment=outcome.judgment,
         judgment_items=outcome.judgment_items,
         dry_run=outcome.dry_run,
+        duplicates=outcome.duplicates,
     )
     filters.apply_baseline(report, settings.write_baseline, settings.baseline)
     by_kb = {kb.name: kb for kb in outcome.kbs}

@@ -84,10 +84,12 @@ def issue_of_row(row: list[Any]) -> Issue:
 def record_text(facts: EntryFacts, issues: list[Issue], cross_sources: tuple[str, ...]) -> str:
     """One pass-1 result as JSON text."""
     facts_row = [v.values if isinstance(v, PackedLinks) else v for v in FACTS_VALUES(facts)]
+    facts_row[_SKETCH_AT] = facts.sketch.hex()
     return _json([facts_row, [issue_row(i) for i in issues], list(cross_sources)])
 
 
 _LINKS_AT = FACTS_FIELDS.index("links")
+_SKETCH_AT = FACTS_FIELDS.index("sketch")
 _SHARED_FACTS = tuple(FACTS_FIELDS.index(n) for n in ("kb_name", "type", "status"))
 
 
@@ -100,6 +102,7 @@ def result_of(text: str) -> tuple[EntryFacts, list[Issue], tuple[str, ...]]:
     for n in _SHARED_FACTS:
         if isinstance(facts_row[n], str):
             facts_row[n] = sys.intern(facts_row[n])
+    facts_row[_SKETCH_AT] = bytes.fromhex(facts_row[_SKETCH_AT])
     facts_row[_LINKS_AT] = PackedLinks(tuple(sys.intern(v) if isinstance(v, str) else v for v in facts_row[_LINKS_AT]))
     facts = EntryFacts(*facts_row)
     facts.aliases = tuple(facts.aliases)

@@ -27,9 +27,9 @@ For each item, decide one verdict:
 - "fail": the entry does not satisfy the item;
 - "uncertain": the entry does not let you decide;
 - "not_applicable": the item does not concern this entry.
-Give a "confidence" from 0 to 1 in steps of 0.1, a short "reason" (one sentence; for a fail, say what is missing or wrong) \
-and "evidence": a short quote copied word for word from the entry that bears the verdict out (at most 200 \
-characters), or "" when no words of the entry do.
+Give a "confidence" from 0 to 1 in steps of 0.1, a short "reason" (one sentence; for a fail, say what is \
+missing or wrong) and "evidence": a short quote copied word for word from the entry that bears the verdict \
+out (at most 200 characters), or "" when no words of the entry do.
 
 An item with "levels" is graded: its levels are listed from the lowest to the highest, each with an "id" \
 and what an entry at that level looks like ("description", "indicators"). For such an item, instead of a \

@@ -425,7 +425,7 @@ class HeldWorkspace:
         if not bindings:
             return f"no judgment item applies to entries of type '{facts.type}'"
         data = self.texts.get(path)
-        result = run_judgment([Pending(held.ctx, copy.copy(facts), bindings, data)], self.settings, Progress())
+        result = run_judgment([Pending(held.ctx, copy.copy(facts), bindings, data)], self.settings, Progress(), [])
         self.judged[path] = (data, result.issues)
         summary = result.summary
         if result.unavailable:

@@ -38,6 +38,7 @@ class EntryFacts:
     suppress: tuple[Suppression, ...] = ()  # the entry's suppressions
     grades: tuple[tuple[str, str, float], ...] = ()  # (item id, level id, score) of its graded items
     required_done: tuple[str, ...] = ()  # the ids of `required: true` items that have an outcome
+    sketch: bytes = b""  # its title and body as likeness.sketch makes them; empty: not compared
 
     @property
     def stem(self) -> str:

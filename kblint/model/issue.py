@@ -38,6 +38,9 @@ class Issue:
     evaluator: str | None = None
     cached: bool | None = None
     evidence: str | None = None  # a judged issue: the words of the entry the judge quoted
+    related: str | None = None  # an issue between two entries (a duplicate): the other one's path
+    related_id: str | None = None  # and its id
+    similarity: float | None = None  # how alike the two entries' bodies are, from 0 to 1
     # What tells this issue apart from others of the same rule on the same file
     # (a link target, a duplicate id): part of the fingerprint, never shown.
     discriminator: str = ""
@@ -175,6 +178,26 @@ class JudgmentSummary:
 
 
 @dataclass(slots=True)
+class DuplicateSummary:
+    """What the comparison of entries with each other found (the JSON report's `duplicates` block)."""
+
+    enabled: bool = False
+    pairs: int = 0  # pairs of alike entries (possible duplicates) on reported entries
+    classified: dict[str, int] = field(default_factory=dict)  # by an LLM: class → pairs
+    not_classified: int = 0  # alike pairs no LLM classified: they stay possible_duplicate
+    reason: str | None = None  # why some were not classified
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"enabled": self.enabled, "pairs": self.pairs}
+        if self.classified:
+            data["classified"] = dict(self.classified)
+        data["not_classified"] = self.not_classified
+        if self.reason:
+            data["reason"] = self.reason
+        return data
+
+
+@dataclass(slots=True)
 class KBReport:
     """One KB's line in a report: what was linted, its counts, score and coverage."""
 
@@ -183,6 +206,7 @@ class KBReport:
     files: int = 0
     entries: int = 0
     paths: list[str] = field(default_factory=list)  # absolute paths of the reported files
+    ids: list[str | None] = field(default_factory=list)  # the id of the entry of each path (None: not parsed)
     counts: dict[str, int] = field(default_factory=empty_counts)
     score: float | None = None
     coverage: Coverage = field(default_factory=Coverage)
@@ -219,6 +243,7 @@ class Report:
     dry_run: list[DryRunRow] | None = None  # with --dry-run: what the judge would have been sent
     fatal: str | None = None  # the run could not do its job (exit 2), e.g. --llm-required without an LLM
     unreadable: list[str] = field(default_factory=list)  # kb.yaml files that could not be read
+    duplicates: DuplicateSummary = field(default_factory=DuplicateSummary)
     _roots: dict[str, str] | None = field(default=None, repr=False)  # KB name → directory
 
     def fingerprint(self, issue: Issue) -> str:
@@ -228,6 +253,11 @@ class Report:
                 self._roots = {kb.name: kb.root for kb in reversed(self.kbs)}
             issue.fingerprint = fingerprint_of(issue, self._roots.get(issue.kb_name or ""))
         return issue.fingerprint
+
+    @property
+    def curation(self) -> list[Issue]:
+        """The pairs of conflicting entries a human should curate, once each."""
+        return [i for i in self.issues if i.rule == "conflicting_entries"]
 
     @property
     def files(self) -> int:

@@ -6,7 +6,7 @@ import importlib
 
 from ..model.issue import Report
 
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown", "verdicts")
 
 
 def render(report: Report, fmt: str, *, color: bool = False, statistics: bool = False) -> str:

@@ -13,7 +13,7 @@ from ..rules.docs import issue_url
 
 SCHEMA_VERSION = 1
 
-_OPTIONAL = ("checker", "policy", "item_id", "confidence", "evaluator", "cached", "evidence")
+_OPTIONAL = ("checker", "policy", "item_id", "confidence", "evaluator", "cached", "evidence", "similarity")
 _LINES_PER_WRITE = 1000
 
 
@@ -35,6 +35,9 @@ def issue_dict(issue: Issue, report: Report) -> dict[str, Any]:
         value = getattr(issue, key)
         if value is not None:
             out[key] = value
+        if key == "item_id" and issue.related is not None:
+            out["related_path"] = display_path(issue.related)
+            out["related_id"] = issue.related_id
     out["url"] = issue_url(issue.rule, issue.checker)
     out["fingerprint"] = report.fingerprint(issue)
     return out
@@ -86,7 +89,9 @@ class IssueLines:
             parts.append(f', "policy": {text(issue.policy)}')
         if issue.item_id is not None:
             parts.append(f', "item_id": {text(issue.item_id)}')
-        for key in ("confidence", "evaluator", "cached", "evidence"):
+        if issue.related is not None:
+            parts.append(f', "related_path": {self._path(issue.related)}, "related_id": {text(issue.related_id)}')
+        for key in ("confidence", "evaluator", "cached", "evidence", "similarity"):
             value = getattr(issue, key)
             if value is not None:
                 parts.append(f", {_line(key)}: {_line(value)}")
@@ -158,7 +163,27 @@ def write(report: Report, out: IO[str]) -> None:
     out.write(",\n")
     lines = IssueLines(report)
     _write_list(out, "issues", map(lines, report.issues), len(report.issues))
-    out.write(f',\n  "judgment": {_line(report.judgment.as_dict())},\n  "summary": {_line(_summary(report))}\n}}\n')
+    out.write(f',\n  "judgment": {_line(report.judgment.as_dict())},\n')
+    if report.duplicates.enabled:
+        out.write(f'  "duplicates": {_line(report.duplicates.as_dict())},\n')
+        curation = [_curation(issue) for issue in report.curation]
+        _write_list(out, "curation", (_line(c) for c in curation), len(curation))
+        out.write(",\n")
+    out.write(f'  "summary": {_line(_summary(report))}\n}}\n')
+
+
+def _curation(issue: Issue) -> dict[str, Any]:
+    """A pair of conflicting entries, for the curation queue."""
+    return {
+        "type": "conflict",
+        "kb_name": issue.kb_name,
+        "path": display_path(issue.path),
+        "entry_id": issue.entry_id,
+        "related_path": display_path(issue.related or ""),
+        "related_id": issue.related_id,
+        "message": issue.message,
+        "confidence": issue.confidence,
+    }
 
 
 def render(report: Report) -> str:

@@ -38,6 +38,9 @@ class IssueDetails(TypedDict, total=False):
     evaluator: str | None
     cached: bool | None
     evidence: str | None
+    related: str | None
+    related_id: str | None
+    similarity: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,11 +149,29 @@ _TABLE = [
         "A link names its entry by a file name, an alias or its id in another case, not by its id.",
     ),
     ("orphan_entry", "structure", "info", "The entry has no links in or out."),
+    (
+        "possible_duplicate",
+        "structure",
+        "warning",
+        "Two entries share a title or alias, or their bodies are near-identical; on the newer-looking one.",
+    ),
     ("rubric_violation", "checker", "warning", "A rubric item bound to a checker or a policy fails."),
     ("llm_rubric_violation", "judgment", "warning", "The LLM judge says the entry fails a rubric item."),
     ("judgment_uncertain", "judgment", "info", "The judge is not confident enough to pass or fail an item."),
     ("judgment_error", "judgment", "warning", "The judge's answer for an item could not be used."),
     ("judgment_unavailable", "judgment", "warning", "The LLM provider could not be reached."),
+    (
+        "duplicate_entry",
+        "judgment",
+        "error",
+        "The LLM judge says the entry makes the same claim, at the same scope, as an existing entry.",
+    ),
+    (
+        "conflicting_entries",
+        "judgment",
+        "warning",
+        "The LLM judge says the entry and another one disagree on one subject: a human should curate them.",
+    ),
     ("score_below_threshold", "score", "warning", "The entry's rubric score is below `pass_threshold`."),
     ("checker_error", "checker", "error", "A checker raised an exception, or a pattern ran past its time limit."),
     ("config_error", "config", "error", "A problem in kb.yaml (or a file beside it) that kblint can point at."),

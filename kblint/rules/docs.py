@@ -24,10 +24,13 @@ class JudgeReply:
     verdict: str = "pass"
     confidence: float = 0.95
     reachable: bool = True
+    level: str | None = None  # what it answers for a graded item, such as a pair of entries
 
     def describe(self) -> str:
         if not self.reachable:
             return "Nothing answers at the --llm-base-url."
+        if self.level is not None:
+            return f"The judge classifies each pair of alike entries as {self.level}."
         return f"The judge answers {self.verdict} for each rubric item, with confidence {self.confidence}."
 
 
@@ -132,6 +135,19 @@ def _judged(body: str, verdict: str = "pass", confidence: float = 0.95, reachabl
 _SURE = "The council signed the contract on 14 May: we are sure, the signed minutes are public."
 _UNSTATED = "The council signed the contract on 14 May."
 _VAGUE = "The council may have signed the contract, perhaps in May; some say so."
+
+
+_CONTRACT = "---\ntitle: Harbor contract\ntags: [harbor]\n---\nThe council signed the contract on 14 May.{see}"
+_CONTRACT_AGAIN = "---\ntitle: Harbor contract\ntags: [harbor]\n---\nThe council signed the contract in May.{see}"
+_CONTRACT_DRAFT = "---\ntitle: Harbor contract, first draft\ntags: [harbor]\n---\nA first draft went out in March.{see}"
+
+
+def _pair(second: str, level: str | None = None) -> Example:
+    """Two entries of a KB (the second one SECOND), and a judge that classifies a pair as LEVEL."""
+    files = _notes(
+        contract=_CONTRACT.format(see=" See [[second]].\n"), second=second.format(see=" See [[contract]].\n")
+    )
+    return Example(files, judge=JudgeReply(level=level) if level else None)
 
 
 def _notes(**entries: str) -> dict[str, str]:
@@ -346,6 +362,23 @@ _DOCS = [
         Example(_notes(**_LINKED_STEMS)),
     ),
     RuleDoc(
+        "possible_duplicate",
+        'Two entries of one KB (of the workspace with `duplicates.scope = "workspace"`) have the '
+        "same title or alias once case and punctuation are set aside, or bodies of at least "
+        "`duplicates.min_words` words (50) whose 3-word shingles are `duplicates.threshold` (0.8) "
+        "alike or more. Reported once per pair, on the newer-looking entry (an entry given to be "
+        "added; else the later `created`, `date` or `updated`; else the later path), naming the "
+        "other and the similarity. With an LLM (`--llm`) each pair is classified instead: "
+        "duplicate_entry, conflicting_entries, or nothing when the two are unrelated.",
+        "Merge the two entries into one and link to it, or make each entry's title and scope say how it differs.",
+        _pair(_CONTRACT_AGAIN),
+        _pair(_CONTRACT_DRAFT),
+        notes=(
+            "Configure it in a `[duplicates]` table of kblint.toml (`enabled`, `threshold`, `min_words`, "
+            '`scope`, `types`, `max_compare`); see the README\'s "Duplicates and conflicts".',
+        ),
+    ),
+    RuleDoc(
         "rubric_violation",
         "An `evaluation_rubric` item of kb.yaml that is bound to a named checker or written as a "
         "policy fails on the entry (system items, such as having a tag, apply to every KB). The "
@@ -398,6 +431,25 @@ _DOCS = [
         _judged(_SURE, reachable=False),
         _judged(_SURE),
         scope=KB,
+    ),
+    RuleDoc(
+        "duplicate_entry",
+        "The LLM judge classified a pair of alike entries (see possible_duplicate) as duplicates: "
+        "both make the same claim at the same scope, so the newer entry adds nothing. Reported on "
+        "the newer entry, naming the existing one, with the judge's reason; a judge below "
+        "`--llm-min-confidence` makes the pair a conflict instead, never a duplicate.",
+        "Drop the newer entry and link to the existing one, or merge what it adds into that entry.",
+        _pair(_CONTRACT_AGAIN, "duplicate"),
+        _pair(_CONTRACT_AGAIN, "unrelated"),
+    ),
+    RuleDoc(
+        "conflicting_entries",
+        "The LLM judge classified a pair of alike entries as conflicting: the same subject and scope, "
+        "with conclusions that differ. The pair goes to the curation queue (the JSON report's "
+        '`curation` block, the text report\'s "needs curation"), for a human to decide.',
+        "Read both entries, decide which conclusion holds, and correct or retire the other.",
+        _pair(_CONTRACT_AGAIN, "conflict"),
+        _pair(_CONTRACT_AGAIN, "unrelated"),
     ),
     RuleDoc(
         "score_below_threshold",

@@ -1,0 +1,131 @@
+"""Pairs of alike entries classified by the LLM judge (pass 3): duplicate, conflict or unrelated.
+
+A pair is asked as one graded item on the newer entry, with the older one beside it in the block
+(`existing_entry`): the judge's verdict cache then keys it by both entries' content, and the
+request gets the judge's structured output, budgets and retries. Its three levels are the three
+classes; a class the judge is not confident of is a conflict (a human looks), never a duplicate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..model.issue import DuplicateSummary, Issue
+from ..rules import duplicates as duplicate_rules
+from ..yamlread.lines import json_ready
+from .pass_duplicates import Member, Pair
+from .pass_entries import read_entry
+
+if TYPE_CHECKING:
+    from ..judge import JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest
+
+PAIR_ITEM = "same_knowledge"
+PAIR_KEY = "pair:"  # the requests of pairs, among the judge's requests of entries
+CLASSES = ("unrelated", "conflict", "duplicate")
+_ITEM_TEXT = (
+    "Compare this entry with `existing_entry`, an entry already in the knowledge base, and say which "
+    "level describes the two (not how good the entry is): `duplicate` when both make the same claim at "
+    "the same scope, so this entry adds nothing; `conflict` when both are about the same subject at the "
+    "same scope but their conclusions differ or contradict each other; `unrelated` otherwise (other "
+    "subjects, or one subject at different scopes). When unsure between duplicate and conflict, say conflict."
+)
+_LEVELS = [
+    {"id": "unrelated", "description": "different subjects, or one subject at different scopes"},
+    {"id": "conflict", "description": "same subject and scope, different or contradicting conclusions"},
+    {"id": "duplicate", "description": "same claim at the same scope: the entry adds nothing new"},
+]
+
+
+@dataclass(slots=True)
+class PairJudgment:
+    """What pass 3 made of the pairs: their issues, and the counts of the report's duplicates block."""
+
+    summary: DuplicateSummary
+    issues: list[Issue] = field(default_factory=list)
+
+
+def to_classify(pairs: list[Pair], max_compare: int) -> tuple[list[Pair], list[Pair]]:
+    """(the pairs an LLM classifies, the others): of each entry's pairs, the MAX_COMPARE closest
+    (a shared name first, then the most alike bodies)."""
+    by_entry: dict[str, list[Pair]] = {}
+    for p in pairs:
+        if p.newer.facts.reported:
+            by_entry.setdefault(p.newer.facts.path, []).append(p)
+    chosen: list[Pair] = []
+    rest: list[Pair] = []
+    for group in by_entry.values():
+        group.sort(key=lambda p: (not p.name, -(p.similarity or 0.0)))
+        chosen.extend(group[:max_compare])
+        rest.extend(p for p in group[max_compare:] if p.alike)
+    return chosen, rest
+
+
+def unclassified(pairs: list[Pair], reason: str) -> PairJudgment:
+    """possible_duplicate for each alike pair: no LLM classifies them."""
+    alike = [p for p in pairs if p.alike and p.newer.facts.reported]
+    summary = DuplicateSummary(enabled=True, pairs=len(alike), not_classified=len(alike))
+    summary.reason = reason if alike else None
+    return PairJudgment(summary, [duplicate_rules.possible_duplicate(p) for p in alike])
+
+
+def _sent(m: Member, max_body_chars: int) -> dict[str, Any] | None:
+    from ..judge.prompt import prompt_entry
+
+    entry = read_entry(m.ctx, m.facts, m.data)
+    if entry is None:
+        return None
+    meta = {k: v for k, v in entry.metadata.items() if k not in ("id", "type", "title", "kblint")}
+    sent = {"id": entry.id, "type": entry.type, "title": entry.title, "metadata": json_ready(meta), "body": entry.body}
+    return prompt_entry(sent, max_body_chars)
+
+
+def requests(pairs: list[Pair], config: JudgeConfig) -> list[JudgeRequest]:
+    """One request for each pair whose entries can still be read, keyed PAIR_KEY + its index."""
+    from ..judge import JudgeRequest
+
+    found = []
+    for n, p in enumerate(pairs):
+        newer, older = _sent(p.newer, config.max_body_chars), _sent(p.older, config.max_body_chars)
+        if newer is None or older is None:
+            continue
+        guidelines = json_ready(dict(p.newer.ctx.schema.guidelines))
+        found.append(JudgeRequest(f"{PAIR_KEY}{n}", {**newer, "existing_entry": older}, [_item()], guidelines))
+    return found
+
+
+def _item() -> JudgeItem:
+    from ..judge import JudgeItem
+
+    return JudgeItem(PAIR_ITEM, _ITEM_TEXT, [dict(level) for level in _LEVELS])
+
+
+def classified(pairs: list[Pair], rest: list[Pair], outcomes: list[JudgeOutcome], config: JudgeConfig) -> PairJudgment:
+    """The issues of the judge's classes for PAIRS (by their outcomes), and possible_duplicate for
+    the pairs it gave no class (and for REST, the pairs beyond max_compare)."""
+    summary = DuplicateSummary(enabled=True, pairs=sum(1 for p in [*pairs, *rest] if p.alike))
+    summary.classified = dict.fromkeys(CLASSES, 0)
+    result = PairJudgment(summary)
+    answered: set[int] = set()
+    for outcome in outcomes:
+        n = int(outcome.key[len(PAIR_KEY) :])
+        verdict = next((v for v in outcome.verdicts if v.level in CLASSES), None)
+        if verdict is None or verdict.level is None:
+            continue
+        answered.add(n)
+        cls = verdict.level if verdict.confidence >= config.min_confidence else "conflict"
+        summary.classified[cls] += 1
+        pair = pairs[n]
+        args = (verdict.reason, verdict.confidence, config.evaluator, verdict.cached)
+        if cls == "duplicate":
+            result.issues.append(duplicate_rules.duplicate_entry(pair, *args))
+        elif cls == "conflict":
+            result.issues.append(duplicate_rules.conflicting_entries(pair, *args))
+    unanswered = [p for n, p in enumerate(pairs) if n not in answered and p.alike]
+    left = unanswered + rest
+    summary.not_classified = len(left)
+    reasons = [f"{len(unanswered)} without a class from the judge"] if unanswered else []
+    reasons += [f"{len(rest)} beyond duplicates.max_compare of their entry"] if rest else []
+    summary.reason = "; ".join(reasons) or None
+    result.issues.extend(duplicate_rules.possible_duplicate(p) for p in left)
+    return result

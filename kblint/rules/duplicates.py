@@ -1,0 +1,70 @@
+"""Rules between two entries: possible_duplicate (found by `kblint.engine.pass_duplicates`), and
+duplicate_entry and conflicting_entries (a pair as the LLM judge classifies it, pass 3)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..model.issue import Issue
+from ..paths import display_path
+from . import RULES
+
+if TYPE_CHECKING:
+    from ..engine.pass_duplicates import Pair
+
+
+def _why(pair: Pair) -> str:
+    parts = []
+    if pair.name:
+        parts.append(f"the same title or alias '{pair.name}'")
+    if pair.similarity is not None:
+        parts.append(f"bodies {pair.similarity:.0%} alike")
+    return "; ".join(parts)
+
+
+def _discriminator(pair: Pair) -> str:
+    """The other entry, as the fingerprint knows it: stable wherever the KBs are."""
+    other = pair.older.facts
+    return f"{other.kb_name}:{other.relpath}"
+
+
+def possible_duplicate(pair: Pair) -> Issue:
+    other = display_path(pair.older.facts.path)
+    return RULES["possible_duplicate"].issue(
+        pair.newer.facts.site,
+        f"May duplicate {other}: {_why(pair)}",
+        discriminator=_discriminator(pair),
+        related=pair.older.facts.path,
+        related_id=pair.older.facts.id,
+        similarity=None if pair.similarity is None else round(pair.similarity, 3),
+    )
+
+
+def duplicate_entry(pair: Pair, reason: str, confidence: float, evaluator: str, cached: bool) -> Issue:
+    other = pair.older.facts
+    return RULES["duplicate_entry"].issue(
+        pair.newer.facts.site,
+        f"Duplicates {display_path(other.path)} ('{other.id}')" + (f": {reason}" if reason else ""),
+        discriminator=_discriminator(pair),
+        related=other.path,
+        related_id=other.id,
+        similarity=None if pair.similarity is None else round(pair.similarity, 3),
+        confidence=round(confidence, 3),
+        evaluator=evaluator,
+        cached=cached,
+    )
+
+
+def conflicting_entries(pair: Pair, reason: str, confidence: float, evaluator: str, cached: bool) -> Issue:
+    other = pair.older.facts
+    return RULES["conflicting_entries"].issue(
+        pair.newer.facts.site,
+        f"Conflicts with {display_path(other.path)} ('{other.id}'): needs curation" + (f": {reason}" if reason else ""),
+        discriminator=_discriminator(pair),
+        related=other.path,
+        related_id=other.id,
+        similarity=None if pair.similarity is None else round(pair.similarity, 3),
+        confidence=round(confidence, 3),
+        evaluator=evaluator,
+        cached=cached,
+    )
