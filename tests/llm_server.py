@@ -5,7 +5,8 @@ and Ollama's native chat (`POST /api/chat`, which it answers 400 unless `stream`
 an object, as the judge needs; `POST /api/show` gives the model's context length), reads the single ```json block of the last user message, and decides each item's verdict from its text:
 "FAIL" → fail 0.9, "UNSURE" → uncertain 0.5, "LOW" → fail 0.4, "NA" → not_applicable 0.9, else pass 0.95.
 A graded item (with "levels") is answered with the level its text names as `LEVEL=id` (confidence 0.4 when
-the text also says "LOW", else 0.9), else its highest level; `bad_level` answers this level id instead.
+the text also says "LOW", else 0.9; `level_confidence` instead), else its highest level; `bad_level` answers
+this level id instead.
 
 Knobs (set them before or between runs): `delay` (seconds per request), `garbage` (how many answers are
 not JSON; `ALWAYS` for all), `fail_status` + `fail_count` (answer that status N times first), `style`
@@ -67,6 +68,7 @@ class FakeLLM:
         self.bad_confidence: object = None  # the confidence of every verdict of the first answers
         self.bad_confidence_count = 0
         self.bad_level: str | None = None  # the level every graded item is answered with
+        self.level_confidence: float | None = None  # the confidence of every graded item's level
         self.evidence: str | None = None  # the quote every verdict gives as evidence
         self.slots: int | None = None  # serve this many requests at once (the others queue), as llama.cpp does
         self.refuse: set[str] = set()  # structured-output modes answered with an error naming the field
@@ -245,6 +247,8 @@ class FakeLLM:
         named = re.search(r"LEVEL=([\w-]+)", item["text"])
         level = self.bad_level or (named.group(1) if named else item["levels"][-1]["id"])
         confidence = 0.4 if "LOW" in item["text"] else 0.9
+        if self.level_confidence is not None:
+            confidence = self.level_confidence
         return {"level": level, "confidence": confidence, "reason": f"judged {item['id']} {level}"}
 
 

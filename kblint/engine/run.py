@@ -141,10 +141,16 @@ def _lint(
             dry_run=judged.dry_run,
             unavailable=judged.unavailable,
             probes=probes,
-            duplicates=judged.pairs.summary if judged.pairs else DuplicateSummary(enabled=settings.duplicates.enabled),
+            duplicates=_duplicate_summary(judged, settings),
         )
     finally:
         spill.close()
+
+
+def _duplicate_summary(judged: pass_judgment.JudgmentResult, settings: Settings) -> DuplicateSummary:
+    summary = judged.pairs.summary if judged.pairs is not None else DuplicateSummary()
+    summary.enabled = settings.duplicates.enabled
+    return summary
 
 
 def _passes(

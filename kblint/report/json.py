@@ -164,11 +164,10 @@ def write(report: Report, out: IO[str]) -> None:
     lines = IssueLines(report)
     _write_list(out, "issues", map(lines, report.issues), len(report.issues))
     out.write(f',\n  "judgment": {_line(report.judgment.as_dict())},\n')
-    if report.duplicates.enabled:
-        out.write(f'  "duplicates": {_line(report.duplicates.as_dict())},\n')
-        curation = [_curation(issue) for issue in report.curation]
-        _write_list(out, "curation", (_line(c) for c in curation), len(curation))
-        out.write(",\n")
+    out.write(f'  "duplicates": {_line(report.duplicates.as_dict())},\n')
+    curation = [_curation(issue) for issue in report.curation]
+    _write_list(out, "curation", (_line(c) for c in curation), len(curation))
+    out.write(",\n")
     out.write(f'  "summary": {_line(_summary(report))}\n}}\n')
 
 

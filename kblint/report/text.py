@@ -89,6 +89,7 @@ def summary_lines(report: Report) -> list[str]:
     judgment_line = _judgment_line(report)
     if judgment_line:
         lines.append(judgment_line)
+    lines.extend(duplicate_lines(report))
     if report.hidden:
         hid = ", ".join(f"{n} by {name}" for name, n in sorted(report.hidden.items()))
         total = sum(report.hidden.values())
@@ -100,6 +101,22 @@ def summary_lines(report: Report) -> list[str]:
             f"baseline: {_plural(report.baselined, 'issue')} baselined{stale}"
             + (" (fixed: write the baseline again to prune)" if report.baseline_stale else "")
         )
+    return lines
+
+
+def duplicate_lines(report: Report) -> list[str]:
+    """The pairs of alike entries no LLM classified, and the conflicts a human should curate."""
+    lines = []
+    found = report.duplicates
+    if found.not_classified:
+        lines.append(
+            f"duplicates: {_plural(found.not_classified, 'possible pair')} not classified ({found.reason}): "
+            "possible_duplicate until an LLM (--llm) says duplicate, conflict or unrelated"
+        )
+    curation = report.curation
+    if curation:
+        lines.append(f"needs curation: {_plural(len(curation), 'pair')} of conflicting entries")
+        lines.extend(f"  {display_path(i.path)} <> {display_path(i.related or '')}" for i in curation)
     return lines
 
 
