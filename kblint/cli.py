@@ -138,7 +138,12 @@ def validate(
         None, "--baseline", panel=FILTERS, metavar="FILE", help="Report only issues not recorded in FILE."
     ),
     format: Optional[str] = _opt(
-        None, "--format", "-f", panel=OUTPUT, metavar="FORMAT", help="text, json, sarif, github, junit or markdown."
+        None,
+        "--format",
+        "-f",
+        panel=OUTPUT,
+        metavar="FORMAT",
+        help="text, json, sarif, github, junit, markdown or verdicts.",
     ),
     output: Optional[str] = _opt(
         None, "--output", "-o", panel=OUTPUT, metavar="FILE", help="Write the report to FILE."
