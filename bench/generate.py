@@ -1,6 +1,6 @@
 """A synthetic, realistic kblint workspace for the benchmark and the tests (SPEC §13).
 
-    .venv/bin/python bench/generate.py --entries N [--seed S] [--kbs K] [--force] OUT
+    .venv/bin/python bench/generate.py --entries N [--seed S] [--kbs K] [--duplicates FRACTION] [--force] OUT
 
 Writes K knowledge bases (default 5, fewer for tiny N), sized unevenly, into OUT:
 
@@ -20,6 +20,12 @@ Writes K knowledge bases (default 5, fewer for tiny N), sized unevenly, into OUT
   select value outside its list, an impossible date `2025-13-45`, an unknown type, an unterminated
   frontmatter, a duplicate id, an entry with no links in or out, a link into an absent KB.
 
+With `--duplicates FRACTION`, round(FRACTION * N) pairs of entries of one KB are planted, the four
+kinds in turn: `exact` (a copy under another file name and id, same title), `few_words` (1-4 words
+of the body changed, its own title), `retitled` (the same body, its own title) and `near_miss`
+(the first half of an entry's body, then prose of its own: a pair that must not be reported). No
+other two entries then have equal titles. The manifest's "duplicates" lists the pairs.
+
 Every planted defect is listed, with the kblint rule that must report it, in `OUT/manifest.json`
 (outside every KB, so kblint and the floor ignore it). Everything the generator decides comes from
 one `random.Random(seed)`: the same N, S and K give byte-identical files. Bodies are generated
@@ -29,6 +35,7 @@ and written one entry at a time; only ids, titles and paths of all entries are k
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import queue
@@ -63,6 +70,19 @@ WRITER_THREADS = 4
 SENTENCE_POOL = 3000  # generated sentences per KB that bodies are drawn from
 UNKNOWN_TYPES = ["memo", "clipping", "scratch", "draft-note"]
 BAD_SELECT_VALUES = ["other", "unknown", "tbd", "n/a", "misc"]
+
+# Planted duplicate pairs (--duplicates): kinds planted in turn, so about evenly. The bounds are
+# those of a detector that reports bodies whose 3-word shingles have a Jaccard similarity of 0.8
+# or more: a copy with a few words changed stays well above it, a near miss well below.
+DUPLICATE_KINDS = ("exact", "few_words", "retitled", "near_miss")
+SHINGLE_WORDS = 3
+FEW_WORDS_MIN_JACCARD = 0.85
+FEW_WORDS_MIN_BODY = 150  # words; below it, four changed words could pull a copy under 0.85
+FEW_WORDS_TARGET = 220  # the body length asked of an original that gets a few-words copy
+NEAR_MISS_MAX_JACCARD = 0.6
+MAX_DUPLICATES = 0.2  # each pair takes two ordinary entries of one type
+TITLE_REDRAWS = 8
+_WORD = re.compile(r"\w+")
 
 # ----------------------------------------------------------------------------------------------
 # Word banks. Function words are repeated so that unweighted sampling gives prose-like frequencies.
@@ -1625,9 +1645,32 @@ def _kb_sizes(n: int, designs: list[dict]) -> list[int]:
     return sizes
 
 
-def make_plan(rng: random.Random, n: int, designs: list[dict]) -> Plan:
+def title_key(title: str) -> str:
+    """A title as duplicate detection compares it: case folded, its words joined by one space."""
+    return " ".join(_WORD.findall(title.casefold()))
+
+
+def _unique_title(titles: Titles, kind: str, title: str, seen: set[str]) -> str:
+    """TITLE, or another of KIND when an entry already has it (normalised): a workspace with
+    planted duplicates holds no other pair of equal titles. The title kinds with few forms (terms
+    have about 1,500) run out at scale, so after a few draws a place name tells the title apart."""
+    for _ in range(TITLE_REDRAWS):
+        if title_key(title) not in seen:
+            break
+        title = titles.make(kind)
+    while title_key(title) in seen:
+        title = f"{title} ({titles._name()})"
+    seen.add(title_key(title))
+    return title
+
+
+def make_plan(rng: random.Random, n: int, designs: list[dict], unique_titles: bool = False) -> Plan:
+    """Every entry's KB, type, id, title and path. UNIQUE_TITLES: no two entries of the workspace
+    have equal normalised titles; without it they come up by chance (seed 1: 1,377 pairs within
+    the KBs of 20,000 entries, 34,361 within those of 100,000)."""
     plan = Plan()
     titles = Titles(rng)
+    seen: set[str] = set()
     for k, (design, size) in enumerate(zip(designs, _kb_sizes(n, designs), strict=False)):
         tnames = [t for t, _, _ in design["types"]]
         cum, acc = [], 0.0
@@ -1640,6 +1683,8 @@ def make_plan(rng: random.Random, n: int, designs: list[dict]) -> Plan:
             tname = rng.choices(tnames, cum_weights=cum)[0]
             spec = specs[tname]
             title = titles.make(spec["_title"])
+            if unique_titles:
+                title = _unique_title(titles, spec["_title"], title, seen)
             base = _slug(title) or "entry"
             count = used.get(base, 0) + 1
             used[base] = count
@@ -1691,6 +1736,188 @@ def choose_defects(rng: random.Random, plan: Plan, designs: list[dict]) -> dict[
                 rest.append(i)
         free = rest
     return taken
+
+
+# ----------------------------------------------------------------------------------------------
+# Planted duplicates (--duplicates): pairs of entries of one KB that a duplicate detector must
+# report (exact, few_words, retitled) or must not (near_miss).
+
+
+def body_of(text: str) -> str:
+    """The body of an entry's TEXT: what follows the closing `---` of its frontmatter."""
+    end = text.find("\n---\n", 4)
+    return text[end + 5 :] if text.startswith("---\n") and end > 0 else text
+
+
+def shingles(body: str) -> set[str]:
+    """The 3-word shingles of BODY, its words (`\\w+`) case folded."""
+    words = _WORD.findall(body.casefold())
+    return {" ".join(words[n : n + SHINGLE_WORDS]) for n in range(max(1, len(words) - SHINGLE_WORDS + 1))}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def choose_duplicates(
+    rng: random.Random, plan: Plan, defects: dict[int, str], fraction: float
+) -> dict[int, tuple[str, int]]:
+    """copy -> (kind, original) for round(FRACTION * N) pairs (at least one of each kind), the kinds
+    in turn. Both entries of a pair are ordinary entries (no planted defect, no alias: a copied
+    alias would make links by that name ambiguous) of one KB and type, the original first in plan
+    order, so that its text is written, and kept, by the time the copy is."""
+    want = max(len(DUPLICATE_KINDS), round(fraction * len(plan.id)))
+    groups: dict[tuple[int, str], list[int]] = {}
+    for i in range(len(plan.id)):
+        if i not in defects and not plan.alias[i]:
+            groups.setdefault((plan.kb[i], plan.type[i]), []).append(i)
+    order = [j for group in groups.values() for j in group[1:]]
+    order.sort()
+    rng.shuffle(order)
+    used: set[int] = set()
+    pairs: dict[int, tuple[str, int]] = {}
+    for j in order:
+        if len(pairs) == want:
+            break
+        group = groups[plan.kb[j], plan.type[j]]
+        i = group[int(rng.random() * bisect.bisect_left(group, j))]
+        if i in used or j in used:
+            continue
+        pairs[j] = (DUPLICATE_KINDS[len(pairs) % len(DUPLICATE_KINDS)], i)
+        used.update((i, j))
+    _place_copies(plan, pairs)
+    return pairs
+
+
+def _place_copies(plan: Plan, pairs: dict[int, tuple[str, int]]) -> None:
+    """Each copy moves into its original's folder (so that the relative links it copies resolve);
+    an exact copy takes the original's title and the id `ORIGINAL-copy`."""
+    ids = set(zip(plan.kb, plan.id, strict=True))
+    for j, (kind, i) in sorted(pairs.items()):
+        if kind == "exact":
+            eid, n = f"{plan.id[i]}-copy", 1
+            while (plan.kb[j], eid) in ids:
+                n += 1
+                eid = f"{plan.id[i]}-copy-{n}"
+            ids.add((plan.kb[j], eid))
+            plan.id[j], plan.title[j] = eid, plan.title[i]
+        elif title_key(plan.title[j]) == title_key(plan.title[i]):
+            raise AssertionError(f"a {kind} copy has its original's title: {plan.title[i]}")
+        plan.nest[j] = plan.nest[i]
+        plan.path[j] = f"{plan.path[i].rpartition('/')[0]}/{plan.id[j]}.md"
+
+
+# Spans of a body whose words must not change: links (a changed alias would break one), inline
+# code and web addresses.
+_KEEP = re.compile(r"\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)|`[^`]*`|https?://\S+")
+_PROSE_WORD = re.compile(r"[A-Za-z]+")
+_NOT_PROSE = ("#", "-", "Source:", "See also")
+
+
+def prose_words(body: str) -> list[tuple[int, int]]:
+    """(start, end) in BODY of each word of its prose paragraphs, outside links, code and lists."""
+    spans: list[tuple[int, int]] = []
+    at, in_code = 0, False
+    for line in body.split("\n"):
+        if line.startswith("```"):
+            in_code = not in_code
+        elif line and not in_code and not line.startswith(_NOT_PROSE):
+            kept = [m.span() for m in _KEEP.finditer(line)]
+            for m in _PROSE_WORD.finditer(line):
+                if not any(a < m.end() and m.start() < b for a, b in kept):
+                    spans.append((at + m.start(), at + m.end()))
+        at += len(line) + 1
+    return spans
+
+
+def change_words(rng: random.Random, body: str) -> str:
+    """BODY with 1-4 of its prose words replaced by other words."""
+    spans = prose_words(body)
+    chosen = sorted(rng.sample(spans, min(len(spans), rng.randint(1, 4))), reverse=True)
+    for start, end in chosen:
+        old = body[start:end]
+        new = rng.choice([w for w in _COMMON if w != old.casefold()])
+        body = body[:start] + (new.capitalize() if old[0].isupper() else new) + body[end:]
+    return body
+
+
+def first_half(body: str) -> str:
+    """BODY's first paragraphs, as near to half of its words as a cut after a paragraph (not after
+    a heading) comes."""
+    blocks = body.split("\n\n")
+    half = len(_WORD.findall(body)) / 2
+    words, best, best_gap = 0, 1, float("inf")
+    for n, block in enumerate(blocks[:-1], 1):
+        words += len(_WORD.findall(block))
+        if not block.lstrip("\n").startswith("#") and abs(words - half) < best_gap:
+            best, best_gap = n, abs(words - half)
+    return "\n\n".join(blocks[:best])
+
+
+class Planted:
+    """The planted pairs while entries are written: the originals' texts are kept until their
+    copies are written; a near miss gets the first half of its original's body before its own."""
+
+    def __init__(self, rng: random.Random, plan: Plan, pairs: dict[int, tuple[str, int]], names: list[str]):
+        self.r = rng
+        self.plan = plan
+        self.pairs = pairs
+        self.names = names
+        self.originals = {i: kind for kind, i in pairs.values()}
+        self.kept: dict[int, tuple[list[str], str]] = {}
+        self.records: list[dict] = []
+
+    def min_words(self, i: int) -> int:
+        """The body length an entry needs: an original of a few-words copy needs a long body."""
+        return FEW_WORDS_TARGET if self.originals.get(i) == "few_words" else 0
+
+    def is_copy(self, i: int) -> bool:
+        return i in self.pairs and self.pairs[i][0] != "near_miss"
+
+    def copy_text(self, j: int) -> str:
+        """The copy J: its original's frontmatter under J's id and title, and the original's body
+        (with a few words changed for few_words)."""
+        kind, i = self.pairs[j]
+        fm, body = self.kept.pop(i)
+        fm = [fm[0], f"id: {self.plan.id[j]}", f"title: {_q(self.plan.title[j])}"] + fm[3:]
+        similarity = 1.0
+        if kind == "few_words":
+            if len(_WORD.findall(body)) < FEW_WORDS_MIN_BODY:
+                raise AssertionError(f"the body of {self.plan.id[i]} is too short for a few-words copy")
+            original = body
+            body = change_words(self.r, body)
+            similarity = jaccard(shingles(original), shingles(body))
+            if similarity < FEW_WORDS_MIN_JACCARD:
+                raise AssertionError(f"a few-words copy of {self.plan.id[i]} is only {similarity:.3f} alike")
+        self.record(kind, j, i, similarity)
+        return "\n".join(fm) + body
+
+    def written(self, i: int, fm: list[str], body: str) -> str:
+        """The body entry I is written with, once its frontmatter and body are made."""
+        if i in self.originals:
+            self.kept[i] = (fm, body)
+        if i not in self.pairs:
+            return body
+        _, original = self.pairs[i]
+        whole = self.kept.pop(original)[1]
+        near = f"{first_half(whole)}\n{body}"
+        similarity = jaccard(shingles(whole), shingles(near))
+        if similarity > NEAR_MISS_MAX_JACCARD:
+            raise AssertionError(f"a near miss of {self.plan.id[original]} is {similarity:.3f} alike")
+        self.record("near_miss", i, original, similarity)
+        return near
+
+    def record(self, kind: str, j: int, i: int, similarity: float) -> None:
+        kb = self.names[self.plan.kb[j]]
+        self.records.append(
+            {
+                "kind": kind,
+                "kb": kb,
+                "path": f"{kb}/{self.plan.path[j]}",
+                "original": f"{kb}/{self.plan.path[i]}",
+                "similarity": round(similarity, 4),
+            }
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1746,9 +1973,11 @@ class Writer:
         defects: dict[int, str],
         out: str,
         long_bodies: bool = False,
+        planted: Planted | None = None,
     ):
         self.r = rng
         self.long_bodies = long_bodies
+        self.planted = planted
         self.plan = plan
         self.designs = designs
         self.defects = defects
@@ -1904,6 +2133,10 @@ class Writer:
         rel_path = plan.path[i]
         orphan = defect == "no_links"
         notes: list[dict] = []
+        planted = self.planted
+        if planted is not None and planted.is_copy(i):
+            self.files.write(os.path.join(self.out, kb, rel_path), planted.copy_text(i))
+            return
 
         if defect == "duplicate_id" and i in self.dup_of:
             eid = plan.id[self.dup_of[i]]
@@ -2035,7 +2268,9 @@ class Writer:
             fm.append("---")
         fm.append("")
 
-        body = self.body(i, k, spec, orphan, external, defect, notes)
+        body = self.body(i, k, spec, orphan, external, defect, notes, planted.min_words(i) if planted else 0)
+        if planted is not None:
+            body = planted.written(i, fm, body)
         text = "\n".join(fm) + body
         self.files.write(os.path.join(self.out, kb, rel_path), text)
         if defect:
@@ -2045,7 +2280,15 @@ class Writer:
             self.manifest.append(rec)
 
     def body(
-        self, i: int, k: int, spec: dict, orphan: bool, external: bool, defect: str | None, notes: list[dict]
+        self,
+        i: int,
+        k: int,
+        spec: dict,
+        orphan: bool,
+        external: bool,
+        defect: str | None,
+        notes: list[dict],
+        min_words: int = 0,
     ) -> str:
         r = self.r
         plan = self.plan
@@ -2097,7 +2340,7 @@ class Writer:
         if r.random() < 0.15:
             tokens.append(f"[{r.choice(_PUBLISHERS)}](https://www.example.com/{r.randint(1, 9999)})")
 
-        target_words = r.randint(300, 1000) if self.long_bodies else r.randint(100, 400)
+        target_words = max(min_words, r.randint(300, 1000) if self.long_bodies else r.randint(100, 400))
         out: list[str] = [""]
         nsec = min(len(_HEADINGS), 1 + target_words // (300 if self.long_bodies else 120))
         heads = r.sample(_HEADINGS, nsec)
@@ -2257,15 +2500,28 @@ def designs_for(kbs: int) -> list[dict]:
     return designs
 
 
-def generate(out: str, entries: int, seed: int = 1, kbs: int = 5, long_bodies: bool = False, git: bool = False) -> dict:
+def generate(
+    out: str,
+    entries: int,
+    seed: int = 1,
+    kbs: int = 5,
+    long_bodies: bool = False,
+    git: bool = False,
+    duplicates: float = 0.0,
+) -> dict:
     """Write the workspace into `out` (which must be empty or absent); return the manifest.
     LONG_BODIES: bodies of 300-1000 words with inline code, as in technical notes; GIT: the
-    workspace is a git repository (kblint then asks git which files it ignores)."""
+    workspace is a git repository (kblint then asks git which files it ignores); DUPLICATES: plant
+    round(DUPLICATES * N) pairs of entries (choose_duplicates), with titles unique otherwise."""
     rng = random.Random(seed)
     kbs = max(1, min(kbs, max(1, entries // 10)))
     designs = designs_for(kbs)
-    plan = make_plan(rng, entries, designs)
+    plan = make_plan(rng, entries, designs, unique_titles=duplicates > 0)
     defects = choose_defects(rng, plan, designs)
+    planted = None
+    if duplicates > 0:  # no draw otherwise: the workspace stays byte for byte what it was without pairs
+        pairs = choose_duplicates(rng, plan, defects, duplicates)
+        planted = Planted(rng, plan, pairs, [d["name"] for d in designs])
     os.makedirs(out, exist_ok=True)
     if git:
         import subprocess
@@ -2273,7 +2529,7 @@ def generate(out: str, entries: int, seed: int = 1, kbs: int = 5, long_bodies: b
         subprocess.run(["git", "init", "-q", out], check=True)
         with open(os.path.join(out, ".gitignore"), "w", encoding="utf-8", newline="\n") as fh:
             fh.write("# scratch files are not entries\n*.scratch.md\n")
-    w = Writer(rng, plan, designs, defects, out, long_bodies=long_bodies)
+    w = Writer(rng, plan, designs, defects, out, long_bodies=long_bodies, planted=planted)
     for design in designs:
         root = os.path.join(out, design["name"])
         os.makedirs(root, exist_ok=True)
@@ -2310,6 +2566,8 @@ def generate(out: str, entries: int, seed: int = 1, kbs: int = 5, long_bodies: b
         "cross_kb_links": f"{cross_kb}/cross-kb-links.yaml" if cross_kb else None,
         "defects": sorted(w.manifest, key=lambda d: (d["kind"], d["path"])),
     }
+    if planted is not None:
+        manifest["duplicates"] = sorted(planted.records, key=lambda d: (d["kind"], d["path"]))
     with open(os.path.join(out, MANIFEST), "w", encoding="utf-8", newline="\n") as fh:
         json.dump(manifest, fh, indent=1, sort_keys=True)
         fh.write("\n")
@@ -2327,22 +2585,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long-bodies", action="store_true", help="bodies of 300-1000 words with inline code")
     ap.add_argument("--git", action="store_true", help="make the workspace one git repository")
     ap.add_argument(
+        "--duplicates",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="plant round(FRACTION * N) pairs of duplicate entries (exact, few_words, retitled) and near misses "
+        f"within KBs, about evenly, at most {MAX_DUPLICATES} (default 0: none)",
+    )
+    ap.add_argument(
         "--force", action="store_true", help="replace OUT if it holds a workspace this script generated before"
     )
     args = ap.parse_args(argv)
     if args.entries < 1:
         ap.error("--entries must be at least 1")
+    if not 0 <= args.duplicates <= MAX_DUPLICATES:
+        ap.error(f"--duplicates must be between 0 and {MAX_DUPLICATES}")
     if os.path.isdir(args.out) and os.listdir(args.out):
         if not (args.force and os.path.isfile(os.path.join(args.out, MANIFEST))):
             ap.error(f"{args.out} is not empty (--force replaces a workspace generated by this script)")
         shutil.rmtree(args.out)
     start = time.perf_counter()
-    manifest = generate(args.out, args.entries, args.seed, args.kbs, args.long_bodies, args.git)
+    manifest = generate(args.out, args.entries, args.seed, args.kbs, args.long_bodies, args.git, args.duplicates)
     elapsed = time.perf_counter() - start
     sizes = ", ".join(f"{k} {v}" for k, v in manifest["kbs"].items())
+    pairs = f", {len(manifest['duplicates'])} planted duplicate pairs" if "duplicates" in manifest else ""
     print(
         f"generated {len(manifest['kbs'])} KBs, {args.entries} entries ({sizes}), "
-        f"{len(manifest['defects'])} planted defects, seed {args.seed}, into {args.out} in {elapsed:.2f} s"
+        f"{len(manifest['defects'])} planted defects{pairs}, seed {args.seed}, into {args.out} in {elapsed:.2f} s"
     )
     return 0
 

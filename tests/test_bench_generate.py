@@ -14,16 +14,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = 300
+DUPLICATES = 0.02  # 6 pairs of 300 entries: every kind at least once
 
 
-def _load_generator():
-    spec = importlib.util.spec_from_file_location("bench_generate", ROOT / "bench" / "generate.py")
+def _load(name: str, script: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-gen = _load_generator()
+gen = _load("bench_generate", "generate.py")
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -42,8 +43,7 @@ def workspace(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def report(workspace: Path) -> dict:
+def _lint(workspace: Path) -> dict:
     proc = subprocess.run(
         [sys.executable, "-m", "kblint", "validate", ".", "--format", "json", "--fail-on", "never", "--no-cache"],
         cwd=workspace,
@@ -54,6 +54,11 @@ def report(workspace: Path) -> dict:
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def report(workspace: Path) -> dict:
+    return _lint(workspace)
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +151,11 @@ def test_kblint_reports_every_planted_defect(report: dict, manifest: dict):
 def test_kblint_reports_nothing_unplanted_for_the_planted_rules(report: dict, manifest: dict):
     """The generator plants these defects and no others: any other report of these rules is a
     generator bug or a kblint false positive."""
+    assert "duplicates" not in manifest  # none unless asked for
+    _assert_nothing_unplanted(report, manifest)
+
+
+def _assert_nothing_unplanted(report: dict, manifest: dict) -> None:
     planted = defaultdict(set)
     for d in manifest["defects"]:
         planted[d["rule"]].update(p for p in (d["path"], d.get("also"), d.get("source_path")) if p)
@@ -200,3 +210,59 @@ def test_cli_prints_a_summary_and_refuses_a_non_empty_directory(tmp_path: Path):
         timeout=120,
     )
     assert forced.returncode == 0, forced.stderr
+
+
+@pytest.fixture(scope="module")
+def dup_workspace(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gen") / "dup"
+    gen.generate(str(out), ENTRIES, seed=7, duplicates=DUPLICATES)
+    return out
+
+
+def _entry(workspace: Path, path: str) -> tuple[str, str]:
+    """(normalised title, body) of the entry at PATH."""
+    text = (workspace / path).read_text(encoding="utf-8")
+    title = next(line for line in text.splitlines() if line.startswith("title: "))
+    return gen.title_key(json.loads(title[len("title: ") :])), gen.body_of(text)
+
+
+def test_planted_duplicates_are_what_their_kind_says(dup_workspace: Path):
+    pairs = json.loads((dup_workspace / gen.MANIFEST).read_text(encoding="utf-8"))["duplicates"]
+    assert len(pairs) == round(DUPLICATES * ENTRIES)
+    assert {p["kind"] for p in pairs} == set(gen.DUPLICATE_KINDS)
+    for pair in pairs:
+        (title, body), (title0, body0) = _entry(dup_workspace, pair["path"]), _entry(dup_workspace, pair["original"])
+        assert pair["path"].split("/")[0] == pair["original"].split("/")[0] == pair["kb"]
+        assert (title == title0) == (pair["kind"] == "exact"), pair
+        similarity = gen.jaccard(gen.shingles(body), gen.shingles(body0))
+        assert similarity == pytest.approx(pair["similarity"], abs=1e-4)
+        if pair["kind"] in ("exact", "retitled"):
+            assert body == body0
+        elif pair["kind"] == "few_words":
+            assert body != body0 and similarity >= 0.85 and len(gen._WORD.findall(body0)) >= 150
+        else:
+            assert similarity <= 0.6 and body.startswith(gen.first_half(body0))
+
+
+def test_a_workspace_with_duplicates_has_no_other_equal_titles(dup_workspace: Path):
+    titles = defaultdict(list)
+    for path in dup_workspace.rglob("*.md"):
+        if path.name != "README.md":
+            text = path.read_text(encoding="utf-8")
+            line = next((x for x in text.splitlines() if x.startswith("title: ")), None)
+            if line:
+                titles[gen.title_key(json.loads(line[len("title: ") :]))].append(path)
+    manifest = json.loads((dup_workspace / gen.MANIFEST).read_text(encoding="utf-8"))
+    exact = sum(1 for p in manifest["duplicates"] if p["kind"] == "exact")
+    assert sorted(len(v) for v in titles.values() if len(v) > 1) == [2] * exact
+
+
+def test_planted_duplicates_bring_no_other_defect(dup_workspace: Path):
+    manifest = json.loads((dup_workspace / gen.MANIFEST).read_text(encoding="utf-8"))
+    _assert_nothing_unplanted(_lint(dup_workspace), manifest)
+
+
+def test_duplicates_fraction_is_bounded(tmp_path: Path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        gen.main(["--entries", "60", "--duplicates", "0.5", str(tmp_path / "ws")])
+    assert exc.value.code == 2 and "--duplicates" in capsys.readouterr().err
