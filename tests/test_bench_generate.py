@@ -25,6 +25,7 @@ def _load(name: str, script: str):
 
 
 gen = _load("bench_generate", "generate.py")
+dup_bench = _load("bench_duplicates", "duplicates.py")
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -266,3 +267,31 @@ def test_duplicates_fraction_is_bounded(tmp_path: Path, capsys):
     with pytest.raises(SystemExit) as exc:
         gen.main(["--entries", "60", "--duplicates", "0.5", str(tmp_path / "ws")])
     assert exc.value.code == 2 and "--duplicates" in capsys.readouterr().err
+
+
+def test_duplicate_scoring_matches_pairs_either_way_round():
+    planted = [
+        {"kind": "exact", "path": "a/x-copy.md", "original": "a/x.md"},
+        {"kind": "few_words", "path": "a/y2.md", "original": "a/y.md"},
+        {"kind": "retitled", "path": "a/z2.md", "original": "a/z.md"},
+        {"kind": "near_miss", "path": "a/n2.md", "original": "a/n.md"},
+    ]
+    ws, cwd = Path("/w/ws"), Path("/w")  # kblint shows paths relative to the directory it ran in
+    issues = [
+        {"rule": "possible_duplicate", "path": "ws/a/x.md", "related_path": "ws/a/x-copy.md", "similarity": 1.0},
+        {"rule": "possible_duplicate", "path": "ws/a/y2.md", "related_path": "ws/a/y.md", "similarity": 0.9},
+        {"rule": "possible_duplicate", "path": "ws/a/n.md", "related_path": "ws/a/n2.md", "similarity": 0.3},
+        {"rule": "possible_duplicate", "path": "ws/a/p.md", "related_path": "ws/a/q.md", "similarity": 0.1},
+        {"rule": "broken_link", "path": "ws/a/z.md"},
+    ]
+    result = dup_bench.score(issues, planted, ws, cwd)
+    assert result["recall"] == pytest.approx(2 / 3)
+    assert {k: (t["planted"], t["found"]) for k, t in result["kinds"].items()} == {
+        "exact": (1, 1),
+        "few_words": (1, 1),
+        "retitled": (1, 0),
+        "near_miss": (1, 1),
+    }
+    assert result["near_miss_reported"] == 1 and result["reported_pairs"] == 4
+    assert result["unmatched"] == 1
+    assert result["unmatched_examples"][0]["path"] == "a/p.md"
