@@ -158,7 +158,8 @@ def print_table(result: dict[str, Any]) -> None:
     print()
     print(f"{'kind':<12}{'planted':>9}{'found':>8}{'recall':>9}")
     for kind, tally in sorted(result["kinds"].items()):
-        print(f"{kind:<12}{tally['planted']:>9}{tally['found']:>8}{tally['recall']:>9.3f}")
+        note = "  (must not be found)" if kind == MISSES else ""
+        print(f"{kind:<12}{tally['planted']:>9}{tally['found']:>8}{tally['recall']:>9.3f}{note}")
     print()
     recall, near, added = result["recall"], result["near_miss_reported"], result["added_cost"]
     print(
