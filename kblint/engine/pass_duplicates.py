@@ -1,34 +1,38 @@
 """Entries compared with each other (after the graph pass): pairs that share a title or an alias,
 or whose bodies are near-identical, each one `possible_duplicate` on the newer-looking entry.
 
-Pass 1 left each entry a sketch (`kblint.model.likeness`); entries that agree on a band of it, or
-bear one name, are candidate pairs. A candidate is then measured exactly, from the two files read
-again: the cost grows with the entries and the pairs found, not with every pair there could be.
-An entry given to be added (`--stdin`, a file outside its KB) is also paired with the entries it
-resembles below the threshold: with an LLM, the closest of them are classified (pass 3).
+Pass 1 left each entry a sketch (`kblint.model.likeness`); entries that share a name or a band of
+it are candidate pairs. Bodies that are the same are known so by their sketches; a candidate whose
+sketches agree on enough bins is measured exactly, from the two files read again. The cost grows
+with the entries and the pairs found, not with every pair there could be. An entry given to be
+added (`--stdin`, a file outside its KB) is also paired with the entries it resembles below the
+threshold: with an LLM, the closest of them are classified (pass 3).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from ..config import DuplicateSettings
+from ..infra.files import FileProblem, read_regular_file
+from ..model.entry import RawEntry, parse
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
-from ..model.likeness import BANDS, bands_of, name_hash, name_key, shingles, similarity, title_hash_of, words
+from ..model.likeness import BANDS, Sketch, band_keys, name_hash, shingles, similarity, title_keys, words
 from ..rules import duplicates as duplicate_rules
-from .pass_entries import KBContext, KBRun, read_entry
+from .pass_entries import KBContext, KBRun
 
 RELATED = 0.3  # a newcomer's neighbour at or above this similarity is classified by an LLM, if there is one
+MIN_AGREEMENT = 6  # bins of 16 two sketches agree on, at least, for their bodies to be measured
 _NEIGHBOURS = 1000  # a newcomer is measured against at most this many entries
-_READ_AHEAD = 256  # entries read again kept at once while pairs are measured
+_READ_AHEAD = 256  # bodies read again kept at once while pairs are measured
 
 
 @dataclass(slots=True)
 class Member:
-    """An entry that takes part in the comparison."""
+    """An entry of a pair."""
 
     ctx: KBContext
     facts: EntryFacts
@@ -42,133 +46,166 @@ class Pair:
 
     newer: Member
     older: Member
-    similarity: float | None  # of the bodies; None when one of them is too short to compare
-    name: str  # the name both bear (normalised), or ""
+    similarity: float | None  # of the bodies, measured; None when not (a body too short, a pair found by name)
+    same_name: bool  # they share a title or an alias
     alike: bool  # at or above the threshold, or one name: a possible duplicate (else a newcomer's neighbour)
 
 
 @dataclass(slots=True)
-class _Read:
-    """What the measure of a pair needs of one entry, read again."""
+class _Group:
+    """The entries compared with each other (a KB's, or the workspace's), as parallel lists: an
+    object for each of 100,000 entries would cost the collector more than the comparison."""
 
-    names: frozenset[str]
-    shingles: set[int] | None  # None: a body shorter than min_words
-    dated: str  # its newest date in the frontmatter, as text ("" when none)
+    facts: list[EntryFacts] = field(default_factory=list)
+    contexts: list[KBContext] = field(default_factory=list)
+    newcomers: dict[int, bytes | None] = field(default_factory=dict)  # index → the newcomer's text
 
-
-def members(runs: list[KBRun]) -> list[list[Member]]:
-    """The entries of each KB that have a sketch, the KB's files first, then its newcomers."""
-    found = []
-    for r in runs:
-        kb_members = [Member(r.ctx, res.facts) for res in r.results[: len(r.kb.files)] if res.facts.sketch]
-        for cand, res in zip(r.kb.candidates, r.results[len(r.kb.files) :], strict=True):
+    def add(self, run: KBRun) -> None:
+        files = len(run.kb.files)
+        kept = [res.facts for res in run.results[:files] if res.facts.sketch]
+        self.facts.extend(kept)
+        self.contexts.extend([run.ctx] * len(kept))
+        for cand, res in zip(run.kb.candidates, run.results[files:], strict=True):
             if res.facts.sketch:
-                kb_members.append(Member(r.ctx, res.facts, cand.data, newcomer=cand.gated))
-        found.append(kb_members)
-    return found
+                if cand.gated:
+                    self.newcomers[len(self.facts)] = cand.data
+                self.facts.append(res.facts)
+                self.contexts.append(run.ctx)
+
+    def member(self, i: int) -> Member:
+        return Member(self.contexts[i], self.facts[i], self.newcomers.get(i), i in self.newcomers)
 
 
 def find(runs: list[KBRun], settings: DuplicateSettings) -> list[Pair]:
     """Every pair of alike entries (and the newcomers' neighbours), in the order of the files."""
-    by_kb = members(runs)
-    groups = [[m for kb in by_kb for m in kb]] if settings.scope == "workspace" else by_kb
+    groups: list[_Group] = []
+    for r in runs:
+        if settings.scope != "workspace" or not groups:
+            groups.append(_Group())
+        groups[-1].add(r)
     pairs: list[Pair] = []
     for group in groups:
-        if len(group) > 1:
+        if len(group.facts) > 1:
             pairs.extend(_measured(group, sorted(_candidates(group)), settings))
     return pairs
 
 
-def _candidates(group: list[Member]) -> set[tuple[int, int]]:
+def _candidates(group: _Group) -> set[tuple[int, int]]:
     """(i, j), i < j: pairs of GROUP that share a name or a band. Of the entries that share one,
     each is paired with the first only, so that a thousand copies make a thousand pairs, not half a
     million; a newcomer is paired with every entry it shares one with (up to a bound)."""
+    sketches = [f.sketch for f in group.facts]
     pairs: set[tuple[int, int]] = set()
-    _chain(pairs, (_names(m.facts) for m in group))
-    bands = [bands_of(m.facts.sketch) for m in group]
+    _names_chain(pairs, group.facts, title_keys(sketches))
     for b in range(BANDS):
-        _chain(pairs, ((bs[b],) if bs else () for bs in bands))
-    newcomers = [i for i, m in enumerate(group) if m.newcomer]
-    if newcomers:
-        pairs.update(_newcomer_pairs(group, bands, newcomers))
+        _chain(pairs, band_keys(sketches, b))
+    if group.newcomers:
+        pairs.update(_newcomer_pairs(group))
     return pairs
 
 
-def _names(facts: EntryFacts) -> tuple[int, ...]:
-    keys = {title_hash_of(facts.sketch), *(name_hash(a) for a in facts.aliases)}
-    keys.discard(0)
-    return tuple(keys)
+def _chain(pairs: set[tuple[int, int]], keys: list[bytes] | list[int]) -> None:
+    """Pair each entry with the first entry that had its key (none: a falsy key)."""
+    first = {key: i for i, key in reversed(list(enumerate(keys))) if key}
+    pairs.update((first[key], i) for i, key in enumerate(keys) if key and first[key] != i)
 
 
-def _chain(pairs: set[tuple[int, int]], keys_of: Iterable[tuple[int, ...]]) -> None:
-    """Pair each member with the first member that had one of its keys."""
+def _names_chain(pairs: set[tuple[int, int]], facts: list[EntryFacts], titles: list[int]) -> None:
+    """_chain by titles and aliases alike: a title may be another entry's alias."""
+    named = [(i, f.aliases) for i, f in enumerate(facts) if f.aliases]
+    if not named:
+        _chain(pairs, titles)
+        return
+    keys = [[t] if t else [] for t in titles]
+    for i, aliases in named:
+        keys[i].extend(name_hash(a) for a in aliases)
     first: dict[int, int] = {}
-    for i, keys in enumerate(keys_of):
-        for key in keys:
+    for i, own in enumerate(keys):
+        for key in own:
             j = first.setdefault(key, i)
             if j != i:
-                pairs.add((j, i))
+                pairs.add((min(i, j), max(i, j)))
 
 
-def _newcomer_pairs(
-    group: list[Member], bands: list[tuple[int, ...]], newcomers: list[int]
-) -> Iterator[tuple[int, int]]:
+def _names(facts: EntryFacts, sketch: Sketch) -> set[int]:
+    keys = {sketch.title, *(name_hash(a) for a in facts.aliases)}
+    keys.discard(0)
+    return keys
+
+
+def _newcomer_pairs(group: _Group) -> Iterator[tuple[int, int]]:
     """Each newcomer with every entry that shares a band or a name with it (at most a bounded number)."""
-    wanted = {(b, bands[n][b]): n for n in newcomers if bands[n] for b in range(BANDS)}
-    names = {key: n for n in newcomers for key in _names(group[n].facts)}
-    found = dict.fromkeys(newcomers, 0)
-    for i, bs in enumerate(bands):
-        hits = {wanted.get((b, bs[b])) for b in range(BANDS)} if bs else set()
-        hits.update(names.get(key) for key in _names(group[i].facts))
-        for n in hits:
+    keys = {key: n for n in group.newcomers for key in _keys(group.facts[n])}
+    found = dict.fromkeys(group.newcomers, 0)
+    for i, facts in enumerate(group.facts):
+        for n in {keys.get(key) for key in _keys(facts)}:
             if n is not None and n != i and found[n] < _NEIGHBOURS:
                 found[n] += 1
                 yield (min(i, n), max(i, n))
 
 
-def _measured(group: list[Member], candidates: list[tuple[int, int]], settings: DuplicateSettings) -> Iterator[Pair]:
-    """The candidates that are alike (or a newcomer's neighbours), measured from the files."""
-    reads: OrderedDict[int, _Read | None] = OrderedDict()
+def _keys(facts: EntryFacts) -> list[tuple[int, bytes | int]]:
+    """Every band and name of an entry, each with where it comes from (-1: a name)."""
+    keys: list[tuple[int, bytes | int]] = [(-1, name) for name in _names(facts, Sketch.of(facts.sketch))]
+    keys.extend((b, band) for b in range(BANDS) for band in band_keys([facts.sketch], b) if band)
+    return keys
+
+
+def _measured(group: _Group, candidates: list[tuple[int, int]], settings: DuplicateSettings) -> Iterator[Pair]:
+    """The candidates that are alike (or a newcomer's neighbours): bodies that are the same are so
+    by their sketches; others that agree on enough bins are measured from the files."""
+    reads: OrderedDict[int, set[str] | None] = OrderedDict()
     for i, j in candidates:
-        a, b = _read(group, i, reads, settings), _read(group, j, reads, settings)
-        if a is None or b is None:
-            continue  # a file that changed or went away since pass 1: it is not compared
-        shared = sorted(a.names & b.names)
-        sim = similarity(a.shingles, b.shingles) if a.shingles is not None and b.shingles is not None else None
-        alike = bool(shared) or (sim is not None and sim >= settings.threshold)
-        newcomer = group[i].newcomer or group[j].newcomer
-        if alike or (newcomer and sim is not None and sim >= RELATED):
-            newer, older = _newer_first(group[i], a, group[j], b)
-            yield Pair(newer, older, sim, shared[0] if shared else "", alike)
-
-
-def _read(
-    group: list[Member], i: int, reads: OrderedDict[int, _Read | None], settings: DuplicateSettings
-) -> _Read | None:
-    found = reads.get(i)
-    if found is not None or i in reads:
-        reads.move_to_end(i)
-        return found
-    m = group[i]
-    entry = read_entry(m.ctx, m.facts, m.data)
-    read = None
-    if entry is not None:
-        names = {name_key(n) for n in (entry.title or "", *entry.aliases)}
-        names.discard("")
-        body_words = words(entry.body)
-        dates = [str(entry.metadata.get(k)) for k in ("created", "date", "updated") if entry.metadata.get(k)]
-        read = _Read(
-            frozenset(names),
-            shingles(body_words) if len(body_words) >= settings.min_words else None,
-            max(dates, default=""),
+        f, g = group.facts[i], group.facts[j]
+        a, b = Sketch.of(f.sketch), Sketch.of(g.sketch)
+        same_name = (a.title != 0 and a.title == b.title) or (
+            bool(f.aliases or g.aliases) and bool(_names(f, a) & _names(g, b))
         )
-    reads[i] = read
+        newcomer = i in group.newcomers or j in group.newcomers
+        sim = None
+        if a.bins and b.bins:
+            if a.body == b.body:
+                sim = 1.0
+            elif newcomer or a.agreement(b) >= MIN_AGREEMENT:
+                sim = _measure(group, i, j, reads)
+        alike = same_name or (sim is not None and sim >= settings.threshold)
+        if alike or (newcomer and sim is not None and sim >= RELATED):
+            m, n = group.member(i), group.member(j)
+            newer, older = _newer_first(m, a, n, b)
+            yield Pair(newer, older, sim, same_name, alike)
+
+
+def _measure(group: _Group, i: int, j: int, reads: OrderedDict[int, set[str] | None]) -> float | None:
+    """The similarity of two bodies read again (None when one cannot be read now)."""
+    a, b = _shingles(group, i, reads), _shingles(group, j, reads)
+    return similarity(a, b) if a is not None and b is not None else None
+
+
+def _shingles(group: _Group, i: int, reads: OrderedDict[int, set[str] | None]) -> set[str] | None:
+    if i in reads:
+        reads.move_to_end(i)
+        return reads[i]
+    raw = _raw(group.member(i))
+    found = shingles(words(raw.body)) if raw is not None else None
+    reads[i] = found
     if len(reads) > _READ_AHEAD:
         reads.popitem(last=False)
-    return read
+    return found
 
 
-def _newer_first(m: Member, a: _Read, n: Member, b: _Read) -> tuple[Member, Member]:
+def _raw(m: Member) -> RawEntry | None:
+    """The entry's frontmatter and body, read again (None when it cannot be read now)."""
+    data = m.data
+    if data is None:
+        try:
+            data = read_regular_file(m.facts.path, m.ctx.limits.max_file_bytes)
+        except FileProblem:
+            return None
+    raw = parse(data, m.ctx.limits)
+    return raw if isinstance(raw, RawEntry) else None
+
+
+def _newer_first(m: Member, a: Sketch, n: Member, b: Sketch) -> tuple[Member, Member]:
     """(the newer-looking, the other): a newcomer; else the one reported when only one is; else the
     later date in the frontmatter (created, date, updated); else the later path."""
     if m.newcomer != n.newcomer:

@@ -24,7 +24,7 @@ from ..model.entry import Entry, ParseFailure, build_entry, parse
 from ..model.facts import EntryFacts
 from ..model.issue import Issue, fingerprint_of
 from ..model.kbschema import KBSchema
-from ..model.likeness import sketch, words
+from ..model.likeness import newest_date, sketch
 from ..model.link import Link, PackedLinks
 from ..model.plan import Plan, build_plan
 from ..model.suppression import suppressions
@@ -127,11 +127,11 @@ def lint_source(
 
 def _sketch(entry: Entry, duplicates: DuplicateSettings | None) -> bytes:
     """What the duplicate search keeps of ENTRY: nothing when entries are not compared or its type
-    is not; its title alone when its body is shorter than `min_words`."""
+    is not; no body when the body is shorter than `min_words`."""
     if duplicates is None or (duplicates.types and entry.type not in duplicates.types):
         return b""
-    body_words = words(entry.body)
-    return sketch(entry.title or "", body_words if len(body_words) >= duplicates.min_words else None)
+    long_enough = len(entry.body.split(None, duplicates.min_words)) >= duplicates.min_words
+    return sketch(entry.title or "", entry.body if long_enough else None, newest_date(entry.raw.frontmatter))
 
 
 def _add_cross_links(entry: Entry, cross_by_source: dict[str, list[Link]]) -> tuple[str, ...]:

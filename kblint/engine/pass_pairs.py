@@ -55,7 +55,7 @@ def to_classify(pairs: list[Pair], max_compare: int) -> tuple[list[Pair], list[P
     chosen: list[Pair] = []
     rest: list[Pair] = []
     for group in by_entry.values():
-        group.sort(key=lambda p: (not p.name, -(p.similarity or 0.0)))
+        group.sort(key=lambda p: (not p.same_name, -(p.similarity or 0.0)))
         chosen.extend(group[:max_compare])
         rest.extend(p for p in group[max_compare:] if p.alike)
     return chosen, rest

@@ -1,28 +1,45 @@
-"""How alike two entries are: their names normalised, and a sketch of a body's word shingles
-that finds near-identical bodies among many entries without comparing every pair.
+"""How alike two entries are: their names, and a sketch of their bodies that finds near-identical
+bodies among many entries without comparing every pair; and the exact measure of a pair.
 
-The sketch is one-permutation MinHash: each 3-word shingle is hashed once (CRC-32), the hashes
-fall into 64 bins by their low bits, and each bin keeps its smallest hash. Two bodies agree on a
-bin with a probability close to the Jaccard similarity of their shingle sets. The 64 bins make 16
-bands of 4; bodies that agree on a whole band become a candidate pair (a Jaccard of 0.8 makes a
-pair with a probability above 0.999, one of 0.3 with one of about 0.12), and a candidate is then
-measured exactly. A sketch is 4 bytes of the title's hash and 4 bytes per band: 68 bytes an entry.
+The sketch is made in pass 1, from the body's fragments (the text between full stops, commas and
+line ends, case folded; fragments shorter than a few words, such as headings, are left out): each
+fragment is hashed once (CRC-32), the hashes fall into 16 bins by their low bits, and each bin
+keeps its smallest hash (one-permutation MinHash). Two bodies agree on a bin with a probability
+close to the Jaccard similarity of their fragment sets. The bins make 8 bands of 2: bodies that
+agree on a band, and on enough bins, are a candidate pair, measured exactly (`similarity` of
+their 3-word shingles) from the files. A copy with a few words changed keeps most of its
+fragments: its fragment similarity stays near 0.8, which makes it a candidate with a probability
+above 0.999. Hashing fragments rather than every word keeps the sketch a small part of pass 1.
+
+A sketch is 84 bytes: the title's key, the body's hash, the entry's newest date, the 16 bins.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import compress
+from operator import methodcaller
+from typing import Any
 from zlib import crc32
 
 SHINGLE_WORDS = 3
-BINS = 64
-ROWS = 4  # bins per band
+BINS = 16
+ROWS = 2  # bins per band
 BANDS = BINS // ROWS
+SKETCH_CHARS = 2000  # of a body, the sketch reads the first; a candidate pair is measured on the whole bodies
+MIN_FRAGMENT = 24  # characters: shorter fragments (headings, list markers, "see also") are left out
 _BIN_MASK = BINS - 1
-_NAME_BYTES = 4
-_WORD = re.compile(r"\w+")
 _SPREAD = 0x9E3779B1  # an empty bin borrows the next filled bin's value, moved by this per step
+_HEAD = struct.Struct("<QQI")  # title key, body hash, newest date (YYYYMMDD)
+_BINS = struct.Struct(f"<{BINS}I")
+_WORD = re.compile(r"\w+")
+_ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+DATE_KEYS = ("created", "date", "updated")
 
 
 def words(text: str) -> list[str]:
@@ -37,62 +54,101 @@ def name_key(name: str) -> str:
 
 
 def name_hash(name: str) -> int:
+    """A 64-bit hash of the name's key (0 for a name without words)."""
     key = name_key(name)
-    return crc32(key.encode("utf-8", "surrogatepass")) if key else 0
+    if not key:
+        return 0
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
 
-def shingles(body_words: list[str]) -> set[int]:
-    """The hashes of the body's 3-word shingles (of its words, when fewer than three)."""
+def shingles(body_words: list[str]) -> set[str]:
+    """The body's 3-word shingles (its words, when fewer than three)."""
     if len(body_words) < SHINGLE_WORDS:
-        grams = [" ".join(body_words)] if body_words else []
-    else:
-        grams = list(map(" ".join, zip(*(body_words[i:] for i in range(SHINGLE_WORDS)), strict=False)))
-    return set(map(crc32, (g.encode("utf-8", "surrogatepass") for g in grams)))
+        return {" ".join(body_words)} if body_words else set()
+    return set(map(" ".join, zip(body_words, body_words[1:], body_words[2:], strict=False)))
 
 
-def similarity(a: set[int], b: set[int]) -> float:
+def similarity(a: set[str], b: set[str]) -> float:
     """The Jaccard similarity of two shingle sets."""
     if not a and not b:
         return 1.0
     return len(a & b) / len(a | b)
 
 
+def _fragments(body: str) -> set[int]:
+    text = body[:SKETCH_CHARS].casefold().replace("\n", ". ").replace(", ", ". ")
+    parts = text.split(". ")
+    kept = compress(parts, map(MIN_FRAGMENT.__le__, map(len, parts)))
+    return set(map(crc32, map(_ENCODE, kept)))
+
+
 def _bins(hashes: set[int]) -> list[int]:
     ordered = sorted(hashes, reverse=True)
-    smallest = dict(zip([h & _BIN_MASK for h in ordered], ordered, strict=True))  # the last one in a bin wins
-    values = [0] * BINS
-    for b in range(BINS):
-        found = smallest.get(b)
-        step = 0
-        while found is None:  # densified: no two bodies agree on a bin only because both left it empty
-            step += 1
-            found = smallest.get((b + step) & _BIN_MASK)
-            if found is not None:
-                found = (found + step * _SPREAD) & 0xFFFFFFFF
-        values[b] = found
-    return values
+    smallest = dict(zip(map(_BIN_MASK.__and__, ordered), ordered, strict=True))  # the last one in a bin wins
+    values = list(map(smallest.get, range(BINS)))
+    for b in [b for b, v in enumerate(values) if v is None] if len(smallest) < BINS else ():
+        step = 1
+        while smallest.get((b + step) & _BIN_MASK) is None:  # densified: no two bodies agree on a bin
+            step += 1  # only because both left it empty
+        values[b] = (smallest[(b + step) & _BIN_MASK] + step * _SPREAD) & 0xFFFFFFFF
+    return values  # type: ignore[return-value]  # no None is left
 
 
-def sketch(title: str, body_words: list[str] | None) -> bytes:
-    """The sketch of an entry: its title's hash, then its bands (none for BODY_WORDS None, a body
-    compared by its title only)."""
-    head = struct.pack("<I", name_hash(title))
-    if body_words is None:
-        return head
-    hashes = shingles(body_words)
-    if not hashes:
-        return head
-    packed = struct.pack(f"<{BINS}I", *_bins(hashes))
-    step = 4 * ROWS
-    return head + struct.pack(f"<{BANDS}I", *(crc32(packed[i : i + step]) for i in range(0, len(packed), step)))
+def newest_date(frontmatter: Mapping[Any, Any]) -> int:
+    """The newest of the entry's created, date and updated as YYYYMMDD (0 when none is a date)."""
+    found = 0
+    for key in DATE_KEYS:
+        m = _DATE.match(str(frontmatter.get(key) or ""))
+        if m:
+            found = max(found, int("".join(m.groups())))
+    return found
 
 
-def title_hash_of(data: bytes) -> int:
-    return struct.unpack_from("<I", data)[0] if len(data) >= _NAME_BYTES else 0
+def sketch(title: str, body: str | None, dated: int) -> bytes:
+    """The sketch of an entry; BODY None: a body compared by title only (too short)."""
+    if body is None:
+        return _HEAD.pack(name_hash(title), 0, dated)
+    hashes = _fragments(body)
+    body_hash = int.from_bytes(hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+    head = _HEAD.pack(name_hash(title), body_hash, dated)
+    return head + _BINS.pack(*_bins(hashes)) if hashes else head
 
 
-def bands_of(data: bytes) -> tuple[int, ...]:
-    """The band hashes of a sketch (none when its body is compared by title only)."""
-    if len(data) <= _NAME_BYTES:
-        return ()
-    return struct.unpack_from(f"<{BANDS}I", data, _NAME_BYTES)
+@dataclass(frozen=True, slots=True)
+class Sketch:
+    """A sketch read back."""
+
+    title: int  # name_hash of the title (0: none)
+    body: int  # hash of the whole body (0: compared by title only)
+    dated: int  # newest date, YYYYMMDD (0: none)
+    bins: tuple[int, ...]  # empty: the body is compared by title only
+
+    @classmethod
+    def of(cls, data: bytes) -> Sketch:
+        if len(data) < _HEAD.size:
+            return cls(0, 0, 0, ())
+        title, body, dated = _HEAD.unpack_from(data)
+        bins = _BINS.unpack_from(data, _HEAD.size) if len(data) >= _HEAD.size + _BINS.size else ()
+        return cls(title, body, dated, bins)
+
+    def band(self, b: int) -> tuple[int, ...]:
+        return self.bins[b * ROWS : (b + 1) * ROWS]
+
+    def agreement(self, other: Sketch) -> int:
+        """How many bins the two sketches agree on (an estimate of their likeness, out of BINS)."""
+        return sum(map(int.__eq__, self.bins, other.bins))
+
+
+_FULL = _HEAD.size + _BINS.size
+
+
+def band_keys(sketches: list[bytes], b: int) -> list[bytes]:
+    """Band B of each sketch, as a key (b"" for a body compared by title only)."""
+    start = _HEAD.size + 4 * ROWS * b
+    end = start + 4 * ROWS
+    return [data[start:end] if len(data) == _FULL else b"" for data in sketches]
+
+
+def title_keys(sketches: list[bytes]) -> list[int]:
+    """The title's hash of each sketch (0: none)."""
+    return [int.from_bytes(data[:8], "little") for data in sketches]

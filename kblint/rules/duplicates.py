@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 def _why(pair: Pair) -> str:
     parts = []
-    if pair.name:
-        parts.append(f"the same title or alias '{pair.name}'")
+    if pair.same_name:
+        parts.append("the same title or alias")
     if pair.similarity is not None:
         parts.append(f"bodies {pair.similarity:.0%} alike")
     return "; ".join(parts)
