@@ -11,7 +11,7 @@ threshold: with an LLM, the closest of them are classified (pass 3).
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -20,12 +20,25 @@ from ..infra.files import FileProblem, read_regular_file
 from ..model.entry import RawEntry, parse
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
-from ..model.likeness import BANDS, Sketch, band_keys, name_hash, shingles, similarity, title_keys, words
+from ..model.likeness import (
+    BANDS,
+    agreement,
+    band_keys,
+    body_keys,
+    dated,
+    name_hash,
+    same_body,
+    shingles,
+    similarity,
+    title_keys,
+    words,
+)
 from ..rules import duplicates as duplicate_rules
 from .pass_entries import KBContext, KBRun
 
 RELATED = 0.3  # a newcomer's neighbour at or above this similarity is classified by an LLM, if there is one
 MIN_AGREEMENT = 6  # bins of 16 two sketches agree on, at least, for their bodies to be measured
+MIN_BANDS = 2  # bands two sketches share, at least, to be a candidate pair
 _NEIGHBOURS = 1000  # a newcomer is measured against at most this many entries
 _READ_AHEAD = 256  # bodies read again kept at once while pairs are measured
 
@@ -91,30 +104,34 @@ def find(runs: list[KBRun], settings: DuplicateSettings) -> list[Pair]:
 
 
 def _candidates(group: _Group) -> set[tuple[int, int]]:
-    """(i, j), i < j: pairs of GROUP that share a name or a band. Of the entries that share one,
-    each is paired with the first only, so that a thousand copies make a thousand pairs, not half a
-    million; a newcomer is paired with every entry it shares one with (up to a bound)."""
+    """(i, j), i < j: pairs of GROUP that share a name, a body, or two bands or more. Of the entries
+    that share one, each is paired with the first only, so that a thousand copies make a thousand
+    pairs, not half a million; a newcomer is paired with every entry it shares one with (up to a
+    bound). One band in common is left out: a sentence that many entries repeat makes it."""
     sketches = [f.sketch for f in group.facts]
     pairs: set[tuple[int, int]] = set()
     _names_chain(pairs, group.facts, title_keys(sketches))
+    pairs.update(_chained(body_keys(sketches)))
+    banded: Counter[tuple[int, int]] = Counter()
     for b in range(BANDS):
-        _chain(pairs, band_keys(sketches, b))
+        banded.update(_chained(band_keys(sketches, b)))
+    pairs.update(pair for pair, bands in banded.items() if bands >= MIN_BANDS)
     if group.newcomers:
         pairs.update(_newcomer_pairs(group))
     return pairs
 
 
-def _chain(pairs: set[tuple[int, int]], keys: list[bytes] | list[int]) -> None:
-    """Pair each entry with the first entry that had its key (none: a falsy key)."""
+def _chained(keys: list[bytes] | list[int]) -> Iterator[tuple[int, int]]:
+    """Each entry paired with the first entry that had its key (none: a falsy key)."""
     first = {key: i for i, key in reversed(list(enumerate(keys))) if key}
-    pairs.update((first[key], i) for i, key in enumerate(keys) if key and first[key] != i)
+    return ((first[key], i) for i, key in enumerate(keys) if key and first[key] != i)
 
 
 def _names_chain(pairs: set[tuple[int, int]], facts: list[EntryFacts], titles: list[int]) -> None:
     """_chain by titles and aliases alike: a title may be another entry's alias."""
     named = [(i, f.aliases) for i, f in enumerate(facts) if f.aliases]
     if not named:
-        _chain(pairs, titles)
+        pairs.update(_chained(titles))
         return
     keys = [[t] if t else [] for t in titles]
     for i, aliases in named:
@@ -127,8 +144,8 @@ def _names_chain(pairs: set[tuple[int, int]], facts: list[EntryFacts], titles: l
                 pairs.add((min(i, j), max(i, j)))
 
 
-def _names(facts: EntryFacts, sketch: Sketch) -> set[int]:
-    keys = {sketch.title, *(name_hash(a) for a in facts.aliases)}
+def _names(facts: EntryFacts) -> set[int]:
+    keys = {*title_keys([facts.sketch]), *(name_hash(a) for a in facts.aliases)}
     keys.discard(0)
     return keys
 
@@ -146,7 +163,7 @@ def _newcomer_pairs(group: _Group) -> Iterator[tuple[int, int]]:
 
 def _keys(facts: EntryFacts) -> list[tuple[int, bytes | int]]:
     """Every band and name of an entry, each with where it comes from (-1: a name)."""
-    keys: list[tuple[int, bytes | int]] = [(-1, name) for name in _names(facts, Sketch.of(facts.sketch))]
+    keys: list[tuple[int, bytes | int]] = [(-1, name) for name in _names(facts)]
     keys.extend((b, band) for b in range(BANDS) for band in band_keys([facts.sketch], b) if band)
     return keys
 
@@ -157,22 +174,24 @@ def _measured(group: _Group, candidates: list[tuple[int, int]], settings: Duplic
     reads: OrderedDict[int, set[str] | None] = OrderedDict()
     for i, j in candidates:
         f, g = group.facts[i], group.facts[j]
-        a, b = Sketch.of(f.sketch), Sketch.of(g.sketch)
-        same_name = (a.title != 0 and a.title == b.title) or (
-            bool(f.aliases or g.aliases) and bool(_names(f, a) & _names(g, b))
-        )
+        same_name = _same_name(f, g)
         newcomer = i in group.newcomers or j in group.newcomers
         sim = None
-        if a.bins and b.bins:
-            if a.body == b.body:
-                sim = 1.0
-            elif newcomer or a.agreement(b) >= MIN_AGREEMENT:
-                sim = _measure(group, i, j, reads)
+        if same_body(f.sketch, g.sketch):
+            sim = 1.0
+        elif newcomer or agreement(f.sketch, g.sketch) >= MIN_AGREEMENT:
+            sim = _measure(group, i, j, reads)
         alike = same_name or (sim is not None and sim >= settings.threshold)
         if alike or (newcomer and sim is not None and sim >= RELATED):
-            m, n = group.member(i), group.member(j)
-            newer, older = _newer_first(m, a, n, b)
+            newer, older = _newer_first(group.member(i), group.member(j))
             yield Pair(newer, older, sim, same_name, alike)
+
+
+def _same_name(f: EntryFacts, g: EntryFacts) -> bool:
+    if f.aliases or g.aliases:
+        return bool(_names(f) & _names(g))
+    a, b = title_keys([f.sketch, g.sketch])
+    return a != 0 and a == b
 
 
 def _measure(group: _Group, i: int, j: int, reads: OrderedDict[int, set[str] | None]) -> float | None:
@@ -205,14 +224,14 @@ def _raw(m: Member) -> RawEntry | None:
     return raw if isinstance(raw, RawEntry) else None
 
 
-def _newer_first(m: Member, a: Sketch, n: Member, b: Sketch) -> tuple[Member, Member]:
+def _newer_first(m: Member, n: Member) -> tuple[Member, Member]:
     """(the newer-looking, the other): a newcomer; else the one reported when only one is; else the
     later date in the frontmatter (created, date, updated); else the later path."""
     if m.newcomer != n.newcomer:
         return (m, n) if m.newcomer else (n, m)
     if m.facts.reported != n.facts.reported:
         return (m, n) if m.facts.reported else (n, m)
-    return (m, n) if (a.dated, m.facts.path) > (b.dated, n.facts.path) else (n, m)
+    return (m, n) if (dated(m.facts.sketch), m.facts.path) > (dated(n.facts.sketch), n.facts.path) else (n, m)
 
 
 def issues(pairs: list[Pair]) -> list[Issue]:

@@ -134,10 +134,6 @@ class Sketch:
     def band(self, b: int) -> tuple[int, ...]:
         return self.bins[b * ROWS : (b + 1) * ROWS]
 
-    def agreement(self, other: Sketch) -> int:
-        """How many bins the two sketches agree on (an estimate of their likeness, out of BINS)."""
-        return sum(map(int.__eq__, self.bins, other.bins))
-
 
 _FULL = _HEAD.size + _BINS.size
 
@@ -147,6 +143,29 @@ def band_keys(sketches: list[bytes], b: int) -> list[bytes]:
     start = _HEAD.size + 4 * ROWS * b
     end = start + 4 * ROWS
     return [data[start:end] if len(data) == _FULL else b"" for data in sketches]
+
+
+def body_keys(sketches: list[bytes]) -> list[bytes]:
+    """The body's hash of each sketch, as a key (b"" for a body compared by title only)."""
+    return [data[8:16] if len(data) == _FULL else b"" for data in sketches]
+
+
+def same_body(a: bytes, b: bytes) -> bool:
+    """Whether two sketches are of one body (both long enough to compare)."""
+    return len(a) == _FULL == len(b) and a[8:16] == b[8:16]
+
+
+def agreement(a: bytes, b: bytes) -> int:
+    """How many bins two sketches agree on (an estimate of their likeness, out of BINS; 0 when a
+    body is compared by title only)."""
+    if len(a) != _FULL or len(b) != _FULL:
+        return 0
+    return sum(map(int.__eq__, memoryview(a)[_HEAD.size :].cast("I"), memoryview(b)[_HEAD.size :].cast("I")))
+
+
+def dated(data: bytes) -> int:
+    """The newest date of a sketch's entry, YYYYMMDD (0: none)."""
+    return int(_HEAD.unpack_from(data)[2]) if len(data) >= _HEAD.size else 0
 
 
 def title_keys(sketches: list[bytes]) -> list[int]:
