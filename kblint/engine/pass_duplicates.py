@@ -12,7 +12,7 @@ threshold: with an LLM, the closest of them are classified (pass 3).
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..config import DuplicateSettings
@@ -28,6 +28,7 @@ from ..model.likeness import (
     dated,
     name_hash,
     same_body,
+    same_title,
     shingles,
     similarity,
     title_keys,
@@ -38,7 +39,7 @@ from .pass_entries import KBContext, KBRun
 
 RELATED = 0.3  # a newcomer's neighbour at or above this similarity is classified by an LLM, if there is one
 MIN_AGREEMENT = 6  # bins of 16 two sketches agree on, at least, for their bodies to be measured
-MIN_BANDS = 2  # bands two sketches share, at least, to be a candidate pair
+COMMON_BAND = 8  # entries that share a band, at most, for it to pair them
 _NEIGHBOURS = 1000  # a newcomer is measured against at most this many entries
 _READ_AHEAD = 256  # bodies read again kept at once while pairs are measured
 
@@ -104,27 +105,39 @@ def find(runs: list[KBRun], settings: DuplicateSettings) -> list[Pair]:
 
 
 def _candidates(group: _Group) -> set[tuple[int, int]]:
-    """(i, j), i < j: pairs of GROUP that share a name, a body, or two bands or more. Of the entries
-    that share one, each is paired with the first only, so that a thousand copies make a thousand
-    pairs, not half a million; a newcomer is paired with every entry it shares one with (up to a
-    bound). One band in common is left out: a sentence that many entries repeat makes it."""
+    """(i, j), i < j: pairs of GROUP that share a name, a body or a band. Of the entries that share
+    a name or a body, each is paired with the first only, so that a thousand copies make a thousand
+    pairs, not half a million; a band pairs each entry with the first and the last before it, and
+    one that more than COMMON_BAND entries share pairs none: a sentence that many entries repeat
+    makes it. A newcomer is paired with every entry it shares one with (up to a bound)."""
     sketches = [f.sketch for f in group.facts]
     pairs: set[tuple[int, int]] = set()
     _names_chain(pairs, group.facts, title_keys(sketches))
     pairs.update(_chained(body_keys(sketches)))
-    banded: Counter[tuple[int, int]] = Counter()
     for b in range(BANDS):
-        banded.update(_chained(band_keys(sketches, b)))
-    pairs.update(pair for pair, bands in banded.items() if bands >= MIN_BANDS)
+        keys = band_keys(sketches, b)
+        counts = Counter(keys)
+        rare = [key if counts[key] <= COMMON_BAND else b"" for key in keys]
+        pairs.update((i, j) for i, j in _chained(rare, neighbour=True) if not same_body(sketches[i], sketches[j]))
     if group.newcomers:
         pairs.update(_newcomer_pairs(group))
     return pairs
 
 
-def _chained(keys: list[bytes] | list[int]) -> Iterator[tuple[int, int]]:
-    """Each entry paired with the first entry that had its key (none: a falsy key)."""
-    first = {key: i for i, key in reversed(list(enumerate(keys))) if key}
-    return ((first[key], i) for i, key in enumerate(keys) if key and first[key] != i)
+def _chained(keys: Sequence[bytes | int], neighbour: bool = False) -> Iterator[tuple[int, int]]:
+    """Each entry paired with the first entry before it that had its key (none: a falsy key), and
+    with NEIGHBOUR the last one too (the entry a near copy was made from is not always the first)."""
+    first: dict[bytes | int, int] = {}
+    last: dict[bytes | int, int] = {}
+    for i, key in enumerate(keys):
+        if key:
+            j = first.setdefault(key, i)
+            if j != i:
+                yield (j, i)
+                k = last.get(key, j)
+                if neighbour and k != j:
+                    yield (k, i)
+            last[key] = i
 
 
 def _names_chain(pairs: set[tuple[int, int]], facts: list[EntryFacts], titles: list[int]) -> None:
@@ -190,8 +203,7 @@ def _measured(group: _Group, candidates: list[tuple[int, int]], settings: Duplic
 def _same_name(f: EntryFacts, g: EntryFacts) -> bool:
     if f.aliases or g.aliases:
         return bool(_names(f) & _names(g))
-    a, b = title_keys([f.sketch, g.sketch])
-    return a != 0 and a == b
+    return same_title(f.sketch, g.sketch)
 
 
 def _measure(group: _Group, i: int, j: int, reads: OrderedDict[int, set[str] | None]) -> float | None:

@@ -136,6 +136,7 @@ class Sketch:
 
 
 _FULL = _HEAD.size + _BINS.size
+_NO_TITLE = bytes(8)
 
 
 def band_keys(sketches: list[bytes], b: int) -> list[bytes]:
@@ -150,6 +151,11 @@ def body_keys(sketches: list[bytes]) -> list[bytes]:
     return [data[8:16] if len(data) == _FULL else b"" for data in sketches]
 
 
+def same_title(a: bytes, b: bytes) -> bool:
+    """Whether two sketches' entries have one title (not none)."""
+    return a[:8] == b[:8] and a[:8] != _NO_TITLE
+
+
 def same_body(a: bytes, b: bytes) -> bool:
     """Whether two sketches are of one body (both long enough to compare)."""
     return len(a) == _FULL == len(b) and a[8:16] == b[8:16]
@@ -160,7 +166,7 @@ def agreement(a: bytes, b: bytes) -> int:
     body is compared by title only)."""
     if len(a) != _FULL or len(b) != _FULL:
         return 0
-    return sum(map(int.__eq__, memoryview(a)[_HEAD.size :].cast("I"), memoryview(b)[_HEAD.size :].cast("I")))
+    return sum(map(int.__eq__, _BINS.unpack_from(a, _HEAD.size), _BINS.unpack_from(b, _HEAD.size)))
 
 
 def dated(data: bytes) -> int:
