@@ -108,7 +108,7 @@ def test_the_engine_tells_each_stage(tmp_path: Path):
     b = write_kb(tmp_path / "b", "name: b\n", {"z.md": entry.format("Z", "a:x")})
     recorder = Recorder()
     run(resolve({"paths": [str(a), str(b)], "no_cache": True, "jobs": 1}, cwd=str(tmp_path)), progress=recorder)
-    assert recorder.phases == [("parsing", 3), ("checking links", None), ("comparing entries", None)]
+    assert recorder.phases == [("parsing", 3), ("comparing entries", None), ("checking links", None)]
     assert recorder.steps == 3 and recorder.descriptions == {"parsing a (1/2)", "parsing a (2/2)", "parsing b (1/1)"}
 
 

@@ -11,9 +11,10 @@ threshold: with an LLM, the closest of them are classified (pass 3).
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
-from collections.abc import Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from ..config import DuplicateSettings
 from ..infra.files import FileProblem, read_regular_file
@@ -105,46 +106,53 @@ def find(runs: list[KBRun], settings: DuplicateSettings) -> list[Pair]:
 
 
 def _candidates(group: _Group) -> set[tuple[int, int]]:
-    """(i, j), i < j: pairs of GROUP that share a name, a body or a band. Of the entries that share
-    a name or a body, each is paired with the first only, so that a thousand copies make a thousand
-    pairs, not half a million; a band pairs each entry with the first and the last before it, and
-    one that more than COMMON_BAND entries share pairs none: a sentence that many entries repeat
-    makes it. A newcomer is paired with every entry it shares one with (up to a bound)."""
+    """(i, j), i < j: pairs of GROUP that share a name or a body, or a band and enough bins. Of the
+    entries that share a name or a body, each is paired with the first only, so that a thousand
+    copies make a thousand pairs, not half a million; a band that more than COMMON_BAND entries
+    share pairs none (a sentence that many entries repeat makes it). A newcomer is paired with
+    every entry it shares a name or a band with (up to a bound)."""
     sketches = [f.sketch for f in group.facts]
     pairs: set[tuple[int, int]] = set()
-    _names_chain(pairs, group.facts, title_keys(sketches))
-    pairs.update(_chained(body_keys(sketches)))
+    _by_name(pairs, group.facts, title_keys(sketches))
+    for run in _runs(body_keys(sketches)):
+        pairs.update((run[0], i) for i in run[1:])
     for b in range(BANDS):
-        keys = band_keys(sketches, b)
-        counts = Counter(keys)
-        rare = [key if counts[key] <= COMMON_BAND else b"" for key in keys]
-        pairs.update((i, j) for i, j in _chained(rare, neighbour=True) if not same_body(sketches[i], sketches[j]))
+        for run in _runs(band_keys(sketches, b)):
+            if len(run) <= COMMON_BAND:
+                pairs.update(
+                    (i, j)
+                    for i, j in combinations(run, 2)
+                    if agreement(sketches[i], sketches[j]) >= MIN_AGREEMENT and not same_body(sketches[i], sketches[j])
+                )
     if group.newcomers:
         pairs.update(_newcomer_pairs(group))
     return pairs
 
 
-def _chained(keys: Sequence[bytes | int], neighbour: bool = False) -> Iterator[tuple[int, int]]:
-    """Each entry paired with the first entry before it that had its key (none: a falsy key), and
-    with NEIGHBOUR the last one too (the entry a near copy was made from is not always the first)."""
-    first: dict[bytes | int, int] = {}
-    last: dict[bytes | int, int] = {}
-    for i, key in enumerate(keys):
-        if key:
-            j = first.setdefault(key, i)
-            if j != i:
-                yield (j, i)
-                k = last.get(key, j)
-                if neighbour and k != j:
-                    yield (k, i)
-            last[key] = i
+def _runs(keys: list[int]) -> Iterator[list[int]]:
+    """The indexes of the entries that share a key (0: none), ascending, for each key two or more share.
+    By sorting rather than a table of every key, the memory it takes stays small."""
+    order = sorted(filter(keys.__getitem__, range(len(keys))), key=keys.__getitem__)
+    run: list[int] = []
+    previous = 0
+    for i in order:
+        if keys[i] != previous:
+            if len(run) > 1:
+                yield run
+            run, previous = [i], keys[i]
+        else:
+            run.append(i)
+    if len(run) > 1:
+        yield run
 
 
-def _names_chain(pairs: set[tuple[int, int]], facts: list[EntryFacts], titles: list[int]) -> None:
-    """_chain by titles and aliases alike: a title may be another entry's alias."""
+def _by_name(pairs: set[tuple[int, int]], facts: list[EntryFacts], titles: list[int]) -> None:
+    """Entries that share a title or an alias (a title may be another entry's alias), each paired
+    with the first that had it."""
     named = [(i, f.aliases) for i, f in enumerate(facts) if f.aliases]
     if not named:
-        pairs.update(_chained(titles))
+        for run in _runs(titles):
+            pairs.update((run[0], i) for i in run[1:])
         return
     keys = [[t] if t else [] for t in titles]
     for i, aliases in named:
@@ -174,9 +182,9 @@ def _newcomer_pairs(group: _Group) -> Iterator[tuple[int, int]]:
                 yield (min(i, n), max(i, n))
 
 
-def _keys(facts: EntryFacts) -> list[tuple[int, bytes | int]]:
+def _keys(facts: EntryFacts) -> list[tuple[int, int]]:
     """Every band and name of an entry, each with where it comes from (-1: a name)."""
-    keys: list[tuple[int, bytes | int]] = [(-1, name) for name in _names(facts)]
+    keys: list[tuple[int, int]] = [(-1, name) for name in _names(facts)]
     keys.extend((b, band) for b in range(BANDS) for band in band_keys([facts.sketch], b) if band)
     return keys
 
@@ -244,6 +252,14 @@ def _newer_first(m: Member, n: Member) -> tuple[Member, Member]:
     if m.facts.reported != n.facts.reported:
         return (m, n) if m.facts.reported else (n, m)
     return (m, n) if (dated(m.facts.sketch), m.facts.path) > (dated(n.facts.sketch), n.facts.path) else (n, m)
+
+
+def forget_sketches(runs: list[KBRun]) -> None:
+    """Drop the entries' sketches once the pairs are found: the later passes hold every entry's
+    facts, and need none of them."""
+    for r in runs:
+        for result in r.results:
+            result.facts.sketch = b""
 
 
 def issues(pairs: list[Pair]) -> list[Issue]:

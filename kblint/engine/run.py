@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from .. import userpattern
 from ..config import Settings, llm_spec
 from ..infra.spill import IssueSpill
-from ..model.issue import DuplicateSummary, JudgmentSummary, Report, report_order
+from ..model.issue import DuplicateSummary, JudgmentSummary, Report, in_report_order
 from ..paths import display_path
 from ..progress import Progress
 from ..workspace import KB, Candidate, UsageError, WalkOptions, Workspace, build_workspace
@@ -167,19 +167,20 @@ def _passes(
     runs = pass_entries.run_all(ws, settings, caches, spill, progress)
     shard = filters.parse_shard(settings.shard) if settings.shard else None
     touched = pass_entries.touched_names(runs, deleted) if deleted is not None else None
+    reported = [r for r in runs if kb_name is None or r.kb.name == kb_name]
+    first_shard = shard is None or shard[0] == 1  # the graph issues and pairs of every entry are shard 1's
+    # Before the link graph is built: the memory the comparison takes is then the graph's to reuse.
+    pairs = _pairs(runs, reported, settings, progress) if first_shard else []
     progress.phase("checking links")
     graph, graph_issues = pass_graph.analyse(
         [r.graph_kb() for r in runs], strict_links=settings.strict_links, touched=touched
     )
-    reported = [r for r in runs if kb_name is None or r.kb.name == kb_name]
     assembly = Assembly(shard)
     for r in reported:
         assembly.add_kb(r, graph)
-    pairs: list[pass_duplicates.Pair] = []
-    if shard is None or shard[0] == 1:  # the graph issues and pairs of every entry are shard 1's
+    if first_shard:
         names = {r.kb.name for r in reported}
         assembly.issues.extend(i for i in graph_issues if i.kb_name in names)
-        pairs = _pairs(runs, reported, settings, progress)
     judged = _judgment(assembly, settings, progress, pairs)
     if judged.pairs is not None:
         assembly.issues.extend(judged.pairs.issues)
@@ -201,7 +202,9 @@ def _pairs(
     progress.phase("comparing entries")
     names = {r.kb.name for r in reported}
     compared = runs if settings.duplicates.scope == "workspace" else reported
-    return [p for p in pass_duplicates.find(compared, settings.duplicates) if p.newer.facts.kb_name in names]
+    pairs = [p for p in pass_duplicates.find(compared, settings.duplicates) if p.newer.facts.kb_name in names]
+    pass_duplicates.forget_sketches(runs)
+    return pairs
 
 
 def _judgment(
@@ -229,7 +232,7 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
         roots={kb.name: kb.root for kb in outcome.kbs},
     )
     kept = [i for i in outcome.issues if flt.keep(i)] if flt.active else list(outcome.issues)
-    kept.sort(key=report_order({kb.name: kb.root for kb in outcome.kbs}))
+    kept = in_report_order(kept, {kb.name: kb.root for kb in outcome.kbs})
     hidden = dict(outcome.hidden)
     for name, count in flt.hidden.items():
         hidden[name] = hidden.get(name, 0) + count

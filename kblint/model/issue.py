@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -73,10 +72,19 @@ def sort_key(issue: Issue) -> tuple[str, bool, str, int, int, str, str]:
     return (issue.kb_name or "", not config, issue.path, issue.line, issue.column, issue.rule, issue.message)
 
 
-def report_order(roots: dict[str, str]) -> Callable[[Issue], tuple[str, tuple[str, bool, str, int, int, str, str]]]:
-    """sort_key with the KBs in the order of their directories (ROOTS: KB name → directory), so that a
-    report runs by path (SPEC §9) but for each KB's kb.yaml, which comes first."""
-    return lambda issue: (roots.get(issue.kb_name or "", issue.kb_name or ""), sort_key(issue))
+def in_report_order(issues: list[Issue], roots: dict[str, str]) -> list[Issue]:
+    """ISSUES sorted as reports list them: by sort_key, with the KBs in the order of their
+    directories (ROOTS: KB name → directory), so that a report runs by path (SPEC §9) but for each
+    KB's kb.yaml, which comes first. KB by KB: the sort keys of one KB's issues are held at once."""
+    by_kb: dict[str, list[Issue]] = {}
+    for issue in issues:
+        by_kb.setdefault(issue.kb_name or "", []).append(issue)
+    ordered: list[Issue] = []
+    for name in sorted(by_kb, key=lambda name: (roots.get(name, name), name)):
+        group = by_kb.pop(name)
+        group.sort(key=sort_key)
+        ordered.extend(group)
+    return ordered
 
 
 def fingerprint_of(issue: Issue, root: str | None) -> str:

@@ -139,16 +139,19 @@ _FULL = _HEAD.size + _BINS.size
 _NO_TITLE = bytes(8)
 
 
-def band_keys(sketches: list[bytes], b: int) -> list[bytes]:
-    """Band B of each sketch, as a key (b"" for a body compared by title only)."""
+_BAND = struct.Struct(f"<{'IQ'[ROWS - 1]}")
+
+
+def band_keys(sketches: list[bytes], b: int) -> list[int]:
+    """Band B of each sketch, as a key (0 for a body compared by title only)."""
     start = _HEAD.size + 4 * ROWS * b
-    end = start + 4 * ROWS
-    return [data[start:end] if len(data) == _FULL else b"" for data in sketches]
+    unpack = _BAND.unpack_from
+    return [unpack(data, start)[0] if len(data) == _FULL else 0 for data in sketches]
 
 
-def body_keys(sketches: list[bytes]) -> list[bytes]:
-    """The body's hash of each sketch, as a key (b"" for a body compared by title only)."""
-    return [data[8:16] if len(data) == _FULL else b"" for data in sketches]
+def body_keys(sketches: list[bytes]) -> list[int]:
+    """The body's hash of each sketch, as a key (0 for a body compared by title only)."""
+    return [int.from_bytes(data[8:16], "little") if len(data) == _FULL else 0 for data in sketches]
 
 
 def same_title(a: bytes, b: bytes) -> bool:
