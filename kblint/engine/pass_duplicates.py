@@ -11,7 +11,7 @@ threshold: with an LLM, the closest of them are classified (pass 3).
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -130,20 +130,12 @@ def _candidates(group: _Group) -> set[tuple[int, int]]:
 
 
 def _runs(keys: list[int]) -> Iterator[list[int]]:
-    """The indexes of the entries that share a key (0: none), ascending, for each key two or more share.
-    By sorting rather than a table of every key, the memory it takes stays small."""
-    order = sorted(filter(keys.__getitem__, range(len(keys))), key=keys.__getitem__)
-    run: list[int] = []
-    previous = 0
-    for i in order:
-        if keys[i] != previous:
-            if len(run) > 1:
-                yield run
-            run, previous = [i], keys[i]
-        else:
-            run.append(i)
-    if len(run) > 1:
-        yield run
+    """The indexes of the entries that share a key (0: none), ascending, for each key two or more share."""
+    shared = {key for key, count in Counter(keys).items() if count > 1 and key}
+    runs: dict[int, list[int]] = {}
+    for i in [i for i, key in enumerate(keys) if key in shared]:
+        runs.setdefault(keys[i], []).append(i)
+    return iter(runs.values())
 
 
 def _by_name(pairs: set[tuple[int, int]], facts: list[EntryFacts], titles: list[int]) -> None:

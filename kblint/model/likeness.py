@@ -30,7 +30,7 @@ SHINGLE_WORDS = 3
 BINS = 16
 ROWS = 2  # bins per band
 BANDS = BINS // ROWS
-SKETCH_CHARS = 2000  # of a body, the sketch reads the first; a candidate pair is measured on the whole bodies
+SKETCH_CHARS = 1200  # of a body, the sketch reads the first; a candidate pair is measured on the whole bodies
 MIN_FRAGMENT = 24  # characters: shorter fragments (headings, list markers, "see also") are left out
 _BIN_MASK = BINS - 1
 _SPREAD = 0x9E3779B1  # an empty bin borrows the next filled bin's value, moved by this per step
@@ -109,7 +109,9 @@ def sketch(title: str, body: str | None, dated: int) -> bytes:
     if body is None:
         return _HEAD.pack(name_hash(title), 0, dated)
     hashes = _fragments(body)
-    body_hash = int.from_bytes(hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+    # CRC-32 and length: two bodies of a candidate pair that have both are the same (else by a
+    # chance of one in four billion)
+    body_hash = crc32(body.encode("utf-8", "surrogatepass")) << 32 | len(body) & 0xFFFFFFFF
     head = _HEAD.pack(name_hash(title), body_hash, dated)
     return head + _BINS.pack(*_bins(hashes)) if hashes else head
 
