@@ -54,14 +54,14 @@ class IssueLines:
     def __init__(self, report: Report):
         self.report = report
         self.encoded: dict[str | None, str] = {None: "null"}
-        self.paths: dict[str, str] = {}  # an issue's path → its text as shown
+        # the last path shown, and its text: a report lists a file's issues together
+        self.last_path: tuple[str, str] = ("", _line(display_path("")))
         self.urls: dict[tuple[str, str | None], str] = {}  # (rule, checker) → its documentation, encoded
 
     def _path(self, path: str) -> str:
-        found = self.paths.get(path)
-        if found is None:
-            found = self.paths[path] = _line(display_path(path))
-        return found
+        if path != self.last_path[0]:
+            self.last_path = (path, _line(display_path(path)))
+        return self.last_path[1]
 
     def _text(self, value: str | None) -> str:
         found = self.encoded.get(value)
