@@ -165,7 +165,7 @@ def test_the_judge_classifies_each_pair(server: FakeLLM, tmp_path: Path, level: 
     pair_requests = [r for r in server.requests if "existing_entry" in (r["block"] or {}).get("entry", {})]
     assert len(pair_requests) == 3
     sent = pair_requests[0]["block"]
-    assert [lv["id"] for lv in sent["items"][0]["levels"]] == ["unrelated", "conflict", "duplicate"]
+    assert [lv["id"] for lv in sent["items"][0]["levels"]] == ["unrelated", "conflict", "duplicate", "uncertain"]
     assert sent["entry"]["existing_entry"]["body"] and sent["guidelines"]
     assert not issues_of(report, "possible_duplicate")  # each pair got its class
     assert report["duplicates"]["classified"] == {"unrelated": 0, "conflict": 0, "duplicate": 0} | {level: 3}
@@ -179,8 +179,9 @@ def test_the_judge_classifies_each_pair(server: FakeLLM, tmp_path: Path, level: 
     assert len(curation) == (3 if level == "conflict" else 0)
 
 
-def test_a_duplicate_the_judge_is_not_sure_of_is_a_conflict(server: FakeLLM, tmp_path: Path):
-    server.bad_level, server.level_confidence = "duplicate", 0.5
+@pytest.mark.parametrize(("level", "confidence"), [("duplicate", 0.5), ("uncertain", 0.9)])
+def test_a_pair_the_judge_is_not_sure_of_is_a_conflict(server: FakeLLM, tmp_path: Path, level: str, confidence: float):
+    server.bad_level, server.level_confidence = level, confidence
     report = run_kblint("validate", str(FIXTURE), "--format", "json", *_llm(server, tmp_path / "c")).json
     assert not issues_of(report, "duplicate_entry") and len(issues_of(report, "conflicting_entries")) == 3
     out = run_kblint("validate", str(FIXTURE), *_llm(server, tmp_path / "c")).stdout

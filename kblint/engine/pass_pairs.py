@@ -23,17 +23,19 @@ if TYPE_CHECKING:
 PAIR_ITEM = "same_knowledge"
 PAIR_KEY = "pair:"  # the requests of pairs, among the judge's requests of entries
 CLASSES = ("unrelated", "conflict", "duplicate")
+UNSURE = "uncertain"  # the judge cannot tell: a conflict, so that a human looks
 _ITEM_TEXT = (
     "Compare this entry with `existing_entry`, an entry already in the knowledge base, and say which "
     "level describes the two (not how good the entry is): `duplicate` when both make the same claim at "
     "the same scope, so this entry adds nothing; `conflict` when both are about the same subject at the "
     "same scope but their conclusions differ or contradict each other; `unrelated` otherwise (other "
-    "subjects, or one subject at different scopes). When unsure between duplicate and conflict, say conflict."
+    "subjects, or one subject at different scopes); `uncertain` when the two do not let you decide."
 )
 _LEVELS = [
     {"id": "unrelated", "description": "different subjects, or one subject at different scopes"},
     {"id": "conflict", "description": "same subject and scope, different or contradicting conclusions"},
     {"id": "duplicate", "description": "same claim at the same scope: the entry adds nothing new"},
+    {"id": UNSURE, "description": "the two entries do not let you decide"},
 ]
 
 
@@ -109,11 +111,12 @@ def classified(pairs: list[Pair], rest: list[Pair], outcomes: list[JudgeOutcome]
     answered: set[int] = set()
     for outcome in outcomes:
         n = int(outcome.key[len(PAIR_KEY) :])
-        verdict = next((v for v in outcome.verdicts if v.level in CLASSES), None)
+        verdict = next((v for v in outcome.verdicts if v.level in (*CLASSES, UNSURE)), None)
         if verdict is None or verdict.level is None:
             continue
         answered.add(n)
-        cls = verdict.level if verdict.confidence >= config.min_confidence else "conflict"
+        sure = verdict.level != UNSURE and verdict.confidence >= config.min_confidence
+        cls = verdict.level if sure else "conflict"
         summary.classified[cls] += 1
         pair = pairs[n]
         args = (verdict.reason, verdict.confidence, config.evaluator, verdict.cached)
