@@ -3,7 +3,9 @@
     python bench/judge_bench.py [--entries 200] [--delay 0.1] [--concurrency 4]
 
 Prints the wall time of the judgment run and its ratio to the ideal, entries × delay / concurrency
-(SPEC §13: at most 1.3). The server is the test suite's protocol-speaking server on 127.0.0.1.
+(SPEC §13: at most 1.3), and the ratio of the judgment alone: the wall time less that of the same
+run without an LLM (start-up, parsing, the report), which the judgment has no part in (target: at
+most 1.2). The server is the test suite's protocol-speaking server on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -71,12 +73,17 @@ def main() -> int:
             print(proc.stderr, file=sys.stderr)
             return 1
         calls = json.loads(proc.stdout)["judgment"]["calls"]
+        start = time.perf_counter()
+        subprocess.run([*cmd[:5], *cmd[9:]], capture_output=True, text=True, check=True)  # without the LLM
+        base = time.perf_counter() - start
     ideal = args.entries * args.delay / args.concurrency
     print(
         f"entries {args.entries}, delay {args.delay}s, concurrency {args.concurrency}: {calls} calls, "
         f"max in flight {server.max_in_flight}"
     )
     print(f"wall {wall:.2f}s, ideal {ideal:.2f}s, ratio {wall / ideal:.2f} (target <= 1.3)")
+    judging = wall - base
+    print(f"without the LLM {base:.2f}s: judgment {judging:.2f}s, ratio {judging / ideal:.2f} (target <= 1.2)")
     return 0
 
 
