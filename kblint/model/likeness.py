@@ -22,7 +22,6 @@ import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress
-from operator import methodcaller
 from typing import Any
 from zlib import crc32
 
@@ -30,14 +29,13 @@ SHINGLE_WORDS = 3
 BINS = 16
 ROWS = 2  # bins per band
 BANDS = BINS // ROWS
-SKETCH_CHARS = 1200  # of a body, the sketch reads the first; a candidate pair is measured on the whole bodies
+SKETCH_CHARS = 2000  # of a body, the sketch reads the first; a candidate pair is measured on the whole bodies
 MIN_FRAGMENT = 24  # characters: shorter fragments (headings, list markers, "see also") are left out
 _BIN_MASK = BINS - 1
 _SPREAD = 0x9E3779B1  # an empty bin borrows the next filled bin's value, moved by this per step
 _HEAD = struct.Struct("<QQI")  # title key, body hash, newest date (YYYYMMDD)
 _BINS = struct.Struct(f"<{BINS}I")
 _WORD = re.compile(r"\w+")
-_ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 DATE_KEYS = ("created", "date", "updated")
 
@@ -79,7 +77,7 @@ def _fragments(body: str) -> set[int]:
     text = body[:SKETCH_CHARS].casefold().replace("\n", ". ").replace(", ", ". ")
     parts = text.split(". ")
     kept = compress(parts, map(MIN_FRAGMENT.__le__, map(len, parts)))
-    return set(map(crc32, map(_ENCODE, kept)))
+    return set(map(crc32, map(str.encode, kept)))  # entries are strict UTF-8: no lone surrogate
 
 
 def _bins(hashes: set[int]) -> list[int]:
@@ -111,7 +109,7 @@ def sketch(title: str, body: str | None, dated: int) -> bytes:
     hashes = _fragments(body)
     # CRC-32 and length: two bodies of a candidate pair that have both are the same (else by a
     # chance of one in four billion)
-    body_hash = crc32(body.encode("utf-8", "surrogatepass")) << 32 | len(body) & 0xFFFFFFFF
+    body_hash = crc32(body.encode()) << 32 | len(body) & 0xFFFFFFFF
     head = _HEAD.pack(name_hash(title), body_hash, dated)
     return head + _BINS.pack(*_bins(hashes)) if hashes else head
 
