@@ -23,6 +23,7 @@ from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.likeness import (
     BANDS,
+    BinTable,
     agreement,
     band_keys,
     body_keys,
@@ -116,13 +117,14 @@ def _candidates(group: _Group) -> set[tuple[int, int]]:
     _by_name(pairs, group.facts, title_keys(sketches))
     for run in _runs(body_keys(sketches)):
         pairs.update((run[0], i) for i in run[1:])
+    table = BinTable(sketches)
     for b in range(BANDS):
-        for run in _runs(band_keys(sketches, b)):
+        for run in _runs(table.band_keys(b)):
             if len(run) <= COMMON_BAND:
                 pairs.update(
                     (i, j)
                     for i, j in combinations(run, 2)
-                    if agreement(sketches[i], sketches[j]) >= MIN_AGREEMENT and not same_body(sketches[i], sketches[j])
+                    if table.agreement(i, j) >= MIN_AGREEMENT and not same_body(sketches[i], sketches[j])
                 )
     if group.newcomers:
         pairs.update(_newcomer_pairs(group))

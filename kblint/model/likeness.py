@@ -2,7 +2,7 @@
 bodies among many entries without comparing every pair; and the exact measure of a pair.
 
 The sketch is made in pass 1, from the body's fragments (the text between full stops, commas and
-line ends, case folded; fragments shorter than a few words, such as headings, are left out): each
+line ends, ASCII letters in lower case; fragments shorter than a few words, such as headings, are left out): each
 fragment is hashed once (CRC-32), the hashes fall into 16 bins by their low bits, and each bin
 keeps its smallest hash (one-permutation MinHash). Two bodies agree on a bin with a probability
 close to the Jaccard similarity of their fragment sets. The bins make 8 bands of 2: bodies that
@@ -16,9 +16,9 @@ A sketch is 84 bytes: the title's key, the body's hash, the entry's newest date,
 
 from __future__ import annotations
 
-import hashlib
 import re
 import struct
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress
@@ -56,7 +56,8 @@ def name_hash(name: str) -> int:
     key = name_key(name)
     if not key:
         return 0
-    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+    data = key.encode("utf-8", "surrogatepass")
+    return crc32(data) << 32 | crc32(data[::-1])  # 64 bits: two titles of a KB share it only if equal
 
 
 def shingles(body_words: list[str]) -> set[str]:
@@ -74,10 +75,11 @@ def similarity(a: set[str], b: set[str]) -> float:
 
 
 def _fragments(body: str) -> set[int]:
-    text = body[:SKETCH_CHARS].casefold().replace("\n", ". ").replace(", ", ". ")
-    parts = text.split(". ")
-    kept = compress(parts, map(MIN_FRAGMENT.__le__, map(len, parts)))
-    return set(map(crc32, map(str.encode, kept)))  # entries are strict UTF-8: no lone surrogate
+    # As bytes, encoded once: the fragments are hashed as they come. Entries are strict UTF-8 (no
+    # lone surrogate); case is folded for ASCII letters.
+    data = body[:SKETCH_CHARS].encode().lower().replace(b"\n", b". ").replace(b", ", b". ")
+    parts = data.split(b". ")
+    return set(map(crc32, compress(parts, map(MIN_FRAGMENT.__le__, map(len, parts)))))
 
 
 def _bins(hashes: set[int]) -> list[int]:
@@ -96,7 +98,8 @@ def newest_date(frontmatter: Mapping[Any, Any]) -> int:
     """The newest of the entry's created, date and updated as YYYYMMDD (0 when none is a date)."""
     found = 0
     for key in DATE_KEYS:
-        m = _DATE.match(str(frontmatter.get(key) or ""))
+        value = frontmatter.get(key)
+        m = _DATE.match(str(value)) if value else None
         if m:
             found = max(found, int("".join(m.groups())))
     return found
@@ -180,3 +183,24 @@ def dated(data: bytes) -> int:
 def title_keys(sketches: list[bytes]) -> list[int]:
     """The title's hash of each sketch (0: none)."""
     return [int.from_bytes(data[:8], "little") for data in sketches]
+
+
+class BinTable:
+    """The bins of many sketches in two flat arrays (a band of two bins is one 64-bit item): band
+    keys and agreements without a call to read each sketch. A body compared by title only has bins
+    of 0, so its band keys are 0: none."""
+
+    def __init__(self, sketches: list[bytes]):
+        none = bytes(_BINS.size)
+        data = b"".join(d[_HEAD.size :] if len(d) == _FULL else none for d in sketches)
+        self.bands = array("Q")  # ROWS == 2: a band is 8 bytes
+        self.bands.frombytes(data)
+        self.bins = array("I")
+        self.bins.frombytes(data)
+
+    def band_keys(self, b: int) -> list[int]:
+        return self.bands[b::BANDS].tolist()
+
+    def agreement(self, i: int, j: int) -> int:
+        """How many bins the sketches I and J agree on."""
+        return sum(map(int.__eq__, self.bins[i * BINS : (i + 1) * BINS], self.bins[j * BINS : (j + 1) * BINS]))
