@@ -324,8 +324,9 @@ def build_server(options: ServerOptions) -> MCPServer:
         severity, line, message, url of the rule's documentation) and their counts, rejection_codes (what
         failed: item ids, checkers, rules), and `alike`: the existing entries it may duplicate or
         contradict (possible_duplicate; with --llm classified as duplicate_entry or conflicting_entries,
-        a conflict also in curation_queue_entry). Judgment items and pairs are judged only when the server
-        was started with --llm, else counted as not evaluated."""
+        a conflict also in curation_queue_entry). Judgment items are judged, and pairs classified, only when
+        the server was started with --llm; else the items are counted as not evaluated and the pairs stay
+        possible_duplicate."""
         return _guarded(tools, lambda: tools.validate_entry(kb, path, text, fail_on))
 
     @server.tool()

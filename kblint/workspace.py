@@ -278,13 +278,14 @@ class _Builder:
         kb = self.kb(context_root)
         if kb is not None:
             abs_path = os.path.normpath(os.path.join(context_root, stdin_path))
-            if abs_path in kb.files:
+            replaced = abs_path in kb.files
+            if replaced:
                 kb.files.remove(abs_path)  # the candidate replaces the existing entry for this run
             if len(data) > self.options.limits.max_file_bytes:
                 problem = over_the_limit(self.options.limits.max_file_bytes)
                 kb.candidates.append(Candidate(abs_path, kb.relpath(abs_path), None, True, problem=problem))
             else:
-                kb.candidates.append(Candidate(abs_path, kb.relpath(abs_path), data, inside=True))
+                kb.candidates.append(Candidate(abs_path, kb.relpath(abs_path), data, inside=True, gated=not replaced))
 
     def directory(self, raw: str, path: str) -> None:
         if os.path.isfile(os.path.join(path, "kb.yaml")):

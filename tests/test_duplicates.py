@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from pathlib import Path
 
 import jsonschema
@@ -273,3 +274,45 @@ def test_verdicts_list_every_code_that_failed():
     assert line["verdict"] == "fail"
     assert set(line["rejection_codes"]) == {"missing_title", "duplicate_id", "possible_duplicate"}
     assert len(line["notes"]) >= len(line["rejection_codes"])
+
+
+def test_a_body_of_short_lines_and_a_rewrapped_body_are_found(tmp_path: Path):
+    listed = "\n".join(f"- check ledger {n}" for n in range(40))  # no fragment long enough for the sketch
+    wrapped = " ".join(BODY.split())
+    rewrapped = textwrap.fill(wrapped, width=60)  # as an editor rewraps a paragraph
+    entries = {
+        "list.md": f"---\ntitle: Checks\n---\n{listed}\n",
+        "list-copy.md": f"---\ntitle: Checks, again\n---\n{listed}\n",
+        "prose.md": f"---\ntitle: Service objects\n---\n{wrapped}\n",
+        "prose-rewrapped.md": f"---\ntitle: Business logic\n---\n{rewrapped}\n",
+    }
+    kb = write_kb(tmp_path / "kb", "name: notes\n", entries)
+    report = run_kblint("validate", ".", "--format", "json", "--no-cache", cwd=kb).json
+    assert _pairs(report) == {("list", "list-copy"), ("prose", "prose-rewrapped")}  # undated: the later path
+
+
+def test_a_suppressed_pair_is_not_sent_to_the_judge(server: FakeLLM, kb: Path, tmp_path: Path):
+    refunds = kb / "payments" / "refunds.md"
+    text = refunds.read_text(encoding="utf-8").replace("---\n", "---\nkblint: {disable: [possible_duplicate]}\n", 1)
+    refunds.write_text(text, encoding="utf-8")
+    server.bad_level = "duplicate"
+    report = run_kblint("validate", str(kb), "--format", "json", *_llm(server, tmp_path / "c")).json
+    assert _pairs(report, "duplicate_entry") == {
+        ("service-objects-again", "service-objects"),
+        ("ledger", "ledger-notes"),
+    }
+    assert report["summary"]["hidden"] == {"suppressions": 1}
+
+
+def test_with_shards_a_pair_is_reported_by_the_shard_of_its_newer_entry():
+    found = set()
+    for n in (1, 2, 3):
+        report = run_kblint("validate", str(FIXTURE), "--format", "json", "--no-cache", "--shard", f"{n}/3").json
+        shard = {Path(line["path"]).stem for line in map(json.loads, _verdicts(n).splitlines())}
+        found |= _pairs(report)
+        assert {a for a, _ in _pairs(report)} <= shard  # the verdicts of the shard's entries carry them
+    assert len(found) == 3
+
+
+def _verdicts(shard: int) -> str:
+    return run_kblint("validate", str(FIXTURE), "--format", "verdicts", "--no-cache", "--shard", f"{shard}/3").stdout

@@ -1,4 +1,4 @@
-"""Entries compared with each other (after the graph pass): pairs that share a title or an alias,
+"""Entries compared with each other (before the link graph is built): pairs that share a title or an alias,
 or whose bodies are near-identical, each one `possible_duplicate` on the newer-looking entry.
 
 Pass 1 left each entry a sketch (`kblint.model.likeness`); entries that share a name or a band of
@@ -239,13 +239,16 @@ def _raw(m: Member) -> RawEntry | None:
 
 
 def _newer_first(m: Member, n: Member) -> tuple[Member, Member]:
-    """(the newer-looking, the other): a newcomer; else the one reported when only one is; else the
-    later date in the frontmatter (created, date, updated); else the later path."""
+    """(the newer-looking, the other): a newcomer; else the one reported when only one is; else,
+    when both are dated, the later (created, else date, else updated); else the later path."""
     if m.newcomer != n.newcomer:
         return (m, n) if m.newcomer else (n, m)
     if m.facts.reported != n.facts.reported:
         return (m, n) if m.facts.reported else (n, m)
-    return (m, n) if (dated(m.facts.sketch), m.facts.path) > (dated(n.facts.sketch), n.facts.path) else (n, m)
+    a, b = dated(m.facts.sketch), dated(n.facts.sketch)
+    if a and b and a != b:
+        return (m, n) if a > b else (n, m)
+    return (m, n) if m.facts.path > n.facts.path else (n, m)
 
 
 def forget_sketches(runs: list[KBRun]) -> None:

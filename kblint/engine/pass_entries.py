@@ -24,7 +24,7 @@ from ..model.entry import Entry, ParseFailure, build_entry, parse
 from ..model.facts import EntryFacts
 from ..model.issue import Issue, fingerprint_of
 from ..model.kbschema import KBSchema
-from ..model.likeness import newest_date, sketch
+from ..model.likeness import entry_date, sketch
 from ..model.link import Link, PackedLinks
 from ..model.plan import Plan, build_plan
 from ..model.suppression import suppressions
@@ -131,7 +131,7 @@ def _sketch(entry: Entry, duplicates: DuplicateSettings | None) -> bytes:
     if duplicates is None or (duplicates.types and entry.type not in duplicates.types):
         return b""
     long_enough = len(entry.body.split(None, duplicates.min_words)) >= duplicates.min_words
-    return sketch(entry.title or "", entry.body if long_enough else None, newest_date(entry.raw.frontmatter))
+    return sketch(entry.title or "", entry.body if long_enough else None, entry_date(entry.raw.frontmatter))
 
 
 def _add_cross_links(entry: Entry, cross_by_source: dict[str, list[Link]]) -> tuple[str, ...]:

@@ -151,8 +151,6 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
         if request is not None:
             requests.append(request)
             by_key[request.key] = p
-    chosen, rest = pass_pairs.to_classify(pairs, settings.duplicates.max_compare)
-    pair_requests = pass_pairs.requests(chosen, config)
     if settings.dry_run:
         rows = [
             DryRunRow(
@@ -168,6 +166,8 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
         summary.enabled, summary.reason = False, "dry run: nothing sent"
         summary.not_evaluated = sum(len(r.items) for r in requests)
         return JudgmentResult(summary, dry_run=rows, pairs=pass_pairs.unclassified(pairs, "dry run: nothing sent"))
+    chosen, rest = pass_pairs.to_classify(pairs, settings.duplicates.max_compare)
+    pair_requests = pass_pairs.requests(chosen, config)
     progress.phase("judging entries", len(requests) + len(pair_requests), at_once=True)
     everything = requests + pair_requests
     outcomes, stats, unavailable = judge(everything, config, progress=progress.update, busy=progress.note)
@@ -189,8 +189,8 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
     if reasons:
         summary.not_evaluated_reason = "; ".join(sorted(reasons))
     summary.providers = {config.evaluator: _provider_block(config, stats, outcomes)}
-    if unavailable and pending:
-        kb = pending[0].ctx.schema
+    if unavailable and (pending or chosen):
+        kb = pending[0].ctx.schema if pending else chosen[0].newer.ctx.schema
         message = f"LLM provider unavailable ({unavailable}); {summary.not_evaluated} judgment checks not evaluated"
         result.issues.append(
             RULES["judgment_unavailable"].issue(

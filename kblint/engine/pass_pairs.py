@@ -49,18 +49,26 @@ class PairJudgment:
 
 def to_classify(pairs: list[Pair], max_compare: int) -> tuple[list[Pair], list[Pair]]:
     """(the pairs an LLM classifies, the others): of each entry's pairs, the MAX_COMPARE closest
-    (a shared name first, then the most alike bodies)."""
+    (a shared name first, then the most alike bodies). A pair whose newer entry suppresses
+    possible_duplicate is not sent: its issue stays, for the suppression to hide."""
     by_entry: dict[str, list[Pair]] = {}
+    rest: list[Pair] = []
     for p in pairs:
-        if p.newer.facts.reported:
+        if _quiet(p):
+            rest.append(p)
+        elif p.newer.facts.reported:
             by_entry.setdefault(p.newer.facts.path, []).append(p)
     chosen: list[Pair] = []
-    rest: list[Pair] = []
     for group in by_entry.values():
         group.sort(key=lambda p: (not p.same_name, -(p.similarity or 0.0)))
         chosen.extend(group[:max_compare])
         rest.extend(p for p in group[max_compare:] if p.alike)
-    return chosen, rest
+    return chosen, [p for p in rest if p.alike]
+
+
+def _quiet(pair: Pair) -> bool:
+    """Whether the newer entry suppresses possible_duplicate as a whole."""
+    return any(s.name == "possible_duplicate" and s.first == 0 for s in pair.newer.facts.suppress)
 
 
 def unclassified(pairs: list[Pair], reason: str) -> PairJudgment:
@@ -105,7 +113,7 @@ def _item() -> JudgeItem:
 def classified(pairs: list[Pair], rest: list[Pair], outcomes: list[JudgeOutcome], config: JudgeConfig) -> PairJudgment:
     """The issues of the judge's classes for PAIRS (by their outcomes), and possible_duplicate for
     the pairs it gave no class (and for REST, the pairs beyond max_compare)."""
-    summary = DuplicateSummary(enabled=True, pairs=sum(1 for p in [*pairs, *rest] if p.alike))
+    summary = DuplicateSummary(enabled=True, pairs=len(pairs) + len(rest))
     summary.classified = dict.fromkeys(CLASSES, 0)
     result = PairJudgment(summary)
     answered: set[int] = set()
@@ -128,7 +136,7 @@ def classified(pairs: list[Pair], rest: list[Pair], outcomes: list[JudgeOutcome]
     left = unanswered + rest
     summary.not_classified = len(left)
     reasons = [f"{len(unanswered)} without a class from the judge"] if unanswered else []
-    reasons += [f"{len(rest)} beyond duplicates.max_compare of their entry"] if rest else []
+    reasons += [f"{len(rest)} beyond duplicates.max_compare of their entry, or suppressed"] if rest else []
     summary.reason = "; ".join(reasons) or None
     result.issues.extend(duplicate_rules.possible_duplicate(p) for p in left)
     return result

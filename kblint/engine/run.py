@@ -168,9 +168,9 @@ def _passes(
     shard = filters.parse_shard(settings.shard) if settings.shard else None
     touched = pass_entries.touched_names(runs, deleted) if deleted is not None else None
     reported = [r for r in runs if kb_name is None or r.kb.name == kb_name]
-    first_shard = shard is None or shard[0] == 1  # the graph issues and pairs of every entry are shard 1's
+    first_shard = shard is None or shard[0] == 1  # the graph issues of every entry are shard 1's
     # Before the link graph is built: the memory the comparison takes is then the graph's to reuse.
-    pairs = _pairs(runs, reported, settings, progress) if first_shard else []
+    pairs = _pairs(runs, reported, settings, progress, shard)
     progress.phase("checking links")
     graph, graph_issues = pass_graph.analyse(
         [r.graph_kb() for r in runs], strict_links=settings.strict_links, touched=touched
@@ -194,15 +194,25 @@ def _passes(
 
 
 def _pairs(
-    runs: list[pass_entries.KBRun], reported: list[pass_entries.KBRun], settings: Settings, progress: Progress
+    runs: list[pass_entries.KBRun],
+    reported: list[pass_entries.KBRun],
+    settings: Settings,
+    progress: Progress,
+    shard: tuple[int, int] | None,
 ) -> list[pass_duplicates.Pair]:
-    """The alike entries of the reported KBs (of every KB, for the workspace scope)."""
+    """The alike entries of the reported KBs (of every KB, for the workspace scope) whose newer
+    entry is this run's to report (its shard's, with --shard)."""
     if not settings.duplicates.enabled:
         return []
     progress.phase("comparing entries")
     names = {r.kb.name for r in reported}
     compared = runs if settings.duplicates.scope == "workspace" else reported
-    pairs = [p for p in pass_duplicates.find(compared, settings.duplicates) if p.newer.facts.kb_name in names]
+    pairs = [
+        p
+        for p in pass_duplicates.find(compared, settings.duplicates)
+        if p.newer.facts.kb_name in names
+        and (shard is None or filters.in_shard(p.newer.facts.kb_name, p.newer.facts.relpath, shard))
+    ]
     pass_duplicates.forget_sketches(runs)
     return pairs
 

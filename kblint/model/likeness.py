@@ -2,7 +2,7 @@
 bodies among many entries without comparing every pair; and the exact measure of a pair.
 
 The sketch is made in pass 1, from the body's fragments (the text between full stops, commas and
-line ends, ASCII letters in lower case; fragments shorter than a few words, such as headings, are left out): each
+blank lines, ASCII letters in lower case; fragments shorter than a few words, such as headings, are left out): each
 fragment is hashed once (CRC-32), the hashes fall into 16 bins by their low bits, and each bin
 keeps its smallest hash (one-permutation MinHash). Two bodies agree on a bin with a probability
 close to the Jaccard similarity of their fragment sets. The bins make 8 bands of 2: bodies that
@@ -11,7 +11,7 @@ their 3-word shingles) from the files. A copy with a few words changed keeps mos
 fragments: its fragment similarity stays near 0.8, which makes it a candidate with a probability
 above 0.999. Hashing fragments rather than every word keeps the sketch a small part of pass 1.
 
-A sketch is 84 bytes: the title's key, the body's hash, the entry's newest date, the 16 bins.
+A sketch is 84 bytes: the title's key, the body's hash, the entry's date, the 16 bins.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _HEAD = struct.Struct("<QQI")  # title key, body hash, newest date (YYYYMMDD)
 _BINS = struct.Struct(f"<{BINS}I")
 _WORD = re.compile(r"\w+")
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-DATE_KEYS = ("created", "date", "updated")
+DATE_KEYS = ("created", "date", "updated")  # in the order entry_date reads them
 
 
 def words(text: str) -> list[str]:
@@ -77,7 +77,8 @@ def similarity(a: set[str], b: set[str]) -> float:
 def _fragments(body: str) -> set[int]:
     # As bytes, encoded once: the fragments are hashed as they come. Entries are strict UTF-8 (no
     # lone surrogate); case is folded for ASCII letters.
-    data = body[:SKETCH_CHARS].encode().lower().replace(b"\n", b". ").replace(b", ", b". ")
+    # a blank line ends a fragment; a single line end is only a wrapped line (an editor may rewrap)
+    data = body[:SKETCH_CHARS].encode().lower().replace(b"\n\n", b". ").replace(b"\n", b" ").replace(b", ", b". ")
     parts = data.split(b". ")
     return set(map(crc32, compress(parts, map(MIN_FRAGMENT.__le__, map(len, parts)))))
 
@@ -94,15 +95,15 @@ def _bins(hashes: set[int]) -> list[int]:
     return values  # type: ignore[return-value]  # no None is left
 
 
-def newest_date(frontmatter: Mapping[Any, Any]) -> int:
-    """The newest of the entry's created, date and updated as YYYYMMDD (0 when none is a date)."""
-    found = 0
+def entry_date(frontmatter: Mapping[Any, Any]) -> int:
+    """When the entry looks written, YYYYMMDD: its `created`, else its `date`, else its `updated`
+    (0 when none is a date)."""
     for key in DATE_KEYS:
         value = frontmatter.get(key)
         m = _DATE.match(str(value)) if value else None
         if m:
-            found = max(found, int("".join(m.groups())))
-    return found
+            return int("".join(m.groups()))
+    return 0
 
 
 def sketch(title: str, body: str | None, dated: int) -> bytes:
@@ -154,7 +155,7 @@ def band_keys(sketches: list[bytes], b: int) -> list[int]:
 
 def body_keys(sketches: list[bytes]) -> list[int]:
     """The body's hash of each sketch, as a key (0 for a body compared by title only)."""
-    return [int.from_bytes(data[8:16], "little") if len(data) == _FULL else 0 for data in sketches]
+    return [int.from_bytes(data[8:16], "little") if len(data) >= _HEAD.size else 0 for data in sketches]
 
 
 def same_title(a: bytes, b: bytes) -> bool:
@@ -163,8 +164,9 @@ def same_title(a: bytes, b: bytes) -> bool:
 
 
 def same_body(a: bytes, b: bytes) -> bool:
-    """Whether two sketches are of one body (both long enough to compare)."""
-    return len(a) == _FULL == len(b) and a[8:16] == b[8:16]
+    """Whether two sketches are of one body (long enough to compare; a body of short lines only,
+    a list, has no bins but its hash)."""
+    return len(a) >= _HEAD.size <= len(b) and a[8:16] == b[8:16] and a[8:16] != _NO_TITLE
 
 
 def agreement(a: bytes, b: bytes) -> int:
@@ -176,7 +178,7 @@ def agreement(a: bytes, b: bytes) -> int:
 
 
 def dated(data: bytes) -> int:
-    """The newest date of a sketch's entry, YYYYMMDD (0: none)."""
+    """When a sketch's entry looks written (entry_date), YYYYMMDD (0: none)."""
     return int(_HEAD.unpack_from(data)[2]) if len(data) >= _HEAD.size else 0
 
 
