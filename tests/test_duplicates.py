@@ -141,12 +141,12 @@ def test_the_sketch_finds_alike_bodies_and_not_others():
     other = (FIXTURE / "payments" / "idempotency.md").read_text(encoding="utf-8").split("---\n", 2)[2]
     assert similarity(shingles(words(BODY)), shingles(words(changed))) >= 0.8
     assert similarity(shingles(words(BODY)), shingles(words(other))) < 0.8
-    a, b, c = (sketch("t", body, 0) for body in (BODY, changed, other))
+    a, b, c = (sketch("t", body, 0, 50) for body in (BODY, changed, other))
     assert agreement(a, b) >= 6 and any(band_keys([a], n) == band_keys([b], n) for n in range(8))  # a candidate
     assert agreement(a, c) <= 2 and Sketch.of(a).body != Sketch.of(b).body
-    assert sketch("t", BODY, 0) == sketch("t", str(BODY), 0)  # the same on every run and in every process
-    assert Sketch.of(sketch("Title", None, 20250101)) == Sketch.of(sketch("title!", None, 20250101))
-    assert Sketch.of(sketch("Title", None, 0)).bins == ()  # a short body: compared by title only
+    assert sketch("t", BODY, 0, 50) == sketch("t", str(BODY), 0, 50)  # the same on every run and in every process
+    assert Sketch.of(sketch("Title", "Too short.", 20250101, 50)) == Sketch.of(sketch("title!", "Short.", 20250101, 50))
+    assert Sketch.of(sketch("Title", BODY, 0, 1000)).bins == ()  # a short body: compared by title only
 
 
 # -- classified by an LLM ------------------------------------------------------------------------
@@ -316,3 +316,10 @@ def test_with_shards_a_pair_is_reported_by_the_shard_of_its_newer_entry():
 
 def _verdicts(shard: int) -> str:
     return run_kblint("validate", str(FIXTURE), "--format", "verdicts", "--no-cache", "--shard", f"{shard}/3").stdout
+
+
+def test_a_cached_run_reports_the_pairs_as_the_first(tmp_path: Path):
+    args = ("validate", str(FIXTURE), "--format", "json", "--cache-dir", str(tmp_path / "c"))
+    first, again = run_kblint(*args).json, run_kblint(*args).json
+    assert again["issues"] == first["issues"] and again["duplicates"] == first["duplicates"]
+    assert {i["similarity"] for i in issues_of(again, "possible_duplicate") if "similarity" in i} == {1.0, 0.85}

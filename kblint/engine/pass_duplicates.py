@@ -41,7 +41,7 @@ from .pass_entries import KBContext, KBRun
 
 RELATED = 0.3  # a newcomer's neighbour at or above this similarity is classified by an LLM, if there is one
 MIN_AGREEMENT = 6  # bins of 16 two sketches agree on, at least, for their bodies to be measured
-COMMON_BAND = 8  # entries that share a band, at most, for it to pair them
+COMMON_BAND = 5  # entries that share a band, at most, for it to pair them
 _NEIGHBOURS = 1000  # a newcomer is measured against at most this many entries
 _READ_AHEAD = 256  # bodies read again kept at once while pairs are measured
 

@@ -127,11 +127,10 @@ def lint_source(
 
 def _sketch(entry: Entry, duplicates: DuplicateSettings | None) -> bytes:
     """What the duplicate search keeps of ENTRY: nothing when entries are not compared or its type
-    is not; no body when the body is shorter than `min_words`."""
+    is not."""
     if duplicates is None or (duplicates.types and entry.type not in duplicates.types):
         return b""
-    long_enough = len(entry.body.split(None, duplicates.min_words)) >= duplicates.min_words
-    return sketch(entry.title or "", entry.body if long_enough else None, entry_date(entry.raw.frontmatter))
+    return sketch(entry.title or "", entry.body, entry_date(entry.raw.frontmatter), duplicates.min_words)
 
 
 def _add_cross_links(entry: Entry, cross_by_source: dict[str, list[Link]]) -> tuple[str, ...]:

@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from .. import __version__
 from ..model.facts import FACTS_FIELDS, FACTS_VALUES, EntryFacts
-from ..model.issue import ISSUE_FIELDS, ISSUE_VALUES, Issue
+from ..model.issue import ISSUE_FIELDS, ISSUE_VALUES, Issue, Related
 from ..model.link import PackedLinks
 from ..model.suppression import Suppression
 from .files import FileProblem, read_regular_file
@@ -71,6 +71,7 @@ def issue_row(issue: Issue) -> list[Any]:
 
 
 _MESSAGE_AT = ISSUE_FIELDS.index("message")
+_RELATED_AT = ISSUE_FIELDS.index("related")
 
 
 def issue_of_row(row: list[Any]) -> Issue:
@@ -78,7 +79,13 @@ def issue_of_row(row: list[Any]) -> Issue:
     if len(row) != len(ISSUE_FIELDS):
         raise ValueError("issue record of another shape")
     values: list[Any] = [sys.intern(v) if isinstance(v, str) and n != _MESSAGE_AT else v for n, v in enumerate(row)]
+    values[_RELATED_AT] = _related(values[_RELATED_AT])
     return Issue(*values)
+
+
+def _related(value: Any) -> Related | None:
+    """An issue's other entry as JSON stored it (a list), or None."""
+    return Related(*value) if value is not None else None
 
 
 def record_text(facts: EntryFacts, issues: list[Issue], cross_sources: tuple[str, ...]) -> str:
@@ -298,6 +305,7 @@ def _issues_of_columns(texts: list[Any], columns: list[list[Any]], count: int) -
         c if name in _UNSHARED else list(map(texts.__getitem__, c))
         for name, c in zip(ISSUE_FIELDS, columns, strict=True)
     ]
+    decoded[_RELATED_AT] = list(map(_related, decoded[_RELATED_AT]))
     return list(map(Issue, *decoded))
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..paths import relative_to
 
@@ -14,6 +14,15 @@ SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 BINDINGS = ("schema", "checker", "policy", "judgment", "broken")
+
+
+class Related(NamedTuple):
+    """The other entry of an issue between two entries (one slot of the issue, not three: a run
+    holds hundreds of thousands of issues)."""
+
+    path: str  # absolute
+    id: str
+    similarity: float | None = None  # how alike the two entries' bodies are, from 0 to 1
 
 
 @dataclass(slots=True)
@@ -37,9 +46,7 @@ class Issue:
     evaluator: str | None = None
     cached: bool | None = None
     evidence: str | None = None  # a judged issue: the words of the entry the judge quoted
-    related: str | None = None  # an issue between two entries (a duplicate): the other one's path
-    related_id: str | None = None  # and its id
-    similarity: float | None = None  # how alike the two entries' bodies are, from 0 to 1
+    related: Related | None = None  # an issue between two entries (a duplicate): the other one
     # What tells this issue apart from others of the same rule on the same file
     # (a link target, a duplicate id): part of the fingerprint, never shown.
     discriminator: str = ""

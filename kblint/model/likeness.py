@@ -29,7 +29,7 @@ SHINGLE_WORDS = 3
 BINS = 16
 ROWS = 2  # bins per band
 BANDS = BINS // ROWS
-SKETCH_CHARS = 2000  # of a body, the sketch reads the first; a candidate pair is measured on the whole bodies
+SKETCH_BYTES = 2000  # of a body, the sketch reads the first; a candidate pair is measured on the whole bodies
 MIN_FRAGMENT = 24  # characters: shorter fragments (headings, list markers, "see also") are left out
 _BIN_MASK = BINS - 1
 _SPREAD = 0x9E3779B1  # an empty bin borrows the next filled bin's value, moved by this per step
@@ -74,12 +74,11 @@ def similarity(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def _fragments(body: str) -> set[int]:
-    # As bytes, encoded once: the fragments are hashed as they come. Entries are strict UTF-8 (no
-    # lone surrogate); case is folded for ASCII letters.
-    # a blank line ends a fragment; a single line end is only a wrapped line (an editor may rewrap)
-    data = body[:SKETCH_CHARS].encode().lower().replace(b"\n\n", b". ").replace(b"\n", b" ").replace(b", ", b". ")
-    parts = data.split(b". ")
+def _fragments(data: bytes) -> set[int]:
+    # Bytes, encoded once: the fragments are hashed as they come; case is folded for ASCII letters.
+    # A blank line ends a fragment; a single line end is only a wrapped line (an editor may rewrap).
+    text = data[:SKETCH_BYTES].lower().replace(b"\n\n", b". ").replace(b"\n", b" ").replace(b", ", b". ")
+    parts = text.split(b". ")
     return set(map(crc32, compress(parts, map(MIN_FRAGMENT.__le__, map(len, parts)))))
 
 
@@ -106,15 +105,16 @@ def entry_date(frontmatter: Mapping[Any, Any]) -> int:
     return 0
 
 
-def sketch(title: str, body: str | None, dated: int) -> bytes:
-    """The sketch of an entry; BODY None: a body compared by title only (too short)."""
-    if body is None:
+def sketch(title: str, body: str, dated: int, min_words: int) -> bytes:
+    """The sketch of an entry. A body of fewer than MIN_WORDS words (separated by white space) is
+    compared by title only: it has no hash and no bins."""
+    data = body.encode()  # entries are strict UTF-8: no lone surrogate
+    if len(data.split(None, min_words)) < min_words:
         return _HEAD.pack(name_hash(title), 0, dated)
-    hashes = _fragments(body)
     # CRC-32 and length: two bodies of a candidate pair that have both are the same (else by a
     # chance of one in four billion)
-    body_hash = crc32(body.encode()) << 32 | len(body) & 0xFFFFFFFF
-    head = _HEAD.pack(name_hash(title), body_hash, dated)
+    head = _HEAD.pack(name_hash(title), crc32(data) << 32 | len(data) & 0xFFFFFFFF, dated)
+    hashes = _fragments(data)
     return head + _BINS.pack(*_bins(hashes)) if hashes else head
 
 

@@ -13,12 +13,12 @@ from ..rules.docs import issue_url
 
 SCHEMA_VERSION = 1
 
-_OPTIONAL = ("checker", "policy", "item_id", "confidence", "evaluator", "cached", "evidence", "similarity")
+_OPTIONAL = ("checker", "policy", "item_id", "confidence", "evaluator", "cached", "evidence")
 _LINES_PER_WRITE = 1000
 
 
 def issue_dict(issue: Issue, report: Report) -> dict[str, Any]:
-    out = {
+    out: dict[str, Any] = {
         "kb_name": issue.kb_name,
         "entry_id": issue.entry_id,
         "path": display_path(issue.path),
@@ -36,8 +36,10 @@ def issue_dict(issue: Issue, report: Report) -> dict[str, Any]:
         if value is not None:
             out[key] = value
         if key == "item_id" and issue.related is not None:
-            out["related_path"] = display_path(issue.related)
-            out["related_id"] = issue.related_id
+            out["related_path"] = display_path(issue.related.path)
+            out["related_id"] = issue.related.id
+    if issue.related is not None and issue.related.similarity is not None:
+        out["similarity"] = issue.related.similarity
     out["url"] = issue_url(issue.rule, issue.checker)
     out["fingerprint"] = report.fingerprint(issue)
     return out
@@ -89,12 +91,15 @@ class IssueLines:
             parts.append(f', "policy": {text(issue.policy)}')
         if issue.item_id is not None:
             parts.append(f', "item_id": {text(issue.item_id)}')
-        if issue.related is not None:
-            parts.append(f', "related_path": {self._path(issue.related)}, "related_id": {text(issue.related_id)}')
-        for key in ("confidence", "evaluator", "cached", "evidence", "similarity"):
+        related = issue.related
+        if related is not None:
+            parts.append(f', "related_path": {_line(display_path(related.path))}, "related_id": {text(related.id)}')
+        for key in ("confidence", "evaluator", "cached", "evidence"):
             value = getattr(issue, key)
             if value is not None:
                 parts.append(f", {_line(key)}: {_line(value)}")
+        if related is not None and related.similarity is not None:
+            parts.append(f', "similarity": {_line(related.similarity)}')
         parts.append(f', "url": {self._url(issue.rule, issue.checker)}')
         parts.append(f', "fingerprint": "{self.report.fingerprint(issue)}"}}')
         return "".join(parts)
@@ -178,8 +183,8 @@ def _curation(issue: Issue) -> dict[str, Any]:
         "kb_name": issue.kb_name,
         "path": display_path(issue.path),
         "entry_id": issue.entry_id,
-        "related_path": display_path(issue.related or ""),
-        "related_id": issue.related_id,
+        "related_path": display_path(issue.related.path) if issue.related else None,
+        "related_id": issue.related.id if issue.related else None,
         "message": issue.message,
         "confidence": issue.confidence,
     }

@@ -116,7 +116,9 @@ def duplicate_lines(report: Report) -> list[str]:
     curation = report.curation
     if curation:
         lines.append(f"needs curation: {_plural(len(curation), 'pair')} of conflicting entries")
-        lines.extend(f"  {display_path(i.path)} <> {display_path(i.related or '')}" for i in curation)
+        lines.extend(
+            f"  {display_path(i.path)} <> {display_path(i.related.path if i.related else '')}" for i in curation
+        )
     return lines
 
 

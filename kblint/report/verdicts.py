@@ -30,8 +30,8 @@ def _curation(issues: list[Issue]) -> dict[str, Any] | None:
         return None
     return {
         "type": "conflict",
-        "related_id": conflict.related_id,
-        "related_path": display_path(conflict.related or ""),
+        "related_id": conflict.related.id if conflict.related else None,
+        "related_path": display_path(conflict.related.path) if conflict.related else "",
         "reason": conflict.message,
     }
 

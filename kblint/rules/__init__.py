@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
-from ..model.issue import Issue
+from ..model.issue import Issue, Related
 from ..paths import printable
 
 
@@ -38,9 +38,7 @@ class IssueDetails(TypedDict, total=False):
     evaluator: str | None
     cached: bool | None
     evidence: str | None
-    related: str | None
-    related_id: str | None
-    similarity: float | None
+    related: Related | None
 
 
 @dataclass(frozen=True, slots=True)

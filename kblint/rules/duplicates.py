@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model.issue import Issue
+from ..model.issue import Issue, Related
 from ..paths import display_path
 from . import RULES
 
@@ -28,15 +28,18 @@ def _discriminator(pair: Pair) -> str:
     return f"{other.kb_name}:{other.relpath}"
 
 
+def _related(pair: Pair) -> Related:
+    other = pair.older.facts
+    return Related(other.path, other.id, None if pair.similarity is None else round(pair.similarity, 3))
+
+
 def possible_duplicate(pair: Pair) -> Issue:
     other = display_path(pair.older.facts.path)
     return RULES["possible_duplicate"].issue(
         pair.newer.facts.site,
         f"May duplicate {other}: {_why(pair)}",
         discriminator=_discriminator(pair),
-        related=pair.older.facts.path,
-        related_id=pair.older.facts.id,
-        similarity=None if pair.similarity is None else round(pair.similarity, 3),
+        related=_related(pair),
     )
 
 
@@ -46,9 +49,7 @@ def duplicate_entry(pair: Pair, reason: str, confidence: float, evaluator: str, 
         pair.newer.facts.site,
         f"Duplicates {display_path(other.path)} ('{other.id}')" + (f": {reason}" if reason else ""),
         discriminator=_discriminator(pair),
-        related=other.path,
-        related_id=other.id,
-        similarity=None if pair.similarity is None else round(pair.similarity, 3),
+        related=_related(pair),
         confidence=round(confidence, 3),
         evaluator=evaluator,
         cached=cached,
@@ -61,9 +62,7 @@ def conflicting_entries(pair: Pair, reason: str, confidence: float, evaluator: s
         pair.newer.facts.site,
         f"Conflicts with {display_path(other.path)} ('{other.id}'): needs curation" + (f": {reason}" if reason else ""),
         discriminator=_discriminator(pair),
-        related=other.path,
-        related_id=other.id,
-        similarity=None if pair.similarity is None else round(pair.similarity, 3),
+        related=_related(pair),
         confidence=round(confidence, 3),
         evaluator=evaluator,
         cached=cached,
