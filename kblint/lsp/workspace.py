@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..checkers.base import CheckContext
 from ..config import Settings, llm_spec
-from ..engine import caching, filters, pass_entries, pass_graph, scoring
+from ..engine import caching, filters, pass_duplicates, pass_entries, pass_graph, scoring
 from ..engine.pass_entries import FileResult, KBContext, context_of
 from ..engine.pass_judgment import JudgmentSetupError, Pending, cached_issues, judge_config, run_judgment
 from ..infra.files import over_the_limit
@@ -135,6 +135,9 @@ def pass_one(ws: Workspace, settings: Settings, *, use_cache: bool) -> dict[str,
         runs = pass_entries.run_all(ws, settings, caches, spill, Progress())
     finally:
         spill.close()
+    # Made as the command line makes them, so that both can share the result cache; the server
+    # does not compare entries with each other, and holds every entry's facts for its session.
+    pass_duplicates.forget_sketches(runs)
     return {r.kb.name: [result.facts for result in r.results] for r in runs}
 
 
