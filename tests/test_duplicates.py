@@ -170,6 +170,7 @@ def test_the_judge_classifies_each_pair(server: FakeLLM, tmp_path: Path, level: 
     assert sent["entry"]["existing_entry"]["body"] and sent["guidelines"]
     assert not issues_of(report, "possible_duplicate")  # each pair got its class
     assert report["duplicates"]["classified"] == {"unrelated": 0, "conflict": 0, "duplicate": 0} | {level: 3}
+    assert report["duplicates"]["requests"] == 3 and report["judgment"]["calls"] == 3  # no rubric item is judged
     if rule is None:
         assert not issues_of(report, "duplicate_entry") and not issues_of(report, "conflicting_entries")
         return

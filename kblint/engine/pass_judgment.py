@@ -175,6 +175,7 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
     pair_outcomes = [o for o in outcomes if o.key.startswith(pass_pairs.PAIR_KEY)]
     result = JudgmentResult(summary, unavailable=unavailable)
     result.pairs = pass_pairs.classified(chosen, rest, pair_outcomes, config)
+    result.pairs.summary.requests = len(pair_requests)
     reasons = set()
     for outcome in outcomes:
         if outcome.key.startswith(pass_pairs.PAIR_KEY):

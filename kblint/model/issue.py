@@ -201,11 +201,13 @@ class DuplicateSummary:
     classified: dict[str, int] = field(default_factory=dict)  # by an LLM: class → pairs
     not_classified: int = 0  # alike pairs no LLM classified: they stay possible_duplicate
     reason: str | None = None  # why some were not classified
+    requests: int = 0  # pairs sent to the judge (the judgment block counts them with the entries)
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"enabled": self.enabled, "pairs": self.pairs}
         if self.classified:
             data["classified"] = dict(self.classified)
+            data["requests"] = self.requests
         data["not_classified"] = self.not_classified
         if self.reason:
             data["reason"] = self.reason
