@@ -140,7 +140,7 @@ def not_run(checks: int, settings: Settings, pairs: list[Pair]) -> JudgmentResul
 def run_judgment(pending: list[Pending], settings: Settings, progress: Progress, pairs: list[Pair]) -> JudgmentResult:
     """Judge PENDING, and classify PAIRS, with the configured LLM (or, with --dry-run, say what
     would be sent)."""
-    from ..judge import dry_run, judge
+    from ..judge import judge
 
     config = judge_config(settings)
     summary = JudgmentSummary(enabled=True, reason=None, evaluator=config.evaluator)
@@ -152,20 +152,7 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
             requests.append(request)
             by_key[request.key] = p
     if settings.dry_run:
-        rows = [
-            DryRunRow(
-                path=by_key[row["key"]].facts.path,
-                entry_id=row["entry_id"],
-                items=row["items"],
-                cached_items=row["cached_items"],
-                estimated_prompt_tokens=row["estimated_prompt_tokens"],
-                body_truncated=row["body_truncated"],
-            )
-            for row in dry_run(requests, config)
-        ]
-        summary.enabled, summary.reason = False, "dry run: nothing sent"
-        summary.not_evaluated = sum(len(r.items) for r in requests)
-        return JudgmentResult(summary, dry_run=rows, pairs=pass_pairs.unclassified(pairs, "dry run: nothing sent"))
+        return _dry_run(requests, by_key, config, summary, pairs)
     chosen, rest = pass_pairs.to_classify(pairs, settings.duplicates.max_compare)
     pair_requests = pass_pairs.requests(chosen, config)
     progress.phase("judging entries", len(requests) + len(pair_requests), at_once=True)
@@ -199,6 +186,32 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
             )
         )
     return result
+
+
+def _dry_run(
+    requests: list[JudgeRequest],
+    by_key: dict[str, Pending],
+    config: JudgeConfig,
+    summary: JudgmentSummary,
+    pairs: list[Pair],
+) -> JudgmentResult:
+    """--dry-run: what the judge would be sent for each entry; nothing is sent, no pair classified."""
+    from ..judge import dry_run
+
+    rows = [
+        DryRunRow(
+            path=by_key[row["key"]].facts.path,
+            entry_id=row["entry_id"],
+            items=row["items"],
+            cached_items=row["cached_items"],
+            estimated_prompt_tokens=row["estimated_prompt_tokens"],
+            body_truncated=row["body_truncated"],
+        )
+        for row in dry_run(requests, config)
+    ]
+    summary.enabled, summary.reason = False, "dry run: nothing sent"
+    summary.not_evaluated = sum(len(r.items) for r in requests)
+    return JudgmentResult(summary, dry_run=rows, pairs=pass_pairs.unclassified(pairs, "dry run: nothing sent"))
 
 
 # What an item error says, by kind, for the judgment block (the first pattern found wins).
