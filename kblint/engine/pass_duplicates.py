@@ -17,15 +17,12 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from ..config import DuplicateSettings
-from ..infra.files import FileProblem, read_regular_file
-from ..model.entry import RawEntry, parse
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.likeness import (
     BANDS,
     BinTable,
     agreement,
-    band_keys,
     body_keys,
     dated,
     name_hash,
@@ -37,7 +34,7 @@ from ..model.likeness import (
     words,
 )
 from ..rules import duplicates as duplicate_rules
-from .pass_entries import KBContext, KBRun
+from .pass_entries import KBContext, KBRun, read_raw
 
 RELATED = 0.3  # a newcomer's neighbour at or above this similarity is classified by an LLM, if there is one
 MIN_AGREEMENT = 6  # bins of 16 two sketches agree on, at least, for their bodies to be measured
@@ -127,7 +124,7 @@ def _candidates(group: _Group) -> set[tuple[int, int]]:
                     if table.agreement(i, j) >= MIN_AGREEMENT and not same_body(sketches[i], sketches[j])
                 )
     if group.newcomers:
-        pairs.update(_newcomer_pairs(group))
+        pairs.update(_newcomer_pairs(group, table))
     return pairs
 
 
@@ -165,21 +162,21 @@ def _names(facts: EntryFacts) -> set[int]:
     return keys
 
 
-def _newcomer_pairs(group: _Group) -> Iterator[tuple[int, int]]:
+def _newcomer_pairs(group: _Group, table: BinTable) -> Iterator[tuple[int, int]]:
     """Each newcomer with every entry that shares a band or a name with it (at most a bounded number)."""
-    keys = {key: n for n in group.newcomers for key in _keys(group.facts[n])}
+    keys = {key: n for n in group.newcomers for key in _keys(group, table, n)}
     found = dict.fromkeys(group.newcomers, 0)
-    for i, facts in enumerate(group.facts):
-        for n in {keys.get(key) for key in _keys(facts)}:
+    for i in range(len(group.facts)):
+        for n in {keys.get(key) for key in _keys(group, table, i)}:
             if n is not None and n != i and found[n] < _NEIGHBOURS:
                 found[n] += 1
                 yield (min(i, n), max(i, n))
 
 
-def _keys(facts: EntryFacts) -> list[tuple[int, int]]:
-    """Every band and name of an entry, each with where it comes from (-1: a name)."""
-    keys: list[tuple[int, int]] = [(-1, name) for name in _names(facts)]
-    keys.extend((b, band) for b in range(BANDS) for band in band_keys([facts.sketch], b) if band)
+def _keys(group: _Group, table: BinTable, i: int) -> list[tuple[int, int]]:
+    """Every band and name of entry I, each with where it comes from (-1: a name)."""
+    keys: list[tuple[int, int]] = [(-1, name) for name in _names(group.facts[i])]
+    keys.extend((b, band) for b, band in enumerate(table.bands[i * BANDS : (i + 1) * BANDS]) if band)
     return keys
 
 
@@ -218,24 +215,12 @@ def _shingles(group: _Group, i: int, reads: OrderedDict[int, set[str] | None]) -
     if i in reads:
         reads.move_to_end(i)
         return reads[i]
-    raw = _raw(group.member(i))
+    raw = read_raw(group.contexts[i], group.facts[i], group.newcomers.get(i))
     found = shingles(words(raw.body)) if raw is not None else None
     reads[i] = found
     if len(reads) > _READ_AHEAD:
         reads.popitem(last=False)
     return found
-
-
-def _raw(m: Member) -> RawEntry | None:
-    """The entry's frontmatter and body, read again (None when it cannot be read now)."""
-    data = m.data
-    if data is None:
-        try:
-            data = read_regular_file(m.facts.path, m.ctx.limits.max_file_bytes)
-        except FileProblem:
-            return None
-    raw = parse(data, m.ctx.limits)
-    return raw if isinstance(raw, RawEntry) else None
 
 
 def _newer_first(m: Member, n: Member) -> tuple[Member, Member]:

@@ -20,7 +20,7 @@ from ..infra.pool import cpu_count
 from ..infra.resultcache import CacheUnusable, KBResultCache, record_text, result_of
 from ..infra.spill import IssueSpill
 from ..measures import EntryMeasures
-from ..model.entry import Entry, ParseFailure, build_entry, parse
+from ..model.entry import Entry, ParseFailure, RawEntry, build_entry, parse
 from ..model.facts import EntryFacts
 from ..model.issue import Issue, fingerprint_of
 from ..model.kbschema import KBSchema
@@ -36,6 +36,7 @@ from ..rules import schema as schema_rules
 from ..rules import structure as structure_rules
 from ..workspace import KB, Workspace
 from ..yamlread import Limits
+from ..yamlread.lines import json_ready
 from .caching import Caches
 from .checks import Subject, run_bindings
 from .pass_graph import GraphKB
@@ -155,17 +156,31 @@ def lint_file(ctx: KBContext, path: str, relpath: str) -> FileResult:
     return lint_source(ctx, path, relpath, data)
 
 
-def read_entry(ctx: KBContext, facts: EntryFacts, data: bytes | None = None) -> Entry | None:
-    """An entry read again after pass 1 (for the judge, and for plugin checkers of the graph)."""
+def read_raw(ctx: KBContext, facts: EntryFacts, data: bytes | None = None) -> RawEntry | None:
+    """An entry's frontmatter and body read again after pass 1 (from DATA, a candidate's text,
+    else from its file); None when it cannot be read now."""
     if data is None:
         try:
             data = read_regular_file(facts.path, ctx.limits.max_file_bytes)
         except FileProblem:
             return None
     raw = parse(data, ctx.limits)
-    if isinstance(raw, ParseFailure):
+    return None if isinstance(raw, ParseFailure) else raw
+
+
+def read_entry(ctx: KBContext, facts: EntryFacts, data: bytes | None = None) -> Entry | None:
+    """An entry read again after pass 1 (for the judge, and for plugin checkers of the graph)."""
+    raw = read_raw(ctx, facts, data)
+    return build_entry(raw, ctx.schema, facts.path, facts.relpath)[0] if raw is not None else None
+
+
+def judged_entry(ctx: KBContext, facts: EntryFacts, data: bytes | None = None) -> dict[str, Any] | None:
+    """An entry read again, as the judge is shown it: id, type, title, metadata and body."""
+    entry = read_entry(ctx, facts, data)
+    if entry is None:
         return None
-    return build_entry(raw, ctx.schema, facts.path, facts.relpath)[0]
+    meta = {k: v for k, v in entry.metadata.items() if k not in ("id", "type", "title", "kblint")}
+    return {"id": entry.id, "type": entry.type, "title": entry.title, "metadata": json_ready(meta), "body": entry.body}
 
 
 # ---------------------------------------------------------------------------------------------

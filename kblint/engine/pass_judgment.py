@@ -20,7 +20,7 @@ from ..rules import RULES, Site
 from ..yamlread.lines import json_ready
 from . import pass_pairs, scoring
 from .pass_duplicates import Pair
-from .pass_entries import KBContext, read_entry
+from .pass_entries import KBContext, judged_entry
 from .pass_pairs import PairJudgment
 
 if TYPE_CHECKING:
@@ -100,16 +100,14 @@ def _budgets(settings: Settings) -> dict[str, Any]:
 def _request(p: Pending, key: str) -> JudgeRequest | None:
     from ..judge import JudgeItem, JudgeRequest
 
-    entry = read_entry(p.ctx, p.facts, p.data)
-    if entry is None:
+    sent = judged_entry(p.ctx, p.facts, p.data)
+    if sent is None:
         return None
     schema = p.ctx.schema
     guidelines = json_ready(dict(schema.guidelines))
-    ts = schema.types.get(entry.type)
+    ts = schema.types.get(sent["type"])
     if ts is not None and ts.guidelines:
         guidelines[f"type:{ts.name}"] = json_ready(ts.guidelines)
-    meta = {k: v for k, v in entry.metadata.items() if k not in ("id", "type", "title", "kblint")}
-    sent = {"id": entry.id, "type": entry.type, "title": entry.title, "metadata": json_ready(meta), "body": entry.body}
     items = [JudgeItem(b.id, b.text, judge_levels(b) if b.graded else None) for b in p.items]
     return JudgeRequest(key=key, entry=sent, items=items, guidelines=guidelines)
 
@@ -159,14 +157,11 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
     everything = requests + pair_requests
     outcomes, stats, unavailable = judge(everything, config, progress=progress.update, busy=progress.note)
     _fill_summary(summary, stats)
-    pair_outcomes = [o for o in outcomes if o.key.startswith(pass_pairs.PAIR_KEY)]
     result = JudgmentResult(summary, unavailable=unavailable)
-    result.pairs = pass_pairs.classified(chosen, rest, pair_outcomes, config)
+    result.pairs = pass_pairs.classified(chosen, rest, outcomes[len(requests) :], config)
     result.pairs.summary.requests = len(pair_requests)
     reasons = set()
-    for outcome in outcomes:
-        if outcome.key.startswith(pass_pairs.PAIR_KEY):
-            continue
+    for outcome in outcomes[: len(requests)]:  # the judge answers in the order it was asked
         kb_name = by_key[outcome.key].ctx.schema.name
         result.verdicts[kb_name] = result.verdicts.get(kb_name, 0) + len(outcome.verdicts)
         result.errors[kb_name] = result.errors.get(kb_name, 0) + len(outcome.errors)

@@ -15,7 +15,7 @@ from ..model.issue import DuplicateSummary, Issue
 from ..rules import duplicates as duplicate_rules
 from ..yamlread.lines import json_ready
 from .pass_duplicates import Member, Pair
-from .pass_entries import read_entry
+from .pass_entries import judged_entry
 
 if TYPE_CHECKING:
     from ..judge import JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest
@@ -82,12 +82,8 @@ def unclassified(pairs: list[Pair], reason: str) -> PairJudgment:
 def _sent(m: Member, max_body_chars: int) -> dict[str, Any] | None:
     from ..judge.prompt import prompt_entry
 
-    entry = read_entry(m.ctx, m.facts, m.data)
-    if entry is None:
-        return None
-    meta = {k: v for k, v in entry.metadata.items() if k not in ("id", "type", "title", "kblint")}
-    sent = {"id": entry.id, "type": entry.type, "title": entry.title, "metadata": json_ready(meta), "body": entry.body}
-    return prompt_entry(sent, max_body_chars)
+    sent = judged_entry(m.ctx, m.facts, m.data)
+    return prompt_entry(sent, max_body_chars) if sent is not None else None
 
 
 def requests(pairs: list[Pair], config: JudgeConfig) -> list[JudgeRequest]:
@@ -127,11 +123,9 @@ def classified(pairs: list[Pair], rest: list[Pair], outcomes: list[JudgeOutcome]
         cls = verdict.level if sure else "conflict"
         summary.classified[cls] += 1
         pair = pairs[n]
-        args = (verdict.reason, verdict.confidence, config.evaluator, verdict.cached)
-        if cls == "duplicate":
-            result.issues.append(duplicate_rules.duplicate_entry(pair, *args))
-        elif cls == "conflict":
-            result.issues.append(duplicate_rules.conflicting_entries(pair, *args))
+        if cls != "unrelated":
+            args = (verdict.reason, verdict.confidence, config.evaluator, verdict.cached)
+            result.issues.append(duplicate_rules.classified(cls, pair, *args))
     unanswered = [p for n, p in enumerate(pairs) if n not in answered and p.alike]
     left = unanswered + rest
     summary.not_classified = len(left)

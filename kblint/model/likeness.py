@@ -135,22 +135,14 @@ class Sketch:
         bins = _BINS.unpack_from(data, _HEAD.size) if len(data) >= _HEAD.size + _BINS.size else ()
         return cls(title, body, dated, bins)
 
-    def band(self, b: int) -> tuple[int, ...]:
-        return self.bins[b * ROWS : (b + 1) * ROWS]
-
 
 _FULL = _HEAD.size + _BINS.size
 _NO_TITLE = bytes(8)
 
 
-_BAND = struct.Struct(f"<{'IQ'[ROWS - 1]}")
-
-
 def band_keys(sketches: list[bytes], b: int) -> list[int]:
     """Band B of each sketch, as a key (0 for a body compared by title only)."""
-    start = _HEAD.size + 4 * ROWS * b
-    unpack = _BAND.unpack_from
-    return [unpack(data, start)[0] if len(data) == _FULL else 0 for data in sketches]
+    return BinTable(sketches).band_keys(b)
 
 
 def body_keys(sketches: list[bytes]) -> list[int]:
@@ -174,7 +166,7 @@ def agreement(a: bytes, b: bytes) -> int:
     body is compared by title only)."""
     if len(a) != _FULL or len(b) != _FULL:
         return 0
-    return sum(map(int.__eq__, _BINS.unpack_from(a, _HEAD.size), _BINS.unpack_from(b, _HEAD.size)))
+    return BinTable([a, b]).agreement(0, 1)
 
 
 def dated(data: bytes) -> int:

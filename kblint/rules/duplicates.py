@@ -43,24 +43,22 @@ def possible_duplicate(pair: Pair) -> Issue:
     )
 
 
-def duplicate_entry(pair: Pair, reason: str, confidence: float, evaluator: str, cached: bool) -> Issue:
+def classified(cls: str, pair: Pair, reason: str, confidence: float, evaluator: str, cached: bool) -> Issue:
+    """The issue of a pair the judge classified: duplicate_entry for "duplicate", else
+    conflicting_entries (a conflict, which a human curates)."""
     other = pair.older.facts
-    return RULES["duplicate_entry"].issue(
-        pair.newer.facts.site,
-        f"Duplicates {display_path(other.path)} ('{other.id}')" + (f": {reason}" if reason else ""),
-        discriminator=_discriminator(pair),
-        related=_related(pair),
-        confidence=round(confidence, 3),
-        evaluator=evaluator,
-        cached=cached,
+    named = f"{display_path(other.path)} ('{other.id}')"
+    rule, what = (
+        ("duplicate_entry", f"Duplicates {named}")
+        if cls == "duplicate"
+        else (
+            "conflicting_entries",
+            f"Conflicts with {named}: needs curation",
+        )
     )
-
-
-def conflicting_entries(pair: Pair, reason: str, confidence: float, evaluator: str, cached: bool) -> Issue:
-    other = pair.older.facts
-    return RULES["conflicting_entries"].issue(
+    return RULES[rule].issue(
         pair.newer.facts.site,
-        f"Conflicts with {display_path(other.path)} ('{other.id}'): needs curation" + (f": {reason}" if reason else ""),
+        what + (f": {reason}" if reason else ""),
         discriminator=_discriminator(pair),
         related=_related(pair),
         confidence=round(confidence, 3),
