@@ -45,8 +45,9 @@ class EntryMeasures:
     def has_section(self, heading: str) -> bool:
         return body_has_section(self.entry, {"heading": heading}, None) is None  # type: ignore[arg-type]
 
-    def words(self) -> int:
-        return self.entry.word_count
+    def words(self, up_to: int) -> int:
+        """The body's words, counted no further than UP_TO (every word when UP_TO is negative)."""
+        return self.entry.words_up_to(up_to) if up_to >= 0 else self.entry.word_count
 
     def inlinks_count(self) -> int:
         raise RuntimeError("inlinks are measured after the graph pass")
@@ -98,5 +99,5 @@ class FactsMeasures:
     def has_section(self, heading: str) -> bool:
         raise RuntimeError("sections are measured in pass 1")
 
-    def words(self) -> int:
+    def words(self, up_to: int) -> int:
         raise RuntimeError("words are measured in pass 1")

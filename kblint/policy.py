@@ -350,7 +350,7 @@ class Measures(Protocol):
     def inlinks_count(self) -> int: ...
     def tags_count(self) -> int: ...
     def has_section(self, heading: str) -> bool: ...
-    def words(self) -> int: ...
+    def words(self, up_to: int) -> int: ...
 
 
 # A policy as a function of an entry's measures (and, with --base, the entry's status there):
@@ -385,7 +385,9 @@ def _measurer(constraint: Constraint) -> Callable[[Measures], int | bool]:
         heading = constraint.heading
         return lambda m: m.has_section(heading)
     if isinstance(constraint, Words):
-        return lambda m: m.words()
+        # A count that passes is not shown: it need not go past the first number that passes.
+        up_to = constraint.value + 1 if constraint.op in (">=", ">") else -1
+        return lambda m: m.words(up_to)
     kind, name = constraint.subject.kind, constraint.subject.name
     if kind == "metadata":
         assert name is not None  # a metadata subject always names its field (_Parser.subject)

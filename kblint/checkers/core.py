@@ -358,12 +358,13 @@ _SOURCE_LATER_LINE_RE = re.compile("\n" + _SOURCE_LINE, re.IGNORECASE)
 
 
 def _section_has_content(entry: EntrySubject, names: set[str]) -> bool:
-    lines = entry.body.split("\n")
+    lines: list[str] = []  # the body's, split once a heading is one of NAMES
     first = entry.raw.body_line
     heads = entry.headings
     for i, (level, text, line) in enumerate(heads):
         if _norm_heading(text) not in names:
             continue
+        lines = lines or entry.body.split("\n")
         end = len(lines)
         for later_level, _, later_line in heads[i + 1 :]:
             if later_level <= level:

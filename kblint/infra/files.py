@@ -80,13 +80,17 @@ def _read_all(fd: int, expected: int, max_bytes: int | None) -> bytes:
     parts: list[bytes] = []
     size = 0
     while True:
-        chunk = os.read(fd, max(expected - size + 1, 1 << 16))
-        if not chunk:
-            return parts[0] if len(parts) == 1 else b"".join(parts)
+        wanted = max(expected - size + 1, 1 << 16)
+        chunk = os.read(fd, wanted)
         size += len(chunk)
         if max_bytes is not None and size > max_bytes:
             raise FileProblem(over_the_limit(max_bytes))
-        parts.append(chunk)
+        if chunk:
+            parts.append(chunk)
+        # A short read of just the size the file had is its end: no second read to be told so (a
+        # file of another size, such as one that grows or a pseudo-file, is read until nothing comes).
+        if not chunk or (len(chunk) < wanted and size == expected):
+            return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def over_the_limit(max_bytes: int) -> str:

@@ -45,10 +45,16 @@ def _fence_runs(body: str) -> list[int]:
     return sorted(found)
 
 
+def _may_fence(body: str) -> bool:
+    """Whether BODY has a run of three backticks or tildes. A one-character search goes first: it
+    is several times faster, and most bodies have no tilde at all."""
+    return ("`" in body and "```" in body) or ("~" in body and "~~~" in body)
+
+
 def fences(body: str) -> list[Span]:
     """The fenced code blocks of BODY: from the start of an opening fence line to the end of its
     closing fence line (or of the body, for a fence never closed)."""
-    if "```" not in body and "~~~" not in body:
+    if not _may_fence(body):
         return []
     blocks: list[Span] = []
     fence: str | None = None  # the open fence
@@ -85,7 +91,7 @@ def in_spans(offset: int, spans: list[Span]) -> bool:
 def strip_code(body: str, blocks: list[Span] | None = None) -> str:
     """BODY with fenced code blocks and inline code replaced by spaces (newlines kept), so that
     positions in it are positions in the body. BLOCKS: fences(BODY), when known."""
-    if "`" not in body and "~~~" not in body:
+    if "`" not in body and not ("~" in body and "~~~" in body):
         return body
     blocks = fences(body) if blocks is None else blocks
     if blocks:
