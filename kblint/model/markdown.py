@@ -19,8 +19,6 @@ from .link import Link
 
 # A backtick fence's info string cannot contain backticks (CommonMark): "```x``` y" is inline code.
 _FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
-_HEADING_START_RE = re.compile(r"\n {0,3}#")  # a line that may be a heading
-_FIRST_LINE_HEADING_RE = re.compile(r" {0,3}#")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 # A code span, and the backticks that open it after the first one (split() returns both). It starts
 # with the backtick itself, so that the regex engine skips ahead from one backtick to the next.
@@ -119,6 +117,24 @@ def _blank(text: str) -> str:
     return "\n".join(" " * len(part) for part in text.split("\n"))
 
 
+def _heading_starts(body: str) -> list[int]:
+    """The start of each line that may be a heading: a `#` after at most three spaces. Found from
+    one `#` to the next (a search for one character is the fastest there is), each looked at once."""
+    starts = []
+    at = body.find("#")
+    while at >= 0:
+        start = at
+        while start > 0 and at - start < 3 and body[start - 1] == " ":  # noqa: PLR2004 - three spaces
+            start -= 1
+        if start == 0 or body[start - 1] == "\n":
+            starts.append(start)
+            at = body.find("\n", at)  # the rest of a heading's line is its text
+            if at < 0:
+                break
+        at = body.find("#", at + 1)
+    return starts
+
+
 class Heading(NamedTuple):
     """An ATX heading: `(level, text, line)` as checkers unpack it (SPEC §3)."""
 
@@ -133,11 +149,9 @@ def headings(body: str, body_line: int, blocks: list[Span] | None = None) -> lis
     if "#" not in body:
         return []
     blocks = fences(body) if blocks is None else blocks
-    starts = [0] if _FIRST_LINE_HEADING_RE.match(body) else []
-    starts.extend(m.start() + 1 for m in _HEADING_START_RE.finditer(body))
     found = []
     line, counted = body_line, 0
-    for start in starts:
+    for start in _heading_starts(body):
         if blocks and in_spans(start, blocks):
             continue
         end = body.find("\n", start)

@@ -10,6 +10,7 @@ for every scalar (figures in bench/README.md). A property test holds the two to 
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Any
 
@@ -27,6 +28,8 @@ _CONSTRUCT = {
     )
 }
 _NULL = "tag:yaml.org,2002:null"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_DATE_LENGTH = len("2024-01-31")
 
 # Characters that make the text anything but plain: comments, anchors, aliases, tags, directives,
 # block scalar indicators, escapes, tabs, and the characters YAML reads as line breaks or refuses.
@@ -189,6 +192,10 @@ def _plain(text: str) -> Any:
         if regexp.match(text):
             if tag == _NULL:
                 return None
+            if tag == _TIMESTAMP and len(text) == _DATE_LENGTH:  # YYYY-MM-DD: what PyYAML makes of it, directly
+                return datetime.date(
+                    int(text[:4]), int(text[5:7]), int(text[8:])
+                )  # an impossible date raises ValueError
             construct = _CONSTRUCT.get(tag)
             if construct is None:
                 raise _Unsure  # `<<` and `=` are merge and value keys
