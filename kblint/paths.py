@@ -112,8 +112,19 @@ def _plain_display_path(cwd: str, path: str) -> str:
     if path.startswith(cwd) and path[len(cwd) : len(cwd) + 1] == os.sep:
         shown = path[len(cwd) + 1 :]
     else:
-        try:
-            shown = os.path.relpath(path, cwd)
-        except ValueError:  # another drive (Windows)
-            shown = path
+        path = os.path.abspath(path)  # as relpath reads it
+        head, tail = os.path.split(path)
+        if cwd.startswith(path) or not tail:
+            shown = _relative(cwd, path)  # PATH may be CWD or above it: not a file in a folder
+        else:  # a folder's files share its relative path, worked out once
+            folder = _relative(cwd, head)
+            shown = tail if folder == "." else os.path.join(folder, tail)
     return shown.replace(os.sep, "/")
+
+
+@lru_cache(maxsize=4096)
+def _relative(cwd: str, path: str) -> str:
+    try:
+        return os.path.relpath(path, cwd)
+    except ValueError:  # another drive (Windows)
+        return path

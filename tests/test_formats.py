@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_kblint, write_kb
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kblint.model.issue import Issue, KBReport, Report
 from kblint.report import FORMATS, github, junit, render, sarif
@@ -487,3 +490,16 @@ def test_display_path_follows_the_current_directory(tmp_path: Path, monkeypatch)
     assert display_path(path) == "a/b/x.md"
     monkeypatch.chdir(tmp_path / "a" / "b")
     assert display_path(path) == "x.md"  # not the answer cached for the directory before
+
+
+_PARTS = st.sampled_from(["a", "b", "ab", "a.b", "..", "."])
+
+
+@given(st.lists(st.sampled_from(["a", "b", "ab"]), max_size=3), st.lists(_PARTS, max_size=4))
+def test_a_path_outside_the_current_directory_is_shown_as_relpath_shows_it(cwd_parts, parts):
+    from kblint.paths import _plain_display_path
+
+    cwd = os.path.normpath("/" + "/".join(cwd_parts))
+    path = "/" + "/".join(parts)
+    if not path.startswith(cwd + "/"):  # (below it, the path is shown as written)
+        assert _plain_display_path(cwd, path) == os.path.relpath(path, cwd)

@@ -252,3 +252,19 @@ def test_values_read_again_are_not_shared_with_earlier_results():
     again = plainyaml.load(text)
     assert again == {"tags": ["a", "b"], "status": "draft", "when": datetime.date(2024, 1, 2)}
     assert again["tags"] is not first["tags"]
+
+
+def _key_read_by_pyyaml(key: str) -> object:
+    return next(iter(yaml.load(f"{key}: 1", Loader=yaml.CSafeLoader)))
+
+
+@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,6}", fullmatch=True))
+def test_a_key_is_declined_exactly_when_pyyaml_does_not_read_it_as_text(key):
+    assert isinstance(_key_read_by_pyyaml(key), str) == (key not in plainyaml.NOT_TEXT_KEYS)
+
+
+def test_every_boolean_and_null_key_is_declined():
+    for key in sorted(plainyaml.NOT_TEXT_KEYS):
+        assert not isinstance(_key_read_by_pyyaml(key), str), key
+        assert plainyaml.load(f"{key}: 1") is None, key
+    assert plainyaml.load("yesterday: 1\nnone: 2\nNo_: 3") == {"yesterday": 1, "none": 2, "No_": 3}

@@ -43,6 +43,12 @@ _FLOW_INDICATOR = re.compile(r"[,?\[\]{}]")
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ ]*:(?: +|$)")
 _FLOW_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*: +(.*)$", re.S)
 
+# The words `_KEY` accepts that PyYAML reads as something else than text: YAML 1.1's booleans and
+# null (its other implicit types start with a digit, a sign, a dot or `~`, which no key here does).
+NOT_TEXT_KEYS = frozenset(
+    form for word in ("yes", "no", "true", "false", "on", "off", "null") for form in (word, word.title(), word.upper())
+)
+
 # Deeper documents are left to PyYAML, whose reader enforces kblint's nesting limit.
 MAX_DEPTH = 32
 
@@ -181,7 +187,7 @@ def _scalar(text: str, flow: bool) -> Any:
 
 def _key(key: str) -> str:
     """KEY, known to be read as a string (`true:`, `null:`, `on:` are keys of other types)."""
-    if not isinstance(_plain(key), str):
+    if key in NOT_TEXT_KEYS:
         raise _Unsure
     return key
 
