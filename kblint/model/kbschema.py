@@ -163,6 +163,10 @@ class TypeSchema:
     def known_keys(self) -> set[str]:
         return set(self.fields) | set(self.required) | set(self.optional) | COMMON_KEYS
 
+    def knows(self, key: str) -> bool:
+        """Whether KEY is one of known_keys() (asked of every key of every entry: no set is made)."""
+        return key in self.fields or key in COMMON_KEYS or key in self.required or key in self.optional
+
     def object_ref_fields(self) -> tuple[str, ...]:
         return tuple(name for name, spec in self.fields.items() if spec.type == "object-ref")
 

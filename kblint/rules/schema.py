@@ -124,13 +124,12 @@ def field_values(entry: Entry, ts: TypeSchema | None, schema: KBSchema, skip: se
 def unknown_fields(entry: Entry, ts: TypeSchema) -> list[Issue]:
     if not ts.knows_keys:
         return []
-    known = ts.known_keys()
     issues = []
     for raw_key in entry.raw.frontmatter:
         key = str(raw_key)
-        if key in known:
+        if ts.knows(key):
             continue
-        near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+        near = difflib.get_close_matches(key, sorted(ts.known_keys()), n=1, cutoff=0.75)
         hint = f"; did you mean '{near[0]}'?" if near else ""
         issues.append(
             RULES["unknown_field"].issue(
