@@ -51,13 +51,17 @@ _line = json.JSONEncoder(ensure_ascii=False).encode
 
 class IssueLines:
     """Each issue as json.dumps(issue_dict(issue)) writes it. A report's issues repeat their KB
-    names, rules, fields, rubric items and paths: each distinct text is encoded once."""
+    names, rules, fields, rubric items and paths: each distinct text, and each run of fields that
+    many issues share (a rule with its tier, severity and field; a rubric item with its checker,
+    policy and id), is encoded once."""
 
     def __init__(self, report: Report):
         self.report = report
         self.encoded: dict[str | None, str] = {None: "null"}
         # the last path shown, and its text: a report lists a file's issues together
         self.last_path: tuple[str, str] = ("", _line(display_path("")))
+        self.kinds: dict[tuple[str, str, str, str | None], str] = {}
+        self.items: dict[tuple[str | None, str | None, str | None, str | None], str] = {}
         self.urls: dict[tuple[str, str | None], str] = {}  # (rule, checker) → its documentation, encoded
 
     def _path(self, path: str) -> str:
@@ -71,6 +75,30 @@ class IssueLines:
             found = self.encoded[value] = _line(value)
         return found
 
+    def _kind(self, issue: Issue) -> str:
+        """`"tier": …, "rule": …, "severity": …, "field": …`"""
+        key = (issue.tier, issue.rule, issue.severity, issue.field)
+        found = self.kinds.get(key)
+        if found is None:
+            text = self._text
+            found = self.kinds[key] = (
+                f'"tier": {text(key[0])}, "rule": {text(key[1])}, "severity": {text(key[2])}, "field": {text(key[3])}'
+            )
+        return found
+
+    def _item(self, issue: Issue) -> str:
+        """`"rubric_item": …`, then checker, policy and item_id where the issue has them."""
+        key = (issue.rubric_item, issue.checker, issue.policy, issue.item_id)
+        found = self.items.get(key)
+        if found is None:
+            text = self._text
+            found = f'"rubric_item": {text(key[0])}'
+            for name, value in zip(("checker", "policy", "item_id"), key[1:], strict=True):
+                if value is not None:
+                    found += f', "{name}": {text(value)}'
+            self.items[key] = found
+        return found
+
     def _url(self, rule: str, checker: str | None) -> str:
         found = self.urls.get((rule, checker))
         if found is None:
@@ -82,15 +110,8 @@ class IssueLines:
         parts = [
             f'{{"kb_name": {text(issue.kb_name)}, "entry_id": {text(issue.entry_id)}, '
             f'"path": {self._path(issue.path)}, "line": {issue.line}, "column": {issue.column}, '
-            f'"tier": {text(issue.tier)}, "rule": {text(issue.rule)}, "severity": {text(issue.severity)}, '
-            f'"field": {text(issue.field)}, "message": {_line(issue.message)}, "rubric_item": {text(issue.rubric_item)}'
+            f'{self._kind(issue)}, "message": {_line(issue.message)}, {self._item(issue)}'
         ]
-        if issue.checker is not None:
-            parts.append(f', "checker": {text(issue.checker)}')
-        if issue.policy is not None:
-            parts.append(f', "policy": {text(issue.policy)}')
-        if issue.item_id is not None:
-            parts.append(f', "item_id": {text(issue.item_id)}')
         related = issue.related
         if related is not None:
             parts.append(f', "related_path": {_line(display_path(related.path))}, "related_id": {text(related.id)}')
