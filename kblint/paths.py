@@ -102,12 +102,12 @@ def printable(text: str) -> str:
     return _UNSHOWN.sub(lambda m: repr(m.group())[1:-1], text)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1024)
 def _display_path(cwd: str, path: str) -> str:
     return quote_name(_plain_display_path(cwd, path))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1024)
 def _plain_display_path(cwd: str, path: str) -> str:
     if path.startswith(cwd) and path[len(cwd) : len(cwd) + 1] == os.sep:
         shown = path[len(cwd) + 1 :]

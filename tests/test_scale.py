@@ -192,3 +192,19 @@ def test_an_unchanged_run_lints_nothing(tmp_path: Path):
     shutil.rmtree(cache / "results")  # only the run cache is left
     assert report(*args) == cold
     assert report(*args, "--no-cache") != cold  # what a fresh run sees
+
+
+def test_spilled_issues_come_back_with_the_path_the_run_holds():
+    from kblint.infra.spill import IssueSpill
+    from kblint.rules import RULES, Site
+
+    path = os.path.join("/kb", "entry.md")
+    copy = "".join(["/kb/", "entry.md"])  # equal, another object, as a worker's result brings it
+    assert copy == path and copy is not path
+    issue = RULES["missing_title"].issue(Site("kb", copy), "Entry has no title")
+    other = RULES["missing_title"].issue(Site("kb", "/kb/other.md"), "Entry has no title")
+    spill = IssueSpill()
+    first = spill.put([[issue], [other]], [path, "/kb/other.md"])
+    taken = spill.take({first, first + 1})
+    assert [i.message for i in taken] == ["Entry has no title"] * 2
+    assert taken[0].path is path and taken[1].path == "/kb/other.md"

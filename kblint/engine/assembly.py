@@ -25,11 +25,13 @@ class Assembly:
     """What the reported KBs of a run add up to, before suppressions and filters."""
 
     shard: tuple[int, int] | None
+    judging: bool = True  # an LLM will judge: the entries with judgment items wait for it in PENDING
     reports: list[KBReport] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
     spilled: set[int] = field(default_factory=set)  # spill slots of the reported entries' pass-1 issues
     suppressed: dict[str, Suppressed] = field(default_factory=dict)
-    pending: list[Pending] = field(default_factory=list)  # entries with judgment items
+    pending: list[Pending] = field(default_factory=list)  # entries with judgment items, when judging
+    judgment_checks: int = 0  # judgment items that apply, over the reported entries
     judgment_items: int = 0
 
     def _counts(self, r: KBRun, facts: EntryFacts) -> bool:
@@ -63,6 +65,7 @@ class Assembly:
         report.paths.append(facts.path)
         report.ids.append(facts.id if facts.parsed else None)
         self.issues.extend(result.issues)
+        result.issues = ()  # held once, here
         if result.spilled >= 0:
             self.spilled.add(result.spilled)
         if not facts.parsed:
@@ -75,7 +78,8 @@ class Assembly:
         if bindings:
             whole = (lambda: read_entry(r.ctx, facts, data)) if plan.graph_needs_whole_entry(facts.type) else None
             self.issues.extend(graph_checks(facts, bindings, context, graph, whole, r.ctx.previous_status(facts.path)))
-        if facts.judgment_items:
+        self.judgment_checks += facts.judgment_items
+        if facts.judgment_items and self.judging:
             self.pending.append(Pending(r.ctx, facts, plan.judgment_bindings(facts.type), data))
 
     def score(self, runs: list[KBRun]) -> None:

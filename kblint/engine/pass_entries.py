@@ -66,7 +66,7 @@ class FileResult:
     """Pass 1 of one file: the facts the later passes need, and its issues."""
 
     facts: EntryFacts
-    issues: list[Issue]  # empty while they wait in the spill
+    issues: Sequence[Issue]  # none while they wait in the spill, or once the report holds them
     cross_sources: tuple[str, ...] = ()  # cross-kb-links sources this entry answered to
     spilled: int = -1  # the slot of its issues in the IssueSpill, when they are there
     record: str | None = None  # the result as the result cache stores it
@@ -224,6 +224,8 @@ class PassOne:
         chunks = pool.chunks(tasks, jobs, _CHUNK, _CHUNK // 8)
         work: Callable[[Sequence[Task]], list[FileResult]] = self._lint_chunk
         for index, results in pool.in_processes(work, chunks, jobs):
+            for task, result in zip(chunks[index], results, strict=True):
+                _own_paths(task, result)
             self.hold_or_spill(results)
             yield from zip(chunks[index], results, strict=True)
 
@@ -249,10 +251,24 @@ class PassOne:
         if count <= self.room:
             self.room -= count
             return
-        first = self.spill.put([r.issues for r in results])
+        first = self.spill.put([r.issues for r in results], [r.facts.path for r in results])
         for offset, result in enumerate(results):
-            result.issues = []
+            result.issues = ()
             result.spilled = first + offset
+
+
+def _own_paths(task: Task, result: FileResult) -> None:
+    """A worker's result comes with copies of the file's path strings: the task's own take their
+    place, so that a 100,000-entry run holds each path once."""
+    facts = result.facts
+    if facts.path is task.path or facts.path != task.path:
+        return
+    facts.path = task.path
+    if facts.relpath == task.relpath:
+        facts.relpath = task.relpath
+    for issue in result.issues:
+        if issue.path == task.path:
+            issue.path = task.path
 
 
 # ---------------------------------------------------------------------------------------------

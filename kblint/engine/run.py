@@ -129,7 +129,9 @@ def _lint(
     try:
         assembly, judged, probes = _passes(ws, settings, kb_name, caches, spill, progress)
         # The facts and the link graph are gone by now: the spilled issues take their memory.
-        issues = spill.take(assembly.spilled) + assembly.issues
+        issues = spill.take(assembly.spilled)
+        issues.extend(assembly.issues)
+        assembly.issues.clear()
         hidden: dict[str, int] = {}
         issues = filters.apply_suppressions(issues, assembly.suppressed, hidden)
         return Outcome(
@@ -175,7 +177,7 @@ def _passes(
     graph, graph_issues = pass_graph.analyse(
         [r.graph_kb() for r in runs], strict_links=settings.strict_links, touched=touched
     )
-    assembly = Assembly(shard)
+    assembly = Assembly(shard, judging=not settings.no_judgment and llm_spec(settings) is not None)
     for r in reported:
         assembly.add_kb(r, graph)
     if first_shard:
@@ -222,9 +224,8 @@ def _judgment(
 ) -> pass_judgment.JudgmentResult:
     """Pass 3. Without an LLM (or with --no-judgment) the judgment items are counted as not
     evaluated, and the alike entries stay unclassified."""
-    checks = sum(p.facts.judgment_items for p in assembly.pending)
-    if settings.no_judgment or llm_spec(settings) is None:
-        return pass_judgment.not_run(checks, settings, pairs)
+    if not assembly.judging:
+        return pass_judgment.not_run(assembly.judgment_checks, settings, pairs)
     pending = [p for p in assembly.pending if p.items]
     if not pending and not any(p.newer.facts.reported for p in pairs):
         config = pass_judgment.judge_config(settings)
@@ -241,7 +242,7 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
         per_file=filters.per_file_ignores(settings.per_file_ignores),
         roots={kb.name: kb.root for kb in outcome.kbs},
     )
-    kept = [i for i in outcome.issues if flt.keep(i)] if flt.active else list(outcome.issues)
+    kept = [i for i in outcome.issues if flt.keep(i)] if flt.active else outcome.issues
     kept = in_report_order(kept, {kb.name: kb.root for kb in outcome.kbs})
     hidden = dict(outcome.hidden)
     for name, count in flt.hidden.items():

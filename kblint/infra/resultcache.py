@@ -25,7 +25,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
@@ -88,7 +88,7 @@ def _related(value: Any) -> Related | None:
     return Related(*value) if value is not None else None
 
 
-def record_text(facts: EntryFacts, issues: list[Issue], cross_sources: tuple[str, ...]) -> str:
+def record_text(facts: EntryFacts, issues: Sequence[Issue], cross_sources: tuple[str, ...]) -> str:
     """One pass-1 result as JSON text."""
     facts_row = [v.values if isinstance(v, PackedLinks) else v for v in FACTS_VALUES(facts)]
     facts_row[_SKETCH_AT] = facts.sketch.hex()

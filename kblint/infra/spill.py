@@ -4,13 +4,15 @@ During the graph pass the main process holds every entry's facts and links; on a
 workspace the pass-1 issues would take more memory than all of those. The engine keeps the first
 of them in memory and puts the rest here: an anonymous temporary file (private to this process,
 gone when it ends), read back once the graph is no longer needed. Issues arrive a group of files
-at a time, pickled together.
+at a time, pickled together. Read back, each file's issues take the path string the run holds for
+the file rather than a copy of it.
 """
 
 from __future__ import annotations
 
 import pickle
 import tempfile
+from collections.abc import Sequence
 from typing import IO
 
 from ..model.issue import Issue
@@ -21,16 +23,17 @@ class IssueSpill:
 
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None
-        self._slots = 0
+        self._paths: list[str] = []  # each slot's file
 
-    def put(self, per_file: list[list[Issue]]) -> int:
-        """Store the issues of len(PER_FILE) files; the slot of the first, the others following."""
+    def put(self, per_file: list[Sequence[Issue]], paths: list[str]) -> int:
+        """Store the issues of len(PER_FILE) files, whose paths are PATHS; the slot of the first,
+        the others following."""
         if self._file is None:
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open from the first put() to take()
         data = pickle.dumps(per_file, protocol=pickle.HIGHEST_PROTOCOL)
         self._file.write(len(data).to_bytes(8, "little") + data)
-        first = self._slots
-        self._slots += len(per_file)
+        first = len(self._paths)
+        self._paths.extend(paths)
         return first
 
     def take(self, wanted: set[int]) -> list[Issue]:
@@ -42,9 +45,13 @@ class IssueSpill:
             self._file.seek(0)
             slot = 0
             while head := self._file.read(8):
-                per_file: list[list[Issue]] = pickle.loads(self._file.read(int.from_bytes(head, "little")))
+                per_file: list[Sequence[Issue]] = pickle.loads(self._file.read(int.from_bytes(head, "little")))
                 for offset, file_issues in enumerate(per_file):
                     if slot + offset in wanted:
+                        path = self._paths[slot + offset]
+                        for issue in file_issues:
+                            if issue.path == path:
+                                issue.path = path
                         issues.extend(file_issues)
                 slot += len(per_file)
         finally:
