@@ -112,7 +112,7 @@ def _plain_display_path(cwd: str, path: str) -> str:
     if path.startswith(cwd) and path[len(cwd) : len(cwd) + 1] == os.sep:
         shown = path[len(cwd) + 1 :]
     else:
-        path = os.path.abspath(path)  # as relpath reads it
+        path = _normalised(path)
         head, tail = os.path.split(path)
         if cwd.startswith(path) or not tail:
             shown = _relative(cwd, path)  # PATH may be CWD or above it: not a file in a folder
@@ -120,6 +120,14 @@ def _plain_display_path(cwd: str, path: str) -> str:
             folder = _relative(cwd, head)
             shown = tail if folder == "." else os.path.join(folder, tail)
     return shown.replace(os.sep, "/")
+
+
+def _normalised(path: str) -> str:
+    """PATH made absolute and normal, as relpath reads it. A path of the walk is so already, and
+    telling it is cheaper than normalising it again."""
+    if path.startswith("/") and "/." not in path and "//" not in path and not path.endswith("/"):
+        return path
+    return os.path.abspath(path)
 
 
 @lru_cache(maxsize=4096)
