@@ -41,10 +41,11 @@ def is_within(path: str, root: str) -> bool:
         return False
 
 
-def display_path(path: str) -> str:
-    """PATH as reports show it: relative to the current directory, with `/` separators, quoted
-    as git quotes file names when it has to be (`quote_name`)."""
-    return _display_path(os.getcwd(), path)
+def display_path(path: str, cwd: str | None = None) -> str:
+    """PATH as reports show it: relative to the current directory (CWD, when the caller has asked
+    for it already), with `/` separators, quoted as git quotes file names when it has to be
+    (`quote_name`)."""
+    return _display_path(cwd or os.getcwd(), path)
 
 
 def plain_display_path(path: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -57,16 +58,17 @@ class IssueLines:
 
     def __init__(self, report: Report):
         self.report = report
+        self.cwd = os.getcwd()  # asked once, not for each file
         self.encoded: dict[str | None, str] = {None: "null"}
         # the last path shown, and its text: a report lists a file's issues together
-        self.last_path: tuple[str, str] = ("", _line(display_path("")))
+        self.last_path: tuple[str, str] = ("", _line(display_path("", self.cwd)))
         self.kinds: dict[tuple[str, str, str, str | None], str] = {}
         self.items: dict[tuple[str | None, str | None, str | None, str | None], str] = {}
         self.urls: dict[tuple[str, str | None], str] = {}  # (rule, checker) → its documentation, encoded
 
     def _path(self, path: str) -> str:
         if path != self.last_path[0]:
-            self.last_path = (path, _line(display_path(path)))
+            self.last_path = (path, _line(display_path(path, self.cwd)))
         return self.last_path[1]
 
     def _text(self, value: str | None) -> str:
