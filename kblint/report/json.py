@@ -16,6 +16,8 @@ SCHEMA_VERSION = 1
 
 _OPTIONAL = ("checker", "policy", "item_id", "confidence", "evaluator", "cached", "evidence")
 _LINES_PER_WRITE = 1000
+_KIND = ("tier", "rule", "severity", "field")  # written before the message
+_ITEM = ("rubric_item", "checker", "policy", "item_id")  # after it
 
 
 def issue_dict(issue: Issue, report: Report) -> dict[str, Any]:
@@ -62,8 +64,8 @@ class IssueLines:
         self.encoded: dict[str | None, str] = {None: "null"}
         # the last path shown, and its text: a report lists a file's issues together
         self.last_path: tuple[str, str] = ("", _line(display_path("", self.cwd)))
-        self.kinds: dict[tuple[str, str, str, str | None], str] = {}
-        self.items: dict[tuple[str | None, str | None, str | None, str | None], str] = {}
+        self.kinds: dict[tuple[str | None, ...], str] = {}  # tier, rule, severity, field
+        self.items: dict[tuple[str | None, ...], str] = {}  # rubric_item, checker, policy, item_id
         self.urls: dict[tuple[str, str | None], str] = {}  # (rule, checker) → its documentation, encoded
 
     def _path(self, path: str) -> str:
@@ -77,28 +79,23 @@ class IssueLines:
             found = self.encoded[value] = _line(value)
         return found
 
-    def _kind(self, issue: Issue) -> str:
-        """`"tier": …, "rule": …, "severity": …, "field": …`"""
-        key = (issue.tier, issue.rule, issue.severity, issue.field)
-        found = self.kinds.get(key)
+    def _run(
+        self,
+        cache: dict[tuple[str | None, ...], str],
+        names: tuple[str, ...],
+        values: tuple[str | None, ...],
+        always: int,
+    ) -> str:
+        """`"NAME": VALUE, …` for NAMES and their VALUES, encoded once for each run of values: the
+        first ALWAYS names are written even when null, the others only when they are set."""
+        found = cache.get(values)
         if found is None:
             text = self._text
-            found = self.kinds[key] = (
-                f'"tier": {text(key[0])}, "rule": {text(key[1])}, "severity": {text(key[2])}, "field": {text(key[3])}'
+            found = cache[values] = ", ".join(
+                f'"{name}": {text(value)}'
+                for n, (name, value) in enumerate(zip(names, values, strict=True))
+                if n < always or value is not None
             )
-        return found
-
-    def _item(self, issue: Issue) -> str:
-        """`"rubric_item": …`, then checker, policy and item_id where the issue has them."""
-        key = (issue.rubric_item, issue.checker, issue.policy, issue.item_id)
-        found = self.items.get(key)
-        if found is None:
-            text = self._text
-            found = f'"rubric_item": {text(key[0])}'
-            for name, value in zip(("checker", "policy", "item_id"), key[1:], strict=True):
-                if value is not None:
-                    found += f', "{name}": {text(value)}'
-            self.items[key] = found
         return found
 
     def _url(self, rule: str, checker: str | None) -> str:
@@ -112,7 +109,9 @@ class IssueLines:
         parts = [
             f'{{"kb_name": {text(issue.kb_name)}, "entry_id": {text(issue.entry_id)}, '
             f'"path": {self._path(issue.path)}, "line": {issue.line}, "column": {issue.column}, '
-            f'{self._kind(issue)}, "message": {_line(issue.message)}, {self._item(issue)}'
+            f"{self._run(self.kinds, _KIND, (issue.tier, issue.rule, issue.severity, issue.field), 4)}, "
+            f'"message": {_line(issue.message)}, '
+            f"{self._run(self.items, _ITEM, (issue.rubric_item, issue.checker, issue.policy, issue.item_id), 1)}"
         ]
         related = issue.related
         if related is not None:
