@@ -12,7 +12,7 @@ class Outcome:
     """What linting found, before --select/--ignore/--type, baselines and counts."""
 
     kbs: list[KBReport]
-    issues: list[Issue]  # suppressions applied
+    issues: list[Issue]  # suppressions applied, in report order (model.issue.in_report_order)
     hidden: dict[str, int]
     judgment: JudgmentSummary
     judgment_items: int

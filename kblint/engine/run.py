@@ -136,7 +136,8 @@ def _lint(
         issues = filters.apply_suppressions(issues, assembly.suppressed, hidden)
         return Outcome(
             kbs=assembly.reports,
-            issues=issues,
+            # sorted once, here: the run cache keeps them so, and a report keeps their order
+            issues=in_report_order(issues, {kb.name: kb.root for kb in assembly.reports}),
             hidden=hidden,
             judgment=judged.summary,
             judgment_items=assembly.judgment_items,
@@ -243,7 +244,6 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
         roots={kb.name: kb.root for kb in outcome.kbs},
     )
     kept = [i for i in outcome.issues if flt.keep(i)] if flt.active else outcome.issues
-    kept = in_report_order(kept, {kb.name: kb.root for kb in outcome.kbs})
     hidden = dict(outcome.hidden)
     for name, count in flt.hidden.items():
         hidden[name] = hidden.get(name, 0) + count

@@ -38,7 +38,7 @@ from ..model.link import PackedLinks
 from ..model.suppression import Suppression
 from .files import FileProblem, read_regular_file
 
-FORMAT = 9
+FORMAT = 10
 _RESULTS = "results"
 _RUNS = "runs"
 _RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
