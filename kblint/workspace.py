@@ -194,19 +194,30 @@ def find_kb_roots(directory: str, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     while stack:
         current, depth = stack.pop()
         try:
-            with os.scandir(current) as it:
-                items = sorted(it, key=lambda e: e.name)
+            is_root, below = _kb_yaml_and_directories(current)
         except OSError:
             continue
-        if any(e.name == "kb.yaml" and not e.is_dir() for e in items):
+        if is_root:
             roots.append(current)
         if depth < limits.max_path_depth:
-            stack.extend(
-                (e.path, depth + 1)
-                for e in reversed(items)
-                if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
-            )
+            below.sort(reverse=True)  # taken from the end of the stack: in the order of their names
+            stack.extend((path, depth + 1) for _, path in below)
     return roots
+
+
+def _kb_yaml_and_directories(directory: str) -> tuple[bool, list[tuple[str, str]]]:
+    """Whether DIRECTORY holds a kb.yaml, and the (name, path) of its directories that are not
+    hidden or symlinks (of a KB's thousands of files, only the few directories are kept)."""
+    has_kb_yaml = False
+    below = []
+    with os.scandir(directory) as it:
+        for e in it:
+            if e.is_dir(follow_symlinks=False):
+                if not e.name.startswith("."):
+                    below.append((e.name, e.path))
+            elif e.name == "kb.yaml" and not e.is_dir():
+                has_kb_yaml = True
+    return has_kb_yaml, below
 
 
 def nearest_kb_root(path: str) -> str | None:
