@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -208,3 +209,44 @@ def test_spilled_issues_come_back_with_the_path_the_run_holds():
     taken = spill.take({first, first + 1})
     assert [i.message for i in taken] == ["Entry has no title"] * 2
     assert taken[0].path is path and taken[1].path == "/kb/other.md"
+
+
+def _stored_issues(count: int) -> list:
+    from kblint.rules import RULES, Site
+
+    issues = []
+    for n in range(count):
+        site = Site("kb", f"/kb/e{n // 3}.md", entry_id=f"e{n // 3}")
+        rule = ("missing_title", "missing_type")[n % 2]  # alternates: a column without runs
+        issues.append(RULES[rule].issue(site, f"message {n}", line=n + 1))
+    return issues
+
+
+def test_the_run_cache_stores_repeated_texts_as_runs_and_reads_them_back(tmp_path: Path):
+    from kblint.infra import resultcache
+
+    issues = _stored_issues(30)
+    resultcache.save_run(str(tmp_path), "k" * 40, resultcache.StoredRun({"x": 1}, issues))
+    lines = resultcache.run_file(str(tmp_path), "k" * 40)
+    with open(lines, encoding="utf-8") as fh:
+        columns = dict(zip(resultcache.ISSUE_FIELDS, map(json.loads, fh.read().splitlines()[2:]), strict=True))
+    assert len(columns["path"]["runs"]) == 20  # ten runs of three
+    assert isinstance(columns["rule"], list) and len(columns["rule"]) == 30  # alternating: as they are
+    loaded = resultcache.load_run(str(tmp_path), "k" * 40)
+    assert loaded is not None and loaded.issues == issues
+
+
+@pytest.mark.parametrize("damage", ['{"runs":[0,1000000000000]}', '{"runs":[0,31,0,-1]}', '{"runs":"xx"}', "[0]"])
+def test_a_damaged_column_of_the_run_cache_is_reported_not_expanded(tmp_path: Path, damage: str):
+    from kblint.infra import resultcache
+
+    resultcache.save_run(str(tmp_path), "k" * 40, resultcache.StoredRun({"x": 1}, _stored_issues(30)))
+    path = resultcache.run_file(str(tmp_path), "k" * 40)
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    path_column = 2 + resultcache.ISSUE_FIELDS.index("path")
+    lines[path_column] = damage
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    with pytest.raises(resultcache.CacheDamaged):
+        resultcache.load_run(str(tmp_path), "k" * 40)

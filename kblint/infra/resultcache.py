@@ -19,6 +19,7 @@ renamed into place, so a run that is killed, or two runs at once, never leave a 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -38,7 +39,7 @@ from ..model.link import PackedLinks
 from ..model.suppression import Suppression
 from .files import FileProblem, read_regular_file
 
-FORMAT = 10
+FORMAT = 11
 _RESULTS = "results"
 _RUNS = "runs"
 _RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
@@ -281,30 +282,60 @@ class StoredRun:
 
 # A run's issues are stored field by field: a column of numbers for each field of texts (indexes
 # into one table of the distinct texts: every text is read once and shared by the issues that have
-# it), and a column of values for the others (messages, lines, numbers).
+# it), and a column of values for the others (messages, lines, numbers). Issues in report order come
+# file by file, so a column of texts mostly repeats its value (the KB, the file, an unset field): it
+# is stored as runs, {"runs": [index, count, index, count, …]}, when it has fewer runs than half its
+# length.
 _UNSHARED = {"message", "line", "column", "confidence", "cached", "fingerprint"}
 
 
-def _columns(issues: list[Issue]) -> tuple[list[str], list[list[Any]]]:
+def _columns(issues: list[Issue]) -> tuple[list[str], list[list[Any] | dict[str, list[int]]]]:
     table: dict[str | None, int] = {None: -1}
-    columns = []
+    columns: list[list[Any] | dict[str, list[int]]] = []
     for name in ISSUE_FIELDS:
         values = [getattr(issue, name) for issue in issues]
         if name in _UNSHARED:
             columns.append(values)
         else:
-            columns.append([table.setdefault(v, len(table) - 1) for v in values])
+            columns.append(_as_runs([table.setdefault(v, len(table) - 1) for v in values]))
     return [t for t in table if t is not None], columns
 
 
-def _issues_of_columns(texts: list[Any], columns: list[list[Any]], count: int) -> list[Issue]:
-    if len(columns) != len(ISSUE_FIELDS) or any(len(c) != count for c in columns):
+def _as_runs(indexes: list[int]) -> list[int] | dict[str, list[int]]:
+    """A column of indexes as runs of one index, when that is shorter."""
+    runs: list[int] = []
+    for index, group in itertools.groupby(indexes):
+        runs += (index, sum(1 for _ in group))
+        if len(runs) >= len(indexes):
+            return indexes
+    return {"runs": runs}
+
+
+def _column_values(texts: list[Any], column: Any, count: int) -> list[Any]:
+    """The texts a stored column of indexes (or of runs of them) names, one for each of COUNT
+    issues; ValueError when it does not hold COUNT."""
+    if isinstance(column, dict):
+        runs = column["runs"]
+        lengths = runs[1::2]
+        if sum(lengths) != count or min(lengths, default=1) < 1:  # a damaged file is not expanded
+            raise ValueError("runs of another length")
+        named = map(texts.__getitem__, runs[0::2])
+        return list(itertools.chain.from_iterable(map(itertools.repeat, named, lengths)))
+    if len(column) != count:
+        raise ValueError("a column of another length")
+    return list(map(texts.__getitem__, column))
+
+
+def _issues_of_columns(texts: list[Any], columns: list[Any], count: int) -> list[Issue]:
+    if len(columns) != len(ISSUE_FIELDS):
         raise ValueError("columns of another shape")
     texts.append(None)  # index -1
     decoded = [
-        c if name in _UNSHARED else list(map(texts.__getitem__, c))
+        c if name in _UNSHARED else _column_values(texts, c, count)
         for name, c in zip(ISSUE_FIELDS, columns, strict=True)
     ]
+    if any(len(c) != count for c in decoded):
+        raise ValueError("a column of another length")
     decoded[_RELATED_AT] = list(map(_related, decoded[_RELATED_AT]))
     return list(map(Issue, *decoded))
 
