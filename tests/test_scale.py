@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, run_kblint, write_kb
 
+from kblint.model.issue import ISSUE_FIELDS
+
 
 def report(*args: str, cwd=None) -> dict:
     result = run_kblint("validate", *args, "--format", "json", "--fail-on", "never", **({"cwd": cwd} if cwd else {}))
@@ -246,6 +248,30 @@ def test_a_damaged_column_of_the_run_cache_is_reported_not_expanded(tmp_path: Pa
         lines = fh.read().splitlines()
     path_column = 2 + resultcache.ISSUE_FIELDS.index("path")
     lines[path_column] = damage
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    with pytest.raises(resultcache.CacheDamaged):
+        resultcache.load_run(str(tmp_path), "k" * 40)
+
+
+@pytest.mark.parametrize(
+    ("line", "damage"),
+    [(1, "{}"), (2 + ISSUE_FIELDS.index("message"), '["x"]'), (-1, None), (None, "[]")],
+    ids=["table-not-a-list", "short-message-column", "column-missing", "line-too-many"],
+)
+def test_a_run_cache_file_of_another_shape_is_reported(tmp_path: Path, line: int | None, damage: str | None):
+    from kblint.infra import resultcache
+
+    resultcache.save_run(str(tmp_path), "k" * 40, resultcache.StoredRun({"x": 1}, _stored_issues(30)))
+    path = resultcache.run_file(str(tmp_path), "k" * 40)
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    if line is None:
+        lines.append(damage or "")
+    elif damage is None:
+        del lines[line]
+    else:
+        lines[line] = damage
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     with pytest.raises(resultcache.CacheDamaged):

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import IO, Any
 
 from .. import __version__
@@ -289,16 +290,21 @@ class StoredRun:
 _UNSHARED = {"message", "line", "column", "confidence", "cached", "fingerprint"}
 
 
-def _columns(issues: list[Issue]) -> tuple[list[str], list[list[Any] | dict[str, list[int]]]]:
+def _text_table(issues: list[Issue]) -> dict[str | None, int]:
+    """Each distinct text of the issues' shared fields, and its index (None's is -1)."""
     table: dict[str | None, int] = {None: -1}
-    columns: list[list[Any] | dict[str, list[int]]] = []
     for name in ISSUE_FIELDS:
-        values = [getattr(issue, name) for issue in issues]
-        if name in _UNSHARED:
-            columns.append(values)
-        else:
-            columns.append(_as_runs([table.setdefault(v, len(table) - 1) for v in values]))
-    return [t for t in table if t is not None], columns
+        if name not in _UNSHARED:
+            for value in map(attrgetter(name), issues):
+                table.setdefault(value, len(table) - 1)
+    return table
+
+
+def _columns(issues: list[Issue], table: dict[str | None, int]) -> Iterator[list[Any] | dict[str, list[int]]]:
+    """The column of each field in turn, made as it is written: a run holds one at a time."""
+    for name in ISSUE_FIELDS:
+        values = list(map(attrgetter(name), issues))
+        yield values if name in _UNSHARED else _as_runs(list(map(table.__getitem__, values)))
 
 
 def _as_runs(indexes: list[int]) -> list[int] | dict[str, list[int]]:
@@ -311,32 +317,39 @@ def _as_runs(indexes: list[int]) -> list[int] | dict[str, list[int]]:
     return {"runs": runs}
 
 
-def _column_values(texts: list[Any], column: Any, count: int) -> list[Any]:
+def _column_values(texts: list[Any], column: Any, count: int) -> Iterable[Any]:
     """The texts a stored column of indexes (or of runs of them) names, one for each of COUNT
-    issues; ValueError when it does not hold COUNT."""
+    issues; ValueError when it does not hold COUNT. Runs are expanded as they are asked for;
+    indexes are replaced at once (the numbers are not held while later columns are read)."""
     if isinstance(column, dict):
         runs = column["runs"]
         lengths = runs[1::2]
         if sum(lengths) != count or min(lengths, default=1) < 1:  # a damaged file is not expanded
             raise ValueError("runs of another length")
         named = map(texts.__getitem__, runs[0::2])
-        return list(itertools.chain.from_iterable(map(itertools.repeat, named, lengths)))
+        return itertools.chain.from_iterable(map(itertools.repeat, named, lengths))
     if len(column) != count:
         raise ValueError("a column of another length")
     return list(map(texts.__getitem__, column))
 
 
-def _issues_of_columns(texts: list[Any], columns: list[Any], count: int) -> list[Issue]:
-    if len(columns) != len(ISSUE_FIELDS):
-        raise ValueError("columns of another shape")
+def _issues_of_lines(texts: list[Any], lines: Iterator[str], count: int) -> list[Issue]:
+    """COUNT issues from the stored columns, one line of LINES each."""
+    if not isinstance(texts, list):
+        raise ValueError("a table of texts that is not a list")
     texts.append(None)  # index -1
-    decoded = [
-        c if name in _UNSHARED else _column_values(texts, c, count)
-        for name, c in zip(ISSUE_FIELDS, columns, strict=True)
-    ]
-    if any(len(c) != count for c in decoded):
-        raise ValueError("a column of another length")
-    decoded[_RELATED_AT] = list(map(_related, decoded[_RELATED_AT]))
+    decoded: list[Iterable[Any]] = []
+    for name, line in zip(ISSUE_FIELDS, lines, strict=False):  # a line too many or too few: below
+        column = json.loads(line)
+        if name not in _UNSHARED:
+            decoded.append(_column_values(texts, column, count))
+        elif len(column) == count:
+            decoded.append(column)
+        else:
+            raise ValueError("a column of another length")
+    if len(decoded) != len(ISSUE_FIELDS) or next(lines, None) is not None:
+        raise ValueError("columns of another shape")
+    decoded[_RELATED_AT] = map(_related, decoded[_RELATED_AT])
     return list(map(Issue, *decoded))
 
 
@@ -353,9 +366,7 @@ def load_run(cache_dir: str, key: str) -> StoredRun | None:
             header = json.loads(fh.readline())
             if isinstance(header, dict) and header.get("format") != FORMAT:
                 return None  # written by another version of kblint
-            texts = json.loads(fh.readline())
-            columns = [json.loads(line) for line in fh]
-        issues = _issues_of_columns(texts, columns, header["issues"])
+            issues = _issues_of_lines(json.loads(fh.readline()), fh, header["issues"])
         os.utime(path)  # most recently used: kept longest
     except OSError:
         return None  # not cached (or not readable: writing says so)
@@ -367,18 +378,32 @@ def load_run(cache_dir: str, key: str) -> StoredRun | None:
 def save_run(cache_dir: str, key: str, run: StoredRun) -> None:
     """Store a run's outcome; raises CacheUnusable when it cannot."""
     directory = ensure_dir(cache_dir, _RUNS)
-    texts, columns = _columns(run.issues)
+    table = _text_table(run.issues)
     try:
         out, tmp = _writer(directory)
         with out:
             out.write(_json({**run.header, "format": FORMAT, "issues": len(run.issues)}) + "\n")
-            out.write(_json(texts) + "\n")
-            for column in columns:
-                out.write(_json(column) + "\n")
+            _write_line(out, [text for text in table if text is not None])
+            for column in _columns(run.issues, table):
+                _write_line(out, column)
         os.replace(tmp, run_file(cache_dir, key))
         _prune(directory)
     except OSError as exc:
         raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
+
+
+_PIECE = 10_000  # values encoded at a time: a column of 100,000 entries' messages is 30 MB of text
+
+
+def _write_line(out: IO[str], data: list[Any] | dict[str, list[int]]) -> None:
+    """DATA as one line of JSON, as _json writes it, a piece of a long list at a time."""
+    if isinstance(data, dict) or len(data) <= _PIECE:
+        out.write(_json(data) + "\n")
+        return
+    out.write("[")
+    for start in range(0, len(data), _PIECE):
+        out.write(("," if start else "") + _json(data[start : start + _PIECE])[1:-1])
+    out.write("]\n")
 
 
 _RUN_FILE = re.compile(r"[0-9a-f]{40}\.jsonl")
