@@ -126,9 +126,23 @@ def check_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
                     )
                 sizes[-1] += closed[event.anchor]
     except yaml.YAMLError as exc:
-        raise mark_error(exc, text) from None
+        raise _limit_error(exc, text, limits) from None
     finally:
         loader.dispose()
+
+
+# libyaml stops at its own nesting limit (1,000 levels in a flow collection, 999 in a block) with this
+# problem; its scanner, which reads ahead in a flow collection, may get there before the parser
+# hands over the event that passes kblint's limit.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+_LIBYAML_DEPTH = 999
+
+
+def _limit_error(exc: yaml.YAMLError, text: str, limits: Limits) -> YamlError:
+    error = mark_error(exc, text)
+    if error.reason == _LIBYAML_TOO_DEEP and limits.max_depth < _LIBYAML_DEPTH:
+        return YamlError(f"nesting deeper than {limits.max_depth} levels (the limit)", error.line, error.column)
+    return error
 
 
 def _at(event: yaml.Event) -> tuple[int, int]:
