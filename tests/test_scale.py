@@ -238,7 +238,9 @@ def test_the_run_cache_stores_repeated_texts_as_runs_and_reads_them_back(tmp_pat
     assert loaded is not None and loaded.issues == issues
 
 
-@pytest.mark.parametrize("damage", ['{"runs":[0,1000000000000]}', '{"runs":[0,31,0,-1]}', '{"runs":"xx"}', "[0]"])
+@pytest.mark.parametrize(
+    "damage", ['{"runs":[0,1000000000000]}', '{"runs":[0,31,0,-1]}', '{"runs":"xx"}', '{"runs":[0,30,1]}', "[0]"]
+)
 def test_a_damaged_column_of_the_run_cache_is_reported_not_expanded(tmp_path: Path, damage: str):
     from kblint.infra import resultcache
 
@@ -276,3 +278,16 @@ def test_a_run_cache_file_of_another_shape_is_reported(tmp_path: Path, line: int
         fh.write("\n".join(lines) + "\n")
     with pytest.raises(resultcache.CacheDamaged):
         resultcache.load_run(str(tmp_path), "k" * 40)
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 3, 4, 6, 7])
+def test_a_long_column_written_in_pieces_is_the_json_of_the_whole(monkeypatch: pytest.MonkeyPatch, length: int):
+    import io
+
+    from kblint.infra import resultcache
+
+    monkeypatch.setattr(resultcache, "_PIECE", 3)
+    values = [None, "é", 1, "a,b", [2, "x"], "", 0.5][:length]
+    out = io.StringIO()
+    resultcache._write_line(out, values)
+    assert out.getvalue() == json.dumps(values, ensure_ascii=False, separators=(",", ":")) + "\n"

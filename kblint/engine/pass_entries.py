@@ -376,7 +376,7 @@ def run_all(
         kb_cache = kb_caches[task.kb]
         if kb_cache is not None and result.record is not None and task.problem is None:
             kb_cache.add(task.path, caches.stamps.get(task.path) if caches else None, result.record)
-        result.record = None  # written: the run goes on without its text
+        result.record = None  # written, or not to be kept: the run goes on without its text
     for kb_cache in kb_caches:
         if kb_cache is not None:
             kb_cache.commit()

@@ -301,7 +301,7 @@ def _text_table(issues: list[Issue]) -> dict[str | None, int]:
 
 
 def _columns(issues: list[Issue], table: dict[str | None, int]) -> Iterator[list[Any] | dict[str, list[int]]]:
-    """The column of each field in turn, made as it is written: a run holds one at a time."""
+    """The column of each field in turn, made as it is written: one column is held at a time."""
     for name in ISSUE_FIELDS:
         values = list(map(attrgetter(name), issues))
         yield values if name in _UNSHARED else _as_runs(list(map(table.__getitem__, values)))
@@ -324,7 +324,8 @@ def _column_values(texts: list[Any], column: Any, count: int) -> Iterable[Any]:
     if isinstance(column, dict):
         runs = column["runs"]
         lengths = runs[1::2]
-        if sum(lengths) != count or min(lengths, default=1) < 1:  # a damaged file is not expanded
+        # a damaged file is not expanded
+        if len(runs) % 2 or sum(lengths) != count or min(lengths, default=1) < 1:
             raise ValueError("runs of another length")
         named = map(texts.__getitem__, runs[0::2])
         return itertools.chain.from_iterable(map(itertools.repeat, named, lengths))

@@ -135,12 +135,12 @@ def check_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
 # problem; its scanner, which reads ahead in a flow collection, may get there before the parser
 # hands over the event that passes kblint's limit.
 _LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
-_LIBYAML_DEPTH = 999
+_LIBYAML_DEPTH = 999  # the deepest nesting libyaml reads in both
 
 
 def _limit_error(exc: yaml.YAMLError, text: str, limits: Limits) -> YamlError:
     error = mark_error(exc, text)
-    if error.reason == _LIBYAML_TOO_DEEP and limits.max_depth < _LIBYAML_DEPTH:
+    if error.reason == _LIBYAML_TOO_DEEP and limits.max_depth <= _LIBYAML_DEPTH:
         return YamlError(f"nesting deeper than {limits.max_depth} levels (the limit)", error.line, error.column)
     return error
 
