@@ -3,6 +3,7 @@ judge, pass_level, scores from levels, required items, and type-level pass_thres
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,24 @@ def test_ids_made_from_texts_do_not_clash(tmp_path: Path):
             "rubric item 'Another thing' is not enforced: duplicate item id 'entry-has-a-summary' (also used at kb.yaml line 10)",
         )
     ]
+
+
+@pytest.mark.parametrize("weight", ["-1", ".inf", ".nan", "heavy", "true"])
+def test_a_weight_that_is_no_finite_non_negative_number_is_a_config_error(tmp_path: Path, weight: str):
+    kb_yaml = f'name: k\npass_threshold: 0.5\nevaluation_rubric:\n  - {{text: Tags, weight: {weight}, policy: "tags count >= 1"}}\n'
+    report = lint(write_kb(tmp_path / "k", kb_yaml, {"one.md": entry(1)}))
+    errors = issues_of(report, "config_error")
+    assert [(e["line"], "weight must be a finite, non-negative number" in e["message"]) for e in errors] == [(4, True)]
+    assert math.isfinite(report["kbs"][0]["score"])  # the item is not enforced: scores stay numbers
+
+
+@pytest.mark.parametrize("weight", ["0", "2.5"])
+def test_a_finite_non_negative_weight_is_taken(tmp_path: Path, weight: str):
+    kb_yaml = f'name: k\nevaluation_rubric:\n  - {{text: Tags, weight: {weight}, policy: "tags count >= 1"}}\n'
+    assert issues_of(lint(write_kb(tmp_path / "k", kb_yaml, {"one.md": entry(1)})), "config_error") == []
+
+
+def test_a_field_bound_that_is_nan_is_a_config_error(tmp_path: Path):
+    kb_yaml = "name: k\ntypes:\n  note:\n    fields:\n      year: {type: number, min: .nan}\n"
+    errors = issues_of(lint(write_kb(tmp_path / "k", kb_yaml, {"one.md": entry(1)})), "config_error")
+    assert ["min must be a number, got nan" in e["message"] for e in errors] == [True], errors

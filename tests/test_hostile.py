@@ -179,7 +179,15 @@ def test_an_entry_symlinked_from_outside_the_kb_is_not_read(tmp_path: Path, outs
 # ---------------------------------------------------------------------------------------------
 # File names that are not UTF-8, or that hold quotes, backslashes and control characters.
 
-ODD_NAMES = [b"\xff.md", b"\xed\xa0\x80.md", b'quote"d.md', b"back\\slash.md", b"new\nline.md", b"tab\t.md"]
+ODD_NAMES = [
+    b"\xff.md",
+    b"\xed\xa0\x80.md",
+    b'quote"d.md',
+    b"back\\slash.md",
+    b"new\nline.md",
+    b"tab\t.md",
+    b"esc\x1b[31m.md",
+]
 
 
 def _unquote(shown: str) -> bytes:
@@ -217,6 +225,9 @@ def test_odd_names_in_every_format(odd_kb: Path, fmt: str):
         assert {unquote_to_bytes(u) for u in uris} >= set(ODD_NAMES)
     elif fmt == "github":  # an annotation names the file itself, in the escapes of workflow commands
         assert "file=new%0Aline.md," in result.stdout and 'file=quote"d.md,' in result.stdout
+        # a name that cannot be written as it is, as git shows it
+        assert 'file="\\377.md",' in result.stdout and 'file="esc\\033[31m.md",' in result.stdout
+        assert "\x1b" not in result.stdout
     elif fmt == "junit":  # a testcase per entry, named by its path in the KB as reports show it
         import xml.etree.ElementTree as ET
 

@@ -288,9 +288,10 @@ def _as_str_list(value: Any) -> list[str]:
 
 
 def _number(value: Any) -> float | None:
+    """VALUE when it is a number (YAML's `.nan` is not one: no value is above or below it)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) and value == value:  # noqa: PLR0124 - false for NaN alone
         return value
     return None
 

@@ -8,6 +8,7 @@ executes it; nothing else decides what runs.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -270,8 +271,8 @@ def _common_keys(b: Binding, raw: dict[Any, Any], schema: KBSchema) -> str | Non
         return f"severity must be error, warning or info, got {severity!r}"
     b.severity = severity
     weight = raw.get("weight", 1)
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
-        return f"weight must be a non-negative number, got {weight!r}"
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight < math.inf:
+        return f"weight must be a finite, non-negative number, got {weight!r}"  # an infinite one makes scores NaN
     b.weight = float(weight)
     required = raw.get("required", False)
     if not isinstance(required, bool):

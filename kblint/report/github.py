@@ -8,8 +8,10 @@ when some are not shown.
 
 from __future__ import annotations
 
+import re
+
 from ..model.issue import Issue, Report
-from ..paths import plain_display_path
+from ..paths import plain_display_path, quote_name
 
 COMMANDS = {"error": "error", "warning": "warning"}
 STEP_LIMIT = 10  # annotations of one kind GitHub shows per step
@@ -26,6 +28,19 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+# What a file property cannot carry as it is: bytes that are not UTF-8 (kept as lone surrogates),
+# and control characters a terminal showing the log would obey (a tab is harmless; line ends have
+# escapes of their own).
+_UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
+
+
+def file_property(path: str) -> str:
+    """The file an annotation is on: its path as GitHub knows it, or as git shows it (quoted, with
+    C escapes) when the path cannot be written as it is."""
+    shown = plain_display_path(path)
+    return escape_property(quote_name(shown) if _UNWRITABLE.search(shown) else shown)
+
+
 def title(issue: Issue) -> str:
     return f"{issue.rule}/{issue.checker}" if issue.checker else issue.rule
 
@@ -36,7 +51,7 @@ def annotation(issue: Issue) -> str | None:
     if command is None:
         return None
     props = (
-        f"file={escape_property(plain_display_path(issue.path))},line={max(issue.line, 1)},"
+        f"file={file_property(issue.path)},line={max(issue.line, 1)},"
         f"col={max(issue.column, 1)},title={escape_property(title(issue))}"
     )
     message = issue.message
