@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -231,11 +233,34 @@ def test_the_run_cache_stores_repeated_texts_as_runs_and_reads_them_back(tmp_pat
     resultcache.save_run(str(tmp_path), "k" * 40, resultcache.StoredRun({"x": 1}, issues))
     lines = resultcache.run_file(str(tmp_path), "k" * 40)
     with open(lines, encoding="utf-8") as fh:
-        columns = dict(zip(resultcache.ISSUE_FIELDS, map(json.loads, fh.read().splitlines()[2:]), strict=True))
+        columns = dict(zip(resultcache.ISSUE_FIELDS, map(json.loads, fh.read().splitlines()[2:-1]), strict=True))
     assert len(columns["path"]["runs"]) == 20  # ten runs of three
     assert isinstance(columns["rule"], list) and len(columns["rule"]) == 30  # alternating: as they are
     loaded = resultcache.load_run(str(tmp_path), "k" * 40)
     assert loaded is not None and loaded.issues == issues
+
+
+def _damaged_run_file(tmp_path: Path, edit: Callable[[list[str]], None], summed_again: bool = True) -> None:
+    """A stored run whose lines (all but the checksum) EDIT changes; with SUMMED_AGAIN, the last line
+    is made the checksum of the edited lines, so that the damage is found by what it is."""
+    from kblint.infra import resultcache
+
+    resultcache.save_run(str(tmp_path), "k" * 40, resultcache.StoredRun({"x": 1}, _stored_issues(30)))
+    path = resultcache.run_file(str(tmp_path), "k" * 40)
+    with open(path, encoding="utf-8") as fh:
+        *lines, checksum = fh.read().splitlines()
+    edit(lines)
+    if summed_again:
+        checksum = json.dumps({"crc": zlib.crc32("".join(line + "\n" for line in lines).encode())})
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("".join(line + "\n" for line in [*lines, checksum]))
+
+
+def test_a_run_file_summed_again_unchanged_is_read(tmp_path: Path):
+    from kblint.infra import resultcache
+
+    _damaged_run_file(tmp_path, lambda lines: None)
+    assert resultcache.load_run(str(tmp_path), "k" * 40) is not None  # the tests below damage only what they say
 
 
 @pytest.mark.parametrize(
@@ -244,40 +269,58 @@ def test_the_run_cache_stores_repeated_texts_as_runs_and_reads_them_back(tmp_pat
 def test_a_damaged_column_of_the_run_cache_is_reported_not_expanded(tmp_path: Path, damage: str):
     from kblint.infra import resultcache
 
-    resultcache.save_run(str(tmp_path), "k" * 40, resultcache.StoredRun({"x": 1}, _stored_issues(30)))
-    path = resultcache.run_file(str(tmp_path), "k" * 40)
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.read().splitlines()
-    path_column = 2 + resultcache.ISSUE_FIELDS.index("path")
-    lines[path_column] = damage
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _damaged_run_file(tmp_path, lambda lines: lines.__setitem__(2 + ISSUE_FIELDS.index("path"), damage))
     with pytest.raises(resultcache.CacheDamaged):
         resultcache.load_run(str(tmp_path), "k" * 40)
+
+
+def _replace_line(at: int, text: str | None) -> Callable[[list[str]], None]:
+    def edit(lines: list[str]) -> None:
+        if text is None:
+            del lines[at]
+        else:
+            lines[at] = text
+
+    return edit
 
 
 @pytest.mark.parametrize(
-    ("line", "damage"),
-    [(1, "{}"), (2 + ISSUE_FIELDS.index("message"), '["x"]'), (-1, None), (None, "[]")],
+    "edit",
+    [
+        _replace_line(1, "{}"),
+        _replace_line(2 + ISSUE_FIELDS.index("message"), '["x"]'),
+        _replace_line(-1, None),
+        lambda lines: lines.append("[]"),
+    ],
     ids=["table-not-a-list", "short-message-column", "column-missing", "line-too-many"],
 )
-def test_a_run_cache_file_of_another_shape_is_reported(tmp_path: Path, line: int | None, damage: str | None):
+def test_a_run_cache_file_of_another_shape_is_reported(tmp_path: Path, edit: Callable[[list[str]], None]):
     from kblint.infra import resultcache
 
-    resultcache.save_run(str(tmp_path), "k" * 40, resultcache.StoredRun({"x": 1}, _stored_issues(30)))
-    path = resultcache.run_file(str(tmp_path), "k" * 40)
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.read().splitlines()
-    if line is None:
-        lines.append(damage or "")
-    elif damage is None:
-        del lines[line]
-    else:
-        lines[line] = damage
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
+    _damaged_run_file(tmp_path, edit)
     with pytest.raises(resultcache.CacheDamaged):
         resultcache.load_run(str(tmp_path), "k" * 40)
+
+
+def test_a_run_file_edited_into_other_valid_json_is_reported(tmp_path: Path):
+    from kblint.infra import resultcache
+
+    at = 2 + ISSUE_FIELDS.index("message")
+    _damaged_run_file(tmp_path, lambda lines: lines.__setitem__(at, lines[at].replace("message 0", "edited")), False)
+    with pytest.raises(resultcache.CacheDamaged):
+        resultcache.load_run(str(tmp_path), "k" * 40)
+
+
+def test_an_edited_record_of_the_result_cache_is_linted_again(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: kb\n", {"a.md": "---\ntitle: A\ntype: note\n---\nBody [[nowhere]].\n"})
+    first = run_kblint("validate", str(kb), "--format", "json", "--cache-dir", str(tmp_path / "c"))
+    for path in (tmp_path / "c" / "runs").iterdir():
+        path.unlink()  # the per-file records are read, not the run's outcome
+    (results,) = (tmp_path / "c" / "results").iterdir()
+    results.write_text(results.read_text(encoding="utf-8").replace('"warning"', '"bogus"'), encoding="utf-8")
+    again = run_kblint("validate", str(kb), "--format", "json", "--cache-dir", str(tmp_path / "c"))
+    assert again.code == first.code and again.json["issues"] == first.json["issues"]
+    assert "was damaged: ignored, and written again" in again.stderr
 
 
 @pytest.mark.parametrize("length", [0, 1, 2, 3, 4, 6, 7])

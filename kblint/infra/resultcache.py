@@ -26,6 +26,7 @@ import re
 import shutil
 import sys
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from ..model.link import PackedLinks
 from ..model.suppression import Suppression
 from .files import FileProblem, read_regular_file
 
-FORMAT = 11
+FORMAT = 12
 _RESULTS = "results"
 _RUNS = "runs"
 _RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
@@ -190,6 +191,12 @@ def stamp(path: str) -> Stamp | None:
     return st.st_mtime_ns, st.st_size
 
 
+def _checksum(text: str) -> str:
+    """The CRC-32 of a record's TEXT: a record that is still JSON, but not as kblint wrote it (edited,
+    or damaged on disk), is not taken for a result."""
+    return f"{zlib.crc32(text.encode('utf-8', 'surrogateescape')):08x}"
+
+
 def _writer(directory: str) -> tuple[IO[str], str]:
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
     return os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape"), tmp
@@ -221,10 +228,13 @@ class KBResultCache:
         try:
             with open(self.path, encoding="utf-8", errors="surrogateescape") as fh:
                 for line in fh:
-                    path, mtime, size, text = line.rstrip("\n").split("\t", 3)
+                    path, mtime, size, checksum, text = line.rstrip("\n").split("\t", 4)
                     current = stamps.get(path)
                     if current is None or current != (int(mtime), int(size)) or path in seen:
                         self._changed = True
+                        continue
+                    if checksum != _checksum(text):  # changed since it was written: linted again
+                        self.damaged = self._changed = True
                         continue
                     seen.add(path)
                     yield path, text
@@ -245,7 +255,7 @@ class KBResultCache:
     def add(self, path: str, file_stamp: Stamp | None, text: str) -> None:
         if file_stamp is None or "\t" in path or "\n" in path:
             return  # not representable in this format: such a file is simply not cached
-        self._out.write(f"{path}\t{file_stamp[0]}\t{file_stamp[1]}\t{text}\n")
+        self._out.write(f"{path}\t{file_stamp[0]}\t{file_stamp[1]}\t{_checksum(text)}\t{text}\n")
         self._changed = True
 
     def commit(self) -> None:
@@ -340,7 +350,7 @@ def _issues_of_lines(texts: list[Any], lines: Iterator[str], count: int) -> list
         raise ValueError("a table of texts that is not a list")
     texts.append(None)  # index -1
     decoded: list[Iterable[Any]] = []
-    for name, line in zip(ISSUE_FIELDS, lines, strict=False):  # a line too many or too few: below
+    for name, line in zip(ISSUE_FIELDS, lines, strict=False):  # a line too few: below; too many: load_run
         column = json.loads(line)
         if name not in _UNSHARED:
             decoded.append(_column_values(texts, column, count))
@@ -348,7 +358,7 @@ def _issues_of_lines(texts: list[Any], lines: Iterator[str], count: int) -> list
             decoded.append(column)
         else:
             raise ValueError("a column of another length")
-    if len(decoded) != len(ISSUE_FIELDS) or next(lines, None) is not None:
+    if len(decoded) != len(ISSUE_FIELDS):
         raise ValueError("columns of another shape")
     decoded[_RELATED_AT] = map(_related, decoded[_RELATED_AT])
     return list(map(Issue, *decoded))
@@ -362,12 +372,16 @@ def run_file(cache_dir: str, key: str) -> str:
 def load_run(cache_dir: str, key: str) -> StoredRun | None:
     """The stored outcome of run KEY, or None when it is not cached; CacheDamaged."""
     path = run_file(cache_dir, key)
+    summed = _Summed()
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            header = json.loads(fh.readline())
+        with open(path, "rb") as fh:
+            lines = map(summed.decoded, fh)
+            header = json.loads(next(lines, ""))
             if isinstance(header, dict) and header.get("format") != FORMAT:
                 return None  # written by another version of kblint
-            issues = _issues_of_lines(json.loads(fh.readline()), fh, header["issues"])
+            issues = _issues_of_lines(json.loads(next(lines, "")), lines, header["issues"])
+            if json.loads(fh.readline()) != {"crc": summed.crc} or fh.read(1):
+                raise ValueError("not the file as it was written")
         os.utime(path)  # most recently used: kept longest
     except OSError:
         return None  # not cached (or not readable: writing says so)
@@ -383,20 +397,39 @@ def save_run(cache_dir: str, key: str, run: StoredRun) -> None:
     try:
         out, tmp = _writer(directory)
         with out:
-            out.write(_json({**run.header, "format": FORMAT, "issues": len(run.issues)}) + "\n")
-            _write_line(out, [text for text in table if text is not None])
+            summed = _Summed(out)
+            summed.write(_json({**run.header, "format": FORMAT, "issues": len(run.issues)}) + "\n")
+            _write_line(summed, [text for text in table if text is not None])
             for column in _columns(run.issues, table):
-                _write_line(out, column)
+                _write_line(summed, column)
+            out.write(_json({"crc": summed.crc}) + "\n")  # the last line: the CRC-32 of all before it
         os.replace(tmp, run_file(cache_dir, key))
         _prune(directory)
     except OSError as exc:
         raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
 
 
+class _Summed:
+    """The CRC-32 of the bytes of a run file's lines, as they are written to OUT or read."""
+
+    def __init__(self, out: IO[str] | None = None):
+        self.out = out
+        self.crc = 0
+
+    def write(self, text: str) -> None:
+        assert self.out is not None  # made to write
+        self.out.write(text)
+        self.crc = zlib.crc32(text.encode("utf-8", "surrogateescape"), self.crc)
+
+    def decoded(self, line: bytes) -> str:
+        self.crc = zlib.crc32(line, self.crc)
+        return line.decode("utf-8", "surrogateescape")
+
+
 _PIECE = 10_000  # values encoded at a time: a column of 100,000 entries' messages is 30 MB of text
 
 
-def _write_line(out: IO[str], data: list[Any] | dict[str, list[int]]) -> None:
+def _write_line(out: _Summed, data: list[Any] | dict[str, list[int]]) -> None:
     """DATA as one line of JSON, as _json writes it, a piece of a long list at a time."""
     if isinstance(data, dict) or len(data) <= _PIECE:
         out.write(_json(data) + "\n")
