@@ -7,13 +7,13 @@ import os
 
 from .errors import UsageError
 from .infra import git
-from .model.entry import parse
+from .model.entry import as_tags, parse
 from .policy import NEW, UNCHANGED
 
 
-def _git(args: list[str], cwd: str, option: str) -> bytes:
+def _git(args: list[str], cwd: str, option: str, given: bytes = b"") -> bytes:
     try:
-        return git.run(args, cwd)
+        return git.run(args, cwd, given=given)
     except git.GitError as exc:
         raise UsageError(f"{option}: {exc}") from None
 
@@ -84,7 +84,42 @@ def changed_since(ref: str, root: str) -> tuple[set[str], set[str]]:
     def paths(args: list[str], base: str) -> set[str]:
         return {os.path.normpath(os.path.join(base, p)) for p in git.paths_of(_git(args, root, "--changed-since"))}
 
-    changed = paths(["diff", "--name-only", "-z", "--diff-filter=d", ref, "--", "."], toplevel)
-    deleted = paths(["diff", "--name-only", "-z", "--diff-filter=D", ref, "--", "."], toplevel)
+    # a renamed file is its old path deleted and its new one added: links may name either
+    changed = paths(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", ref, "--", "."], toplevel)
+    deleted = paths(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=D", ref, "--", "."], toplevel)
     untracked = paths(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], root)
     return changed | untracked, deleted
+
+
+def names_at(ref: str, root: str, paths: list[str]) -> dict[str, list[str]]:
+    """The id and aliases each entry file of PATHS (absolute, under ROOT) had at REF: names a link
+    may still give an entry deleted since (its file name needs no git). A file git cannot show
+    has none."""
+    toplevel = _work_tree(ref, root, "--changed-since")
+    asked = [p for p in paths if "\n" not in p]  # one name a line, as git cat-file reads them
+    if not asked:
+        return {}
+    request = "".join(f"{ref}:{os.path.relpath(p, toplevel)}\n" for p in asked)
+    output = _git(["cat-file", "--batch"], root, "--changed-since", request.encode("utf-8", "surrogateescape"))
+    names: dict[str, list[str]] = {}
+    at = 0
+    for path in asked:
+        end = output.find(b"\n", at)
+        if end < 0:
+            break
+        header, at = output[at:end], end + 1
+        size = header.rsplit(b" ", 1)[-1]
+        if header.endswith((b" missing", b" ambiguous")) or not size.isdigit():
+            continue  # nothing follows the header
+        data, at = output[at : at + int(size)], at + int(size) + 1
+        names[path] = _names_of(data)
+    return names
+
+
+def _names_of(data: bytes) -> list[str]:
+    raw = parse(data)
+    if not hasattr(raw, "frontmatter") or not isinstance(raw.frontmatter, dict):
+        return []
+    fm = raw.frontmatter
+    found = [str(fm["id"])] if isinstance(fm.get("id"), (str, int)) else []
+    return found + as_tags(fm.get("aliases"))

@@ -201,6 +201,38 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
     assert bad.code == 2 and "no such git revision" in bad.stderr
 
 
+def test_changed_since_reports_links_to_a_deleted_entry_by_its_id_or_aliases_then(kb: Path):
+    repo = kb.parent
+    gamma = entry("Gamma", "a", status="ok").replace("tags: [t]\n", "tags: [t]\nid: gamma\naliases: [The Third]\n")
+    (kb / "c.md").write_text(gamma, encoding="utf-8")
+    (kb / "d.md").write_text(entry("Delta", "gamma", status="ok"), encoding="utf-8")  # by its id
+    (kb / "f.md").write_text(entry("Phi", "the third", status="ok"), encoding="utf-8")  # by an alias
+    (kb / "g.md").write_text(entry("Gimel", "nowhere", status="ok"), encoding="utf-8")  # broken before
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    (kb / "c.md").unlink()
+    report = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "HEAD").json
+    broken = sorted((i["entry_id"], i["message"]) for i in report["issues"] if i["rule"] == "broken_link")
+    assert broken == [("d", "Link target 'gamma' not found"), ("f", "Link target 'the third' not found")]
+
+
+def test_names_at_a_revision_are_read_in_one_git_call_whatever_the_paths(kb: Path):
+    from kblint.history import names_at
+
+    (kb / "a b.md").write_text("---\ntitle: Spaced\nid: spaced\naliases: Other Name\n---\nBody.\n", encoding="utf-8")
+    (kb / "plain.md").write_text("No frontmatter.\n", encoding="utf-8")
+    git(kb.parent, "init", "-q")
+    git(kb.parent, "add", ".")
+    git(kb.parent, "commit", "-q", "-m", "base")
+    asked = [str(kb / "never there.md missing"), str(kb / "a b.md"), str(kb / "plain.md"), str(kb / "b.md")]
+    assert names_at("HEAD", str(kb), asked) == {
+        str(kb / "a b.md"): ["spaced", "Other Name"],
+        str(kb / "plain.md"): [],
+        str(kb / "b.md"): [],
+    }
+
+
 def test_statistics_counts_per_rule_and_checker(kb: Path):
     out = run_kblint("validate", str(kb), "--statistics").stdout
     assert "statistics:" in out and "rubric_violation/status_present" in out

@@ -19,12 +19,11 @@ class GitError(Exception):
     """git could not be run, or failed."""
 
 
-def run(args: list[str], cwd: str, timeout: float = TIMEOUT) -> bytes:
-    """git ARGS in CWD: its standard output; GitError when it cannot run, fails or takes too long."""
+def run(args: list[str], cwd: str, timeout: float = TIMEOUT, given: bytes = b"") -> bytes:
+    """git ARGS in CWD, reading GIVEN: its standard output; GitError when it cannot run, fails or
+    takes too long."""
     try:
-        proc = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
-        )
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=timeout, input=given, check=False)
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took longer than {timeout:g} s") from None
     except (OSError, subprocess.SubprocessError) as exc:
