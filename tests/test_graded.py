@@ -262,3 +262,35 @@ def test_a_field_bound_that_is_nan_is_a_config_error(tmp_path: Path):
     kb_yaml = "name: k\ntypes:\n  note:\n    fields:\n      year: {type: number, min: .nan}\n"
     errors = issues_of(lint(write_kb(tmp_path / "k", kb_yaml, {"one.md": entry(1)})), "config_error")
     assert ["min must be a number, got nan" in e["message"] for e in errors] == [True], errors
+
+
+@pytest.mark.parametrize(
+    ("kb_yaml", "line", "message"),
+    [
+        (
+            "types:\n  note:\n    fields:\n      year: {type: number, min: 9, max: 2}\n",
+            4,
+            "type 'note': field 'year': the minimum 9 is above the maximum 2: no value is within them",
+        ),
+        (
+            "validation:\n  rules:\n    - {field: year, range: [5, 1]}\n",
+            3,
+            "validation rule for 'year': the minimum 5 is above the maximum 1: no value is within them",
+        ),
+        (
+            "validation:\n  rules:\n    - {field: year, range: [a, 1]}\n",
+            3,
+            "validation rule for 'year': a range's bounds must be numbers, got ['a', 1]",
+        ),
+    ],
+)
+def test_bounds_no_value_can_meet_are_config_errors(tmp_path: Path, kb_yaml: str, line: int, message: str):
+    errors = issues_of(lint(write_kb(tmp_path / "k", "name: k\n" + kb_yaml, {"one.md": entry(1)})), "config_error")
+    assert [(e["line"], e["message"]) for e in errors] == [(line + 1, message)]
+
+
+def test_bounds_in_order_are_taken(tmp_path: Path):
+    kb_yaml = (
+        "name: k\nvalidation:\n  rules:\n    - {field: year, min: 1, max: 5}\n    - {field: year, range: [1, 1]}\n"
+    )
+    assert issues_of(lint(write_kb(tmp_path / "k", kb_yaml, {"one.md": entry(1)})), "config_error") == []

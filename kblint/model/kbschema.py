@@ -296,6 +296,13 @@ def _number(value: Any) -> float | None:
     return None
 
 
+def _empty_range(low: float | None, high: float | None) -> str | None:
+    """What is wrong with the bounds LOW and HIGH when no value lies between them."""
+    if low is not None and high is not None and low > high:
+        return f"the minimum {low!r} is above the maximum {high!r}: no value is within them"
+    return None
+
+
 def _item_text(raw: Any) -> str:
     if isinstance(raw, str):
         return raw
@@ -343,6 +350,9 @@ def _field(name: str, spec: Any, line: int, problems: list[ConfigProblem], type_
     for bound in ("min", "max"):
         if spec.get(bound) is not None and _number(spec.get(bound)) is None:
             problem(bound, f": {bound} must be a number, got {spec.get(bound)!r}")
+    empty = _empty_range(_number(spec.get("min")), _number(spec.get("max")))
+    if empty:
+        problem("min", f": {empty}")
     description = spec.get("description")
     return FieldSchema(
         name=name,
@@ -452,6 +462,13 @@ def _validation_rule(raw: dict[Any, Any], line: int, problems: list[ConfigProble
             problem("range must be [min, max]")
     if "min" in raw or "max" in raw:
         rule.range = (_number(raw.get("min")), _number(raw.get("max")))
+    bounds = raw["range"] if isinstance(raw.get("range"), list) else [raw.get("min"), raw.get("max")]
+    if any(b is not None and _number(b) is None for b in bounds):
+        problem(f"a range's bounds must be numbers, got {bounds!r}")
+    elif rule.range is not None:
+        problem_of_range = _empty_range(*rule.range)
+        if problem_of_range:
+            problem(problem_of_range)
     if "enum" in raw:
         rule.enum = list(raw["enum"]) if isinstance(raw["enum"], list) else [raw["enum"]]
     if "pattern" in raw:
