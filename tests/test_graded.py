@@ -294,3 +294,9 @@ def test_bounds_in_order_are_taken(tmp_path: Path):
         "name: k\nvalidation:\n  rules:\n    - {field: year, min: 1, max: 5}\n    - {field: year, range: [1, 1]}\n"
     )
     assert issues_of(lint(write_kb(tmp_path / "k", kb_yaml, {"one.md": entry(1)})), "config_error") == []
+
+
+def test_a_rubric_item_of_another_kind_is_named_in_yamls_words(tmp_path: Path):
+    kb = write_kb(tmp_path / "k", "name: k\nevaluation_rubric:\n  - [a, b]\n  - 7\n", {"one.md": entry(1)})
+    messages = [e["message"] for e in issues_of(lint(kb), "config_error")]
+    assert [m.rsplit(", got ", 1)[1] for m in messages] == ["a list", "a number"]

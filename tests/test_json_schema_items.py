@@ -154,7 +154,7 @@ def test_select_ignore_and_suppressions_name_json_schema(kb: Path):
         ("{type: strin}", "json_schema.type: 'strin' is not valid under any of the given schemas"),
         ("{properties: {a: {minItems: -1}}}", "json_schema.properties.a.minItems: -1 is less than the minimum of 0"),
         ("{properties: {a: {pattern: '(unclosed'}}}", "json_schema.properties.a.pattern: '(unclosed' is not a 'regex'"),
-        ("'not a mapping'", "json_schema must be a mapping (a JSON Schema), got str"),
+        ("'not a mapping'", "json_schema must be a mapping (a JSON Schema), got a string"),
         ("{$schema: 'https://example.com/mine'}", "$schema 'https://example.com/mine' is no JSON Schema draft"),
     ],
 )

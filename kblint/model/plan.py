@@ -19,7 +19,7 @@ from ..checkers.base import Checker
 from ..checkers.registry import Registry, registry, validate_params
 from ..policy import Evaluator, Policy
 from ..rules.rubric import policy_typo, rubric_findings
-from ..yamlread.lines import json_ready
+from ..yamlread.lines import json_ready, yaml_kind
 from .issue import BINDINGS, Coverage, Issue
 from .kbschema import KBSchema, RubricItem, system_rubric
 from .levels import Level, LevelsError, read_levels, unordered
@@ -210,7 +210,7 @@ def bind(item: RubricItem, schema: KBSchema, reg: Registry) -> Binding:
             return _broken(b, typo)
         return b
     if not isinstance(raw, dict):
-        return _broken(b, f"a rubric item must be a string or a mapping, got {type(raw).__name__}")
+        return _broken(b, f"a rubric item must be a string or a mapping, got {yaml_kind(raw)}")
     return _bind_mapping(b, raw, schema, reg)
 
 
@@ -332,7 +332,7 @@ def _bind_json_schema(b: Binding, written: Any) -> Binding:
 
     b.kind = "schema"
     if not isinstance(written, dict):
-        return _broken(b, f"json_schema must be a mapping (a JSON Schema), got {type(written).__name__}")
+        return _broken(b, f"json_schema must be a mapping (a JSON Schema), got {yaml_kind(written)}")
     b.json_schema = json_ready(written)
     try:
         b.validator = json_schema.compile_schema(b.json_schema)

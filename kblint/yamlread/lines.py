@@ -28,6 +28,21 @@ class YamlFileError(Exception):
         self.reason = reason
 
 
+def yaml_kind(value: Any) -> str:
+    """What VALUE is, in YAML's words, for a message: "a list", "a mapping", "a string", ..."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else f"a {type(value).__name__}"  # a date or a timestamp
+
+
 class LineDict(dict[Any, Any]):
     """A mapping that knows its own line and the line of each key (1-based)."""
 
