@@ -271,3 +271,29 @@ def test_broken_link_message_names_the_near_id(tmp_path: Path):
         "Link target 'nothing-like-it' not found",
         "Link target 'quayside-warehouse-fir' not found; did you mean 'quayside-warehouse-fire'?",
     ]
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "line", "message"),
+    [
+        ("links: 5\n", 5, "links must be a list of links, got a number"),
+        ("links:\n  - b\n  - target: [b, c]\n", 7, "links item 2 has a target that is a list, not a name"),
+        ("links: {relation: x}\n", 5, "links has no 'target' (it has: relation)"),
+        ("references: [b, '']\n", 5, "references item 2 is not a link: an empty string"),
+        ("references:\n  - true\n", 6, "references item 1 is not a link: true or false"),
+        ("references: {a: b}\n", 5, "references must be a list of links, got a mapping"),
+    ],
+)
+def test_a_frontmatter_link_that_is_no_link_is_reported_at_its_line(
+    tmp_path: Path, frontmatter: str, line: int, message: str
+):
+    entry = f"---\ntitle: A\ntype: note\ntags: [t]\n{frontmatter}---\n[[b]]\n"
+    kb = write_kb(tmp_path / "kb", "name: k\n", {"a.md": entry, "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n"})
+    found = issues_of(run_kblint("validate", str(kb), "--format", "json").json, "invalid_field")
+    assert [(i["line"], i["message"]) for i in found] == [(line, message)]
+
+
+def test_links_that_are_links_are_not_reported(tmp_path: Path):
+    entry = "---\ntitle: A\ntype: note\nlinks: [b, 7, {target: b}, {to: b}, 'k:b']\nreferences: b\n---\n"
+    kb = write_kb(tmp_path / "kb", "name: k\n", {"a.md": entry, "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n"})
+    assert issues_of(run_kblint("validate", str(kb), "--format", "json").json, "invalid_field") == []

@@ -343,7 +343,8 @@ def body_links(entry: Entry) -> list[Link]:
     return links
 
 
-def _string_target(value: Any) -> str | None:
+def target_text(value: Any) -> str | None:
+    """A link target written as VALUE (a name, or a number YAML read), or None when it is none."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (str, int, float)):
@@ -361,12 +362,12 @@ def _item_lines(raw: RawEntry, key: str, items: object) -> tuple[int, list[int]]
 def _links_item(item: Any, line: int) -> Link | None:
     """One item of `links:`: a mapping `{target, relation, kb}`, legacy `{to, type}`, or a string."""
     if not isinstance(item, dict):
-        target = _string_target(item)
+        target = target_text(item)
         if target is None:
             return None
         kb, target = split_kb_prefix(target)
         return Link(target=target, relation="related", kb=kb, line=line, field="links")
-    target = _string_target(item.get("target", item.get("to")))
+    target = target_text(item.get("target", item.get("to")))
     if target is None:
         return None
     relation = item.get("relation", item.get("type")) or "related"
@@ -392,7 +393,7 @@ def frontmatter_links(raw: RawEntry, object_ref_fields: tuple[str, ...] = ()) ->
     if isinstance(refs, (list, str)):
         key_line, item_lines = _item_lines(raw, "references", refs)
         for n, item in enumerate(refs if isinstance(refs, list) else [refs]):
-            target = _string_target(item)
+            target = target_text(item)
             if target is not None:
                 kb, target = split_kb_prefix(target)
                 line = item_lines[n] if n < len(item_lines) else key_line
@@ -412,7 +413,7 @@ def _object_ref_links(raw: RawEntry, name: str) -> list[Link]:
     line = raw.key_line(name)
     links = []
     for item in value if isinstance(value, list) else [value]:
-        target = _string_target(item)
+        target = target_text(item)
         if target is not None:
             kb, target = split_kb_prefix(target)
             links.append(Link(target=target, relation=name, kb=kb, line=line, field=name))

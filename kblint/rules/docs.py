@@ -279,7 +279,9 @@ _DOCS = [
         "invalid_field",
         "A value does not fit its field's declaration in kb.yaml: its type (number, list, select "
         "values, object-ref, ...), a range, a pattern, or a `validation.rules` item. It is an "
-        "error when kb.yaml sets `validation.enforce: true`.",
+        "error when kb.yaml sets `validation.enforce: true`. A `links:` or `references:` item that "
+        "is no link (a mapping without a `target`, a list, `true`, an empty string) is one too, always a "
+        "warning: that link is not counted.",
         "Change the value to one the field allows (the message says which), or widen the field's declaration.",
         Example(_findings("findings/harbor.md", _finding("date: 2024-05-14\nconfidence: certain\n"))),
         Example(_findings("findings/harbor.md", _GOOD_FINDING)),

@@ -4,10 +4,12 @@ invalid_date, unknown_field, invalid_status (SPEC §4, §8)."""
 from __future__ import annotations
 
 import difflib
+from typing import Any
 
-from ..model.entry import Entry, is_empty
+from ..model.entry import Entry, is_empty, target_text
 from ..model.issue import Issue
 from ..model.kbschema import FieldSchema, KBSchema, TypeSchema
+from ..yamlread.lines import yaml_kind
 from . import RULES
 from .fields import Misfit, check_field, check_rule, show
 
@@ -142,29 +144,48 @@ def unknown_fields(entry: Entry, ts: TypeSchema) -> list[Issue]:
     return issues
 
 
+_READ_AS_ONE = {"links": (dict, str), "references": (str,)}  # what frontmatter_links reads as one item
+
+
 def link_items(entry: Entry) -> list[Issue]:
-    """A `links:` mapping item that names no target is no link at all: say so."""
-    items = entry.raw.frontmatter.get("links")
-    if not isinstance(items, list):
-        return []
+    """`links:` and `references:` items that are no link at all, which the link graph passes by:
+    say so, each at its line."""
     issues = []
-    lines = None  # found only for an entry that has such an item
-    key_line = entry.key_line("links")
-    for n, item in enumerate(items):
-        if isinstance(item, dict) and item.get("target", item.get("to")) in (None, ""):
+    for key in ("links", "references"):
+        value = entry.raw.frontmatter.get(key)
+        key_line = entry.key_line(key)
+        if value is None or value == []:
+            continue
+        if not isinstance(value, (list, *_READ_AS_ONE[key])):
+            issues.append(_link_issue(entry, key, f"{key} must be a list of links, got {yaml_kind(value)}", key_line))
+            continue
+        items = value if isinstance(value, list) else [value]
+        lines = None  # found only for an entry that has such an item
+        for n, item in enumerate(items):
+            why = _no_link(item, key)
+            if why is None:
+                continue
             if lines is None:
-                lines = entry.raw.list_item_lines(key_line, len(items))
-            keys = ", ".join(str(k) for k in item) or "nothing"
-            issues.append(
-                RULES["invalid_field"].issue(
-                    entry.site,
-                    f"links item {n + 1} has no 'target' (it has: {keys})",
-                    line=lines[n] if n < len(lines) else key_line,
-                    field="links",
-                    discriminator=f"links:{n}",
-                )
-            )
+                lines = entry.raw.list_item_lines(key_line, len(items)) if isinstance(value, list) else []
+            where = f"{key} item {n + 1}" if isinstance(value, list) else key
+            issues.append(_link_issue(entry, key, f"{where} {why}", lines[n] if n < len(lines) else key_line, n))
     return issues
+
+
+def _no_link(item: Any, key: str) -> str | None:
+    """Why ITEM of KEY is no link, or None when it is one."""
+    if isinstance(item, dict) and key == "links":
+        target = item.get("target", item.get("to"))
+        if target in (None, ""):
+            return f"has no 'target' (it has: {', '.join(str(k) for k in item) or 'nothing'})"
+        return None if target_text(target) is not None else f"has a target that is {yaml_kind(target)}, not a name"
+    if target_text(item) is not None:
+        return None
+    return f"is not a link: {'an empty string' if isinstance(item, str) else yaml_kind(item)}"
+
+
+def _link_issue(entry: Entry, key: str, message: str, line: int, n: int = 0) -> Issue:
+    return RULES["invalid_field"].issue(entry.site, message, line=line, field=key, discriminator=f"{key}:{n}")
 
 
 def invalid_status(entry: Entry, ts: TypeSchema) -> Issue | None:
