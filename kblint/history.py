@@ -7,7 +7,7 @@ import os
 
 from .errors import UsageError
 from .infra import git
-from .model.entry import as_tags, parse
+from .model.entry import as_tags, entry_id, parse
 from .policy import NEW, UNCHANGED
 
 
@@ -112,14 +112,12 @@ def names_at(ref: str, root: str, paths: list[str]) -> dict[str, list[str]]:
         if header.endswith((b" missing", b" ambiguous")) or not size.isdigit():
             continue  # nothing follows the header
         data, at = output[at : at + int(size)], at + int(size) + 1
-        names[path] = _names_of(data)
+        names[path] = _names_of(data, os.path.basename(path))
     return names
 
 
-def _names_of(data: bytes) -> list[str]:
+def _names_of(data: bytes, name: str) -> list[str]:
     raw = parse(data)
     if not hasattr(raw, "frontmatter") or not isinstance(raw.frontmatter, dict):
         return []
-    fm = raw.frontmatter
-    found = [str(fm["id"])] if isinstance(fm.get("id"), (str, int)) else []
-    return found + as_tags(fm.get("aliases"))
+    return [entry_id(raw.frontmatter, name), *as_tags(raw.frontmatter.get("aliases"))]

@@ -221,15 +221,20 @@ def test_names_at_a_revision_are_read_in_one_git_call_whatever_the_paths(kb: Pat
     from kblint.history import names_at
 
     (kb / "a b.md").write_text("---\ntitle: Spaced\nid: spaced\naliases: Other Name\n---\nBody.\n", encoding="utf-8")
+    (kb / "tab\there.md").write_text("---\ntitle: Dated\nid: 2024-01-02\n---\nBody.\n", encoding="utf-8")
+    (kb / "d.md").write_text("---\ntitle: Padded\nid: '  padded  '\n---\nBody.\n", encoding="utf-8")
     (kb / "plain.md").write_text("No frontmatter.\n", encoding="utf-8")
     git(kb.parent, "init", "-q")
     git(kb.parent, "add", ".")
     git(kb.parent, "commit", "-q", "-m", "base")
-    asked = [str(kb / "never there.md missing"), str(kb / "a b.md"), str(kb / "plain.md"), str(kb / "b.md")]
-    assert names_at("HEAD", str(kb), asked) == {
+    names = ["never there.md missing", "a b.md", "tab\there.md", "d.md", "plain.md", "b.md"]
+    # ids as an entry's own are read: a date in ISO form, padding gone, else the file's name
+    assert names_at("HEAD", str(kb), [str(kb / n) for n in names]) == {
         str(kb / "a b.md"): ["spaced", "Other Name"],
-        str(kb / "plain.md"): [],
-        str(kb / "b.md"): [],
+        str(kb / "tab\there.md"): ["2024-01-02"],
+        str(kb / "d.md"): ["padded"],
+        str(kb / "plain.md"): [],  # no frontmatter: its file name alone, which the caller knows
+        str(kb / "b.md"): ["b"],
     }
 
 

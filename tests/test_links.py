@@ -277,7 +277,8 @@ def test_broken_link_message_names_the_near_id(tmp_path: Path):
     ("frontmatter", "line", "message"),
     [
         ("links: 5\n", 5, "links must be a list of links, got a number"),
-        ("links:\n  - b\n  - target: [b, c]\n", 7, "links item 2 has a target that is a list, not a name"),
+        ("links:\n  - b\n  - target: [b, c]\n", 7, "links item 2 has a target that is a list"),
+        ("links:\n  - {to: '   '}\n", 6, "links item 1 has an empty 'target'"),
         ("links: {relation: x}\n", 5, "links has no 'target' (it has: relation)"),
         ("references: [b, '']\n", 5, "references item 2 is not a link: an empty string"),
         ("references:\n  - true\n", 6, "references item 1 is not a link: true or false"),
@@ -293,7 +294,13 @@ def test_a_frontmatter_link_that_is_no_link_is_reported_at_its_line(
     assert [(i["line"], i["message"]) for i in found] == [(line, message)]
 
 
-def test_links_that_are_links_are_not_reported(tmp_path: Path):
-    entry = "---\ntitle: A\ntype: note\nlinks: [b, 7, {target: b}, {to: b}, 'k:b']\nreferences: b\n---\n"
-    kb = write_kb(tmp_path / "kb", "name: k\n", {"a.md": entry, "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n"})
-    assert issues_of(run_kblint("validate", str(kb), "--format", "json").json, "invalid_field") == []
+@pytest.mark.parametrize("links", ["[b, 7, {target: b}, {to: b}, 'k:b']", "''", "{}", "[]", "[2024-01-02]"])
+def test_links_that_are_links_or_none_are_not_reported(tmp_path: Path, links: str):
+    entry = f"---\ntitle: A\ntype: note\nlinks: {links}\nreferences: b\n---\n"
+    day = "---\ntitle: The day\ntype: note\n---\n[[a]]\n"  # a date read as YAML's names this entry
+    files = {"a.md": entry, "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n", "2024-01-02.md": day}
+    report = run_kblint("validate", str(write_kb(tmp_path / "kb", "name: k\n", files)), "--format", "json").json
+    assert issues_of(report, "invalid_field") == []
+    assert [i["message"] for i in issues_of(report, "broken_link")] == (
+        ["Link target '7' not found"] if "7" in links else []
+    )

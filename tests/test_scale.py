@@ -291,8 +291,9 @@ def _replace_line(at: int, text: str | None) -> Callable[[list[str]], None]:
         _replace_line(2 + ISSUE_FIELDS.index("message"), '["x"]'),
         _replace_line(-1, None),
         lambda lines: lines.append("[]"),
+        _replace_line(2 + ISSUE_FIELDS.index("line"), "[" * 100_000 + "]" * 100_000),
     ],
-    ids=["table-not-a-list", "short-message-column", "column-missing", "line-too-many"],
+    ids=["table-not-a-list", "short-message-column", "column-missing", "line-too-many", "nested-past-the-stack"],
 )
 def test_a_run_cache_file_of_another_shape_is_reported(tmp_path: Path, edit: Callable[[list[str]], None]):
     from kblint.infra import resultcache
@@ -334,3 +335,27 @@ def test_a_long_column_written_in_pieces_is_the_json_of_the_whole(monkeypatch: p
     out = io.StringIO()
     resultcache._write_line(out, values)
     assert out.getvalue() == json.dumps(values, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def test_a_record_nested_past_the_stack_is_linted_again(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: kb\n", {"a.md": "---\ntitle: A\ntype: note\n---\nBody [[nowhere]].\n"})
+    first = run_kblint("validate", str(kb), "--format", "json", "--cache-dir", str(tmp_path / "c"))
+    for path in (tmp_path / "c" / "runs").iterdir():
+        path.unlink()
+    (results,) = (tmp_path / "c" / "results").iterdir()
+    path, mtime, size, _, _ = results.read_text(encoding="utf-8").rstrip("\n").split("\t", 4)
+    deep = "[" * 100_000 + "]" * 100_000
+    crc = f"{zlib.crc32(deep.encode()):08x}"  # summed as written: the damage is found by what it is
+    results.write_text(f"{path}\t{mtime}\t{size}\t{crc}\t{deep}\n", encoding="utf-8")
+    again = run_kblint("validate", str(kb), "--format", "json", "--cache-dir", str(tmp_path / "c"))
+    assert again.code == first.code and again.json["issues"] == first.json["issues"]
+    assert "was damaged: ignored, and written again" in again.stderr
+
+
+def test_a_file_name_with_a_carriage_return_is_not_cached_nor_called_damaged(tmp_path: Path):
+    entry = "---\ntitle: A\ntype: note\n---\nBody.\n"
+    kb = write_kb(tmp_path / "kb", "name: kb\n", {"a.md": entry, "b\rc.md": entry.replace("A", "B")})
+    for n in range(2):
+        os.utime(kb / "a.md", ns=(n, n))  # a file changed: the run is not the last one, its records are read
+        result = run_kblint("validate", str(kb), "--format", "json", "--cache-dir", str(tmp_path / "c"))
+        assert "damaged" not in result.stderr and result.json["kbs"][0]["files"] == 2

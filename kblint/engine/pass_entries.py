@@ -334,7 +334,7 @@ def _reused(kb_cache: KBResultCache | None, kb: KB, caches: Caches | None) -> di
     for path, text in kb_cache.reuse({p: caches.stamps.get(p) for p in kb.files if p not in kb.problems}):
         try:
             facts, issues, cross = result_of(text)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):  # RecursionError: JSON nested past the stack
             kb_cache.reject(path)
             continue  # that file is linted again
         found[path] = FileResult(facts, issues, cross)

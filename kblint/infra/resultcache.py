@@ -199,7 +199,8 @@ def _checksum(text: str) -> str:
 
 def _writer(directory: str) -> tuple[IO[str], str]:
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    return os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape"), tmp
+    # "\n" ends a line on every system: the checksums are over the text as written
+    return os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="\n"), tmp
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,8 +254,8 @@ class KBResultCache:
         self.damaged = self._changed = True
 
     def add(self, path: str, file_stamp: Stamp | None, text: str) -> None:
-        if file_stamp is None or "\t" in path or "\n" in path:
-            return  # not representable in this format: such a file is simply not cached
+        if file_stamp is None or "\t" in path or "\n" in path or "\r" in path:
+            return  # not representable in this format (a line of fields): such a file is simply not cached
         self._out.write(f"{path}\t{file_stamp[0]}\t{file_stamp[1]}\t{_checksum(text)}\t{text}\n")
         self._changed = True
 
@@ -385,7 +386,7 @@ def load_run(cache_dir: str, key: str) -> StoredRun | None:
         os.utime(path)  # most recently used: kept longest
     except OSError:
         return None  # not cached (or not readable: writing says so)
-    except (ValueError, TypeError, KeyError, IndexError):
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError):  # (a line nested past the stack)
         raise CacheDamaged(path) from None
     return StoredRun(header, issues)
 

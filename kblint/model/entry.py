@@ -344,11 +344,11 @@ def body_links(entry: Entry) -> list[Link]:
 
 
 def target_text(value: Any) -> str | None:
-    """A link target written as VALUE (a name, or a number YAML read), or None when it is none."""
+    """A link target written as VALUE (a name, or a number or date YAML read), or None when it is none."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (str, int, float)):
-        text = str(value).strip()
+    if isinstance(value, (str, int, float, _dt.date)):
+        text = (as_text(value) or "").strip()  # a date names its entry as `2024-01-02`
         return text or None
     return None
 

@@ -462,13 +462,13 @@ def _validation_rule(raw: dict[Any, Any], line: int, problems: list[ConfigProble
             problem("range must be [min, max]")
     if "min" in raw or "max" in raw:
         rule.range = (_number(raw.get("min")), _number(raw.get("max")))
-    bounds = raw["range"] if isinstance(raw.get("range"), list) else [raw.get("min"), raw.get("max")]
-    if any(b is not None and _number(b) is None for b in bounds):
-        problem(f"a range's bounds must be numbers, got {bounds!r}")
-    elif rule.range is not None:
-        problem_of_range = _empty_range(*rule.range)
-        if problem_of_range:
-            problem(problem_of_range)
+    # the bounds the rule took: min and max, else a well-formed range
+    given = [raw.get("min"), raw.get("max")] if "min" in raw or "max" in raw else raw["range"] if rule.range else []
+    wrong = [b for b in given if b is not None and _number(b) is None]
+    if wrong:
+        problem(f"a range's bounds must be numbers, got {wrong[0]!r}")
+    elif rule.range is not None and (empty := _empty_range(*rule.range)):
+        problem(empty)
     if "enum" in raw:
         rule.enum = list(raw["enum"]) if isinstance(raw["enum"], list) else [raw["enum"]]
     if "pattern" in raw:

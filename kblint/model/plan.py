@@ -8,7 +8,6 @@ executes it; nothing else decides what runs.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -261,6 +260,9 @@ def _item_keys_problem(raw: dict[Any, Any]) -> str | None:
     return None
 
 
+MAX_WEIGHT = 1_000_000  # of one rubric item
+
+
 def _common_keys(b: Binding, raw: dict[Any, Any], schema: KBSchema) -> str | None:
     """Read `id`, `severity`, `weight` and `applies_to` into B; what is wrong with them, if anything."""
     if raw.get("id") is not None:
@@ -271,8 +273,9 @@ def _common_keys(b: Binding, raw: dict[Any, Any], schema: KBSchema) -> str | Non
         return f"severity must be error, warning or info, got {severity!r}"
     b.severity = severity
     weight = raw.get("weight", 1)
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight < math.inf:
-        return f"weight must be a finite, non-negative number, got {weight!r}"  # an infinite one makes scores NaN
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= MAX_WEIGHT:
+        # beyond it, weights add up to infinity and scores to NaN
+        return f"weight must be a number from 0 to {MAX_WEIGHT:,}, got {weight!r}"
     b.weight = float(weight)
     required = raw.get("required", False)
     if not isinstance(required, bool):

@@ -154,7 +154,7 @@ def link_items(entry: Entry) -> list[Issue]:
     for key in ("links", "references"):
         value = entry.raw.frontmatter.get(key)
         key_line = entry.key_line(key)
-        if value is None or value == []:
+        if is_empty(value):  # null, '', [] or {}: no links, as frontmatter_links reads them
             continue
         if not isinstance(value, (list, *_READ_AS_ONE[key])):
             issues.append(_link_issue(entry, key, f"{key} must be a list of links, got {yaml_kind(value)}", key_line))
@@ -178,7 +178,9 @@ def _no_link(item: Any, key: str) -> str | None:
         target = item.get("target", item.get("to"))
         if target in (None, ""):
             return f"has no 'target' (it has: {', '.join(str(k) for k in item) or 'nothing'})"
-        return None if target_text(target) is not None else f"has a target that is {yaml_kind(target)}, not a name"
+        if target_text(target) is not None:
+            return None
+        return "has an empty 'target'" if isinstance(target, str) else f"has a target that is {yaml_kind(target)}"
     if target_text(item) is not None:
         return None
     return f"is not a link: {'an empty string' if isinstance(item, str) else yaml_kind(item)}"
