@@ -9,8 +9,6 @@ Entries are otherwise clean (descriptive title, a tag, a link), so the system ru
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -110,16 +108,10 @@ EXPECTED: dict[str, dict[str, list[str]]] = {
 
 
 def _validate_json(*paths: str) -> dict:
-    """`python -m kblint validate PATHS --format json --fail-on never`, run from the repo root."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "kblint", "validate", *paths, "--format", "json", "--fail-on", "never"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    """`kblint validate PATHS --format json --fail-on never`, run from the repo root."""
+    result = run_kblint("validate", *paths, "--format", "json", "--fail-on", "never")
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
 
 
 def _bound_items(kb_yaml: dict, checker: str) -> dict[str, str]:
