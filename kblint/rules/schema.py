@@ -153,9 +153,9 @@ def link_items(entry: Entry) -> list[Issue]:
     issues = []
     for key in ("links", "references"):
         value = entry.raw.frontmatter.get(key)
-        key_line = entry.key_line(key)
         if is_empty(value):  # null, '', [] or {}: no links, as frontmatter_links reads them
             continue
+        key_line = entry.key_line(key)
         if not isinstance(value, (list, *_READ_AS_ONE[key])):
             issues.append(_link_issue(entry, key, f"{key} must be a list of links, got {yaml_kind(value)}", key_line))
             continue
