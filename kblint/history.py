@@ -76,9 +76,9 @@ def statuses_at(ref: str, kb_root: str, files: list[str]) -> dict[str, str | Non
     return result
 
 
-def changed_since(ref: str, root: str) -> tuple[set[str], set[str]]:
+def changed_since(ref: str, root: str) -> tuple[set[str], dict[str, list[str]]]:
     """(absolute paths of files under ROOT changed or added since REF — untracked ones included —,
-    absolute paths of files deleted since REF)."""
+    absolute paths of files deleted since REF, each entry file's with the names_at REF)."""
     toplevel = _work_tree(ref, root, "--changed-since")
 
     def paths(args: list[str], base: str) -> set[str]:
@@ -88,14 +88,16 @@ def changed_since(ref: str, root: str) -> tuple[set[str], set[str]]:
     changed = paths(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", ref, "--", "."], toplevel)
     deleted = paths(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=D", ref, "--", "."], toplevel)
     untracked = paths(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], root)
-    return changed | untracked, deleted
+    entries = sorted(p for p in deleted if p.endswith(".md"))
+    earlier = names_at(ref, root, entries, toplevel) if entries else {}
+    return changed | untracked, {path: earlier.get(path, []) for path in deleted}
 
 
-def names_at(ref: str, root: str, paths: list[str]) -> dict[str, list[str]]:
-    """The id and aliases each entry file of PATHS (absolute, under ROOT) had at REF: names a link
-    may still give an entry deleted since (its file name needs no git). A file git cannot show
-    has none."""
-    toplevel = _work_tree(ref, root, "--changed-since")
+def names_at(ref: str, root: str, paths: list[str], toplevel: str | None = None) -> dict[str, list[str]]:
+    """The id and aliases each entry file of PATHS (absolute, under ROOT, in the work tree whose
+    top is TOPLEVEL) had at REF: names a link may still give an entry deleted since (its file name
+    needs no git). A file git cannot show has none."""
+    toplevel = toplevel or _work_tree(ref, root, "--changed-since")
     asked = [p for p in paths if "\n" not in p]  # one name a line, as git cat-file reads them
     if not asked:
         return {}

@@ -56,7 +56,9 @@ def plain_display_path(path: str) -> str:
 # What makes a name quoted: control characters (C0 and C1), the bidi controls, a quote, a
 # backslash, and the undecodable bytes of a name that is not UTF-8 (Python keeps each as a lone
 # surrogate, U+DC80 to U+DCFF).
-_NEEDS_QUOTES = re.compile(r'[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"\\\udc80-\udcff]')
+CONTROLS = "\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"  # C0, C1 and the bidi controls, as a regex class
+UNDECODABLE = "\udc80-\udcff"  # the bytes of a name that are not UTF-8, as Python keeps them
+_NEEDS_QUOTES = re.compile(f'[{CONTROLS}"\\\\{UNDECODABLE}]')
 _SURROGATE_BASE = 0xDC00
 _C_ESCAPES = {
     "\\": "\\\\",
@@ -93,7 +95,7 @@ def _escape(m: re.Match[str]) -> str:
 # Characters text taken from an input is never shown with as they are: control characters (a
 # terminal would obey an escape sequence taken from an entry; a newline would split an issue's
 # line) and the bidi controls that reorder what a reader sees.
-_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSHOWN = re.compile(f"[{CONTROLS}]")
 
 
 def printable(text: str) -> str:

@@ -398,19 +398,18 @@ def _kb_run(kb: KB, ctx: KBContext, by_path: dict[str, FileResult]) -> KBRun:
 
 
 def restrict_to_changed(ws: Workspace, ref: str) -> set[tuple[str, str]]:
-    """--changed-since REF: report only the files changed since REF; the (KB, case-folded stem)
-    of each entry file deleted since then."""
-    from ..history import changed_since, names_at
+    """--changed-since REF: report only the files changed since REF; the (KB, case-folded name) of
+    each entry file deleted since then, by its stem and the id and aliases it had at REF."""
+    from ..history import changed_since
 
     deleted_names: set[tuple[str, str]] = set()
     for kb in ws.kbs:
         changed, deleted = changed_since(ref, kb.root)
         kb.reported = {p for p in kb.files if p in changed and (kb.reported is None or p in kb.reported)}
-        entries = sorted(p for p in deleted if p.endswith(".md"))
-        earlier = names_at(ref, kb.root, entries) if entries else {}
-        for path in entries:
-            names = [stem(relative_to(path, kb.root)), *earlier.get(path, ())]
-            deleted_names.update((kb.name, name.casefold()) for name in names)
+        for path, earlier in deleted.items():
+            if path.endswith(".md"):
+                names = [stem(relative_to(path, kb.root)), *earlier]
+                deleted_names.update((kb.name, name.casefold()) for name in names)
     return deleted_names
 
 

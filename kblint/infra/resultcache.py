@@ -191,10 +191,15 @@ def stamp(path: str) -> Stamp | None:
     return st.st_mtime_ns, st.st_size
 
 
+def _crc32(text: str, crc: int = 0) -> int:
+    """CRC continued over TEXT as the cache files hold it. A record or run that is still JSON, but
+    not as kblint wrote it (edited, or damaged on disk), is not taken for a result."""
+    return zlib.crc32(text.encode("utf-8", "surrogateescape"), crc)
+
+
 def _checksum(text: str) -> str:
-    """The CRC-32 of a record's TEXT: a record that is still JSON, but not as kblint wrote it (edited,
-    or damaged on disk), is not taken for a result."""
-    return f"{zlib.crc32(text.encode('utf-8', 'surrogateescape')):08x}"
+    """A record's CRC-32, as its line holds it."""
+    return f"{_crc32(text):08x}"
 
 
 def _writer(directory: str) -> tuple[IO[str], str]:
@@ -420,7 +425,7 @@ class _Summed:
     def write(self, text: str) -> None:
         assert self.out is not None  # made to write
         self.out.write(text)
-        self.crc = zlib.crc32(text.encode("utf-8", "surrogateescape"), self.crc)
+        self.crc = _crc32(text, self.crc)
 
     def decoded(self, line: bytes) -> str:
         self.crc = zlib.crc32(line, self.crc)

@@ -378,19 +378,23 @@ def _links_item(item: Any, line: int) -> Link | None:
     return Link(target=target, relation=str(relation), kb=kb, line=line, field="links")
 
 
+# The `links:` and `references:` values read for links: a list of items, or one item.
+LINK_VALUES: dict[str, tuple[type, ...]] = {"links": (list, dict, str), "references": (list, str)}
+
+
 def frontmatter_links(raw: RawEntry, object_ref_fields: tuple[str, ...] = ()) -> list[Link]:
     """`links:` items, `references:` items and object-ref fields (SPEC §3)."""
     fm = raw.frontmatter
     links: list[Link] = []
     items = fm.get("links")
-    if isinstance(items, (list, dict, str)):
+    if isinstance(items, LINK_VALUES["links"]):
         key_line, item_lines = _item_lines(raw, "links", items)
         for n, item in enumerate(items if isinstance(items, list) else [items]):
             link = _links_item(item, item_lines[n] if n < len(item_lines) else key_line)
             if link is not None:
                 links.append(link)
     refs = fm.get("references")
-    if isinstance(refs, (list, str)):
+    if isinstance(refs, LINK_VALUES["references"]):
         key_line, item_lines = _item_lines(raw, "references", refs)
         for n, item in enumerate(refs if isinstance(refs, list) else [refs]):
             target = target_text(item)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..model.issue import Issue, Report
-from ..paths import plain_display_path, quote_name
+from ..paths import CONTROLS, UNDECODABLE, plain_display_path, quote_name
 
 COMMANDS = {"error": "error", "warning": "warning"}
 STEP_LIMIT = 10  # annotations of one kind GitHub shows per step
@@ -28,17 +28,18 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-# What a file property cannot carry as it is: bytes that are not UTF-8 (kept as lone surrogates),
-# and control characters a terminal showing the log would obey (a tab is harmless; line ends have
-# escapes of their own).
-_UNWRITABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
+# A file property carries a tab as it is and line ends in escapes of their own; any other control
+# character (a terminal showing the log would obey it) or byte that is not UTF-8 makes the path one
+# to show as git does.
+_UNWRITABLE = re.compile(f"[{CONTROLS}{UNDECODABLE}]")
+_CARRIED = str.maketrans("", "", "\t\n\r")
 
 
 def file_property(path: str) -> str:
     """The file an annotation is on: its path as GitHub knows it, or as git shows it (quoted, with
     C escapes) when the path cannot be written as it is."""
     shown = plain_display_path(path)
-    return escape_property(quote_name(shown) if _UNWRITABLE.search(shown) else shown)
+    return escape_property(quote_name(shown) if _UNWRITABLE.search(shown.translate(_CARRIED)) else shown)
 
 
 def title(issue: Issue) -> str:

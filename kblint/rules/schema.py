@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from ..model.entry import Entry, is_empty, target_text
+from ..model.entry import LINK_VALUES, Entry, is_empty, target_text
 from ..model.issue import Issue
 from ..model.kbschema import FieldSchema, KBSchema, TypeSchema
 from ..yamlread.lines import yaml_kind
@@ -144,9 +144,6 @@ def unknown_fields(entry: Entry, ts: TypeSchema) -> list[Issue]:
     return issues
 
 
-_READ_AS_ONE = {"links": (dict, str), "references": (str,)}  # what frontmatter_links reads as one item
-
-
 def link_items(entry: Entry) -> list[Issue]:
     """`links:` and `references:` items that are no link at all, which the link graph passes by:
     say so, each at its line."""
@@ -156,7 +153,7 @@ def link_items(entry: Entry) -> list[Issue]:
         if is_empty(value):  # null, '', [] or {}: no links, as frontmatter_links reads them
             continue
         key_line = entry.key_line(key)
-        if not isinstance(value, (list, *_READ_AS_ONE[key])):
+        if not isinstance(value, LINK_VALUES[key]):
             issues.append(_link_issue(entry, key, f"{key} must be a list of links, got {yaml_kind(value)}", key_line))
             continue
         items = value if isinstance(value, list) else [value]
