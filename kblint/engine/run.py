@@ -16,8 +16,10 @@ from collections.abc import Mapping
 
 from .. import userpattern
 from ..config import Settings, llm_spec
+from ..infra.pool import cpu_count
 from ..infra.spill import IssueSpill
 from ..model.issue import DuplicateSummary, JudgmentSummary, Report, in_report_order
+from ..model.plan import build_plan
 from ..paths import display_path
 from ..progress import Progress
 from ..workspace import KB, Candidate, UsageError, WalkOptions, Workspace, build_workspace
@@ -57,16 +59,24 @@ def run(
     return _report(outcome, settings, ws), warnings
 
 
-def _workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None) -> Workspace:
+def walk_options(settings: Settings, jobs: int = 1) -> WalkOptions:
+    """How a run finds its KBs and files; each KB's plan is made as its kb.yaml is loaded (in JOBS
+    processes when there are many KBs)."""
     from ..checkers.registry import registry
 
     plugins = registry().plugins
-    options = WalkOptions(
+    return WalkOptions(
         exclude=tuple(settings.exclude),
         respect_gitignore=settings.respect_gitignore,
         limits=settings.limits,
         plugin_types=tuple(plugins.types) if plugins else (),
+        plan=build_plan,
+        jobs=jobs,
     )
+
+
+def _workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None) -> Workspace:
+    options = walk_options(settings, settings.jobs or cpu_count())
     paths = settings.paths
     if kb_dir is not None and not paths and stdin_data is None:
         paths = [kb_dir]  # `--kb DIR` alone lints that KB

@@ -25,6 +25,7 @@ from ..config import Settings, llm_spec
 from ..engine import caching, filters, pass_duplicates, pass_entries, pass_graph, scoring
 from ..engine.pass_entries import FileResult, KBContext, context_of
 from ..engine.pass_judgment import JudgmentSetupError, Pending, cached_issues, judge_config, run_judgment
+from ..engine.run import walk_options
 from ..infra.files import over_the_limit
 from ..infra.spill import IssueSpill
 from ..model.facts import EntryFacts
@@ -35,7 +36,7 @@ from ..progress import Progress
 from ..rules import RULES, Site
 from ..rules import links as link_rules
 from ..rules.config import config_errors
-from ..workspace import KB, Excluder, UsageError, WalkOptions, Workspace, build_workspace, find_kb_roots, is_readme
+from ..workspace import KB, Excluder, UsageError, Workspace, build_workspace, find_kb_roots, is_readme
 from ..workspace import nearest_kb_root as kb_root_above
 from ..yamlread.lines import YamlFileError
 from .index import LiveGraph
@@ -113,18 +114,6 @@ def index(roots: list[str], settings: Settings) -> Held:
         kbs.append(kb)
     facts = pass_one(Workspace(kbs), settings, use_cache=True)
     return Held(held_kbs, link_graph(held_kbs, facts, settings), warnings)
-
-
-def walk_options(settings: Settings) -> WalkOptions:
-    from ..checkers.registry import registry
-
-    plugins = registry().plugins
-    return WalkOptions(
-        exclude=tuple(settings.exclude),
-        respect_gitignore=settings.respect_gitignore,
-        limits=settings.limits,
-        plugin_types=tuple(plugins.types) if plugins else (),
-    )
 
 
 def pass_one(ws: Workspace, settings: Settings, *, use_cache: bool) -> dict[str, list[EntryFacts]]:
@@ -303,7 +292,7 @@ class HeldWorkspace:
         held.yaml_error = None
         old_name = held.name
         del self.kbs[old_name]
-        held.kb.schema = schema
+        held.kb.schema, held.kb.plan = schema, None  # the plan was the old schema's: made again
         held.ctx = context_of(held.kb, self.settings)
         self.kbs[held.name] = held
         return self._relink(held, old_name)
