@@ -10,20 +10,16 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
 
 from .. import userpattern
 from ..config import Settings, llm_spec
-from ..infra.pool import cpu_count
 from ..infra.spill import IssueSpill
 from ..model.issue import DuplicateSummary, JudgmentSummary, Report, in_report_order
-from ..model.plan import build_plan
-from ..paths import display_path
 from ..progress import Progress
-from ..workspace import KB, Candidate, UsageError, WalkOptions, Workspace, build_workspace
-from . import caching, filters, pass_duplicates, pass_entries, pass_graph, pass_judgment
+from ..workspace import Workspace
+from . import caching, filters, inputs, pass_duplicates, pass_entries, pass_graph, pass_judgment
 from .assembly import Assembly
 from .outcome import Outcome
 
@@ -43,11 +39,11 @@ def run(
     filters.per_file_ignores(settings.per_file_ignores)  # its names are checked before the run
     userpattern.set_budget(settings.limits.regex_timeout)
     kb_dir = settings.kb if settings.kb and os.path.isdir(settings.kb) else None
-    ws = _workspace(settings, kb_dir, stdin_data)
+    ws = inputs.workspace(settings, kb_dir, stdin_data)
     if overlay:
-        _overlay(ws, overlay)
-    kb_name = _kb_name(settings, kb_dir, ws)
-    _check_type(settings, ws)
+        inputs.overlay(ws, overlay)
+    kb_name = inputs.kb_name(settings, kb_dir, ws)
+    inputs.check_type(settings, ws)
     caches = caching.caches_for(ws, settings) if not overlay else None
     key = caching.run_key(ws, settings, kb_name, caches) if caches is not None else None
     outcome = caching.load_outcome(caches, key) if caches is not None and key is not None else None
@@ -57,78 +53,6 @@ def run(
             caching.save_outcome(caches, key, outcome)
     warnings = ws.warnings + (caches.warnings if caches is not None else [])
     return _report(outcome, settings, ws), warnings
-
-
-def walk_options(settings: Settings, jobs: int = 1) -> WalkOptions:
-    """How a run finds its KBs and files; each KB's plan is made as its kb.yaml is loaded (in JOBS
-    processes when there are many KBs)."""
-    from ..checkers.registry import registry
-
-    plugins = registry().plugins
-    return WalkOptions(
-        exclude=tuple(settings.exclude),
-        respect_gitignore=settings.respect_gitignore,
-        limits=settings.limits,
-        plugin_types=tuple(plugins.types) if plugins else (),
-        plan=build_plan,
-        jobs=jobs,
-    )
-
-
-def _workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None) -> Workspace:
-    options = walk_options(settings, settings.jobs or cpu_count())
-    paths = settings.paths
-    if kb_dir is not None and not paths and stdin_data is None:
-        paths = [kb_dir]  # `--kb DIR` alone lints that KB
-    ws = build_workspace(paths, kb_dir=kb_dir, stdin_data=stdin_data, stdin_path=settings.stdin_path, options=options)
-    seen: dict[str, KB] = {}
-    for kb in ws.kbs:  # cross-KB links name KBs: two KBs of one name would make them ambiguous
-        other = seen.setdefault(kb.name, kb)
-        if other is not kb:
-            raise UsageError(
-                f"two KBs are named '{kb.name}': {display_path(other.root)} and "
-                f"{display_path(kb.root)}; give one of them another `name:` in its kb.yaml"
-            )
-    return ws
-
-
-def _overlay(ws: Workspace, overlay: Mapping[str, bytes]) -> None:
-    """Each file of OVERLAY is linted from its bytes there, as a candidate where the file lives."""
-    for kb in ws.kbs:
-        for cand in kb.candidates:
-            if cand.path in overlay:
-                cand.data, cand.problem = overlay[cand.path], None
-        replaced = [path for path in kb.files if path in overlay]
-        if replaced:
-            gone = set(replaced)
-            kb.files = [path for path in kb.files if path not in gone]
-            kb.candidates.extend(
-                Candidate(path, kb.relpath(path), overlay[path], inside=True, gated=False) for path in replaced
-            )
-
-
-def _kb_name(settings: Settings, kb_dir: str | None, ws: Workspace) -> str | None:
-    """The KB a `--kb NAME` (or DIR) restricts the run to, checked."""
-    if kb_dir is not None:
-        return next((kb.name for kb in ws.kbs if kb.root == os.path.abspath(kb_dir)), None)
-    if not settings.kb:
-        return None
-    names = sorted(kb.name for kb in ws.kbs)
-    if settings.kb not in names:
-        near = difflib.get_close_matches(settings.kb, names, n=1)
-        hint = f"; did you mean '{near[0]}'?" if near else f" (KBs found: {', '.join(names) or 'none'})"
-        raise UsageError(f"--kb {settings.kb}: no such KB in this run{hint}")
-    return settings.kb
-
-
-def _check_type(settings: Settings, ws: Workspace) -> None:
-    if settings.type is None:
-        return
-    known = {t for kb in ws.kbs for t in kb.schema.types}
-    if settings.type not in known:
-        near = difflib.get_close_matches(settings.type, sorted(known), n=1)
-        hint = f"; did you mean '{near[0]}'?" if near else ""
-        raise UsageError(f"--type {settings.type}: no KB in this run has that type{hint}")
 
 
 def _lint(

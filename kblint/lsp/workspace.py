@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 from ..checkers.base import CheckContext
 from ..config import Settings, llm_spec
 from ..engine import caching, filters, pass_duplicates, pass_entries, pass_graph, scoring
+from ..engine.inputs import walk_options
 from ..engine.pass_entries import FileResult, KBContext, context_of
 from ..engine.pass_judgment import JudgmentSetupError, Pending, cached_issues, judge_config, run_judgment
-from ..engine.run import walk_options
 from ..infra.files import over_the_limit
 from ..infra.spill import IssueSpill
 from ..model.facts import EntryFacts
