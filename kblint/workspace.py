@@ -11,20 +11,16 @@ import difflib
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .errors import UsageError
-from .infra import git, pool
+from .infra import git
 from .infra.files import OUTSIDE, FileProblem, leads_outside, over_the_limit, read_regular_file
 from .model.kbschema import CrossKBLink, KBSchema, PluginType, default_schema, load_cross_kb_links, load_kb_schema
 from .paths import display_path, is_within, relative_to
 from .yamlread import DEFAULT_LIMITS, Limits
 from .yamlread.lines import YamlFileError
-
-if TYPE_CHECKING:
-    from .model.plan import Plan
 
 __all__ = ["KB", "Candidate", "UsageError", "Workspace", "build_workspace", "find_kb_roots", "load_kbs_for_plan"]
 
@@ -53,7 +49,6 @@ class KB:
     cross_links_path: str | None = None
     cross_links: list[CrossKBLink] = field(default_factory=list)
     bad_gitignore: str | None = None  # a .gitignore git would block or fail on
-    plan: Plan | None = None  # made with the schema when the run asks for it (WalkOptions.plan)
 
     @property
     def name(self) -> str:
@@ -248,21 +243,6 @@ class WalkOptions:
     respect_gitignore: bool = True
     limits: Limits = DEFAULT_LIMITS
     plugin_types: tuple[PluginType, ...] = ()
-    plan: Callable[[KBSchema], Plan] | None = None  # the plan of each KB's schema, made as it is loaded
-    jobs: int = 1  # processes that may load the kb.yaml files (and make the plans) of many KBs
-
-
-# From this many KBs on, their kb.yaml files are loaded (and their plans made) in JOBS processes.
-# Each takes some milliseconds, about what starting a worker costs.
-_PARALLEL_KBS = 8
-
-
-@dataclass(slots=True)
-class _Loaded:
-    """A KB's kb.yaml as loaded: its schema (or why it cannot be used) and its plan."""
-
-    schema: KBSchema | YamlFileError
-    plan: Plan | None = None
 
 
 class _Builder:
@@ -272,21 +252,6 @@ class _Builder:
         self.kbs: dict[str, KB] = {}
         self.unreadable: list[YamlFileError] = []
         self.bad_roots: set[str] = set()
-        self.loaded: dict[str, _Loaded] = {}  # root → its kb.yaml, loaded ahead (load_all)
-
-    def load(self, root: str) -> _Loaded:
-        try:
-            schema = load_kb_schema(root, self.options.plugin_types)
-        except YamlFileError as exc:
-            return _Loaded(exc)
-        return _Loaded(schema, self.options.plan(schema) if self.options.plan is not None else None)
-
-    def load_all(self, roots: list[str]) -> None:
-        """Loads the kb.yaml of each of ROOTS ahead, in several processes when there are many."""
-        todo = [root for root in roots if root not in self.kbs and root not in self.bad_roots]
-        if len(todo) >= _PARALLEL_KBS:
-            for index, loaded in pool.in_processes(self.load, todo, self.options.jobs):
-                self.loaded[todo[index]] = loaded
 
     def kb(self, root: str | None, default_root: str | None = None) -> KB | None:
         key = root or ("default:" + (default_root or ""))
@@ -295,19 +260,20 @@ class _Builder:
         if key in self.bad_roots:
             return None
         if root is None:
-            kb = KB(schema=default_schema(default_root or os.getcwd(), self.options.plugin_types), reported=set())
+            schema = default_schema(default_root or os.getcwd(), self.options.plugin_types)
         else:
-            loaded = self.loaded.pop(root, None) or self.load(root)
-            if isinstance(loaded.schema, YamlFileError):
-                self.unreadable.append(loaded.schema)
+            try:
+                schema = load_kb_schema(root, self.options.plugin_types)
+            except YamlFileError as exc:
+                self.unreadable.append(exc)
                 self.bad_roots.add(key)
                 return None
-            kb = KB(schema=loaded.schema, reported=set(), plan=loaded.plan)
+        kb = KB(schema=schema, reported=set())
         if root is not None:
             walk = _Walk(root, self.exclude, self.options.limits)
             walk.run()
             kb.files, kb.problems, kb.bad_gitignore = walk.files, walk.problems, walk.bad_gitignore
-            kb.cross_links_path, kb.cross_links = load_cross_kb_links(root, kb.schema.problems)
+            kb.cross_links_path, kb.cross_links = load_cross_kb_links(root, schema.problems)
         self.kbs[key] = kb
         return kb
 
@@ -341,7 +307,6 @@ class _Builder:
             above = nearest_kb_root(os.path.join(path, "x"))
             hint = f" (the KB holding it is {display_path(above)}: lint that)" if above else ""
             raise UsageError(f"no kb.yaml found under {raw}{hint}")
-        self.load_all(roots)
         for root in roots:
             kb = self.kb(root)
             if kb is not None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
-import shutil
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -13,12 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, run_kblint, write_kb
 
-from kblint.engine.pass_entries import KBContext, lint_source
 from kblint.model.issue import ISSUE_FIELDS
-from kblint.model.kbschema import load_kb_schema
-from kblint.model.plan import Binding, Plan, build_plan
-from kblint.workspace import WalkOptions, build_workspace
-from kblint.yamlread import Limits
 
 
 def report(*args: str, cwd=None) -> dict:
@@ -366,66 +359,3 @@ def test_a_file_name_with_a_carriage_return_is_not_cached_nor_called_damaged(tmp
         os.utime(kb / "a.md", ns=(n, n))  # a file changed: the run is not the last one, its records are read
         result = run_kblint("validate", str(kb), "--format", "json", "--cache-dir", str(tmp_path / "c"))
         assert "damaged" not in result.stderr and result.json["kbs"][0]["files"] == 2
-
-
-# ---------------------------------------------------------------------------------------------
-# Many KBs: their kb.yaml files are loaded, and their plans made, in several processes.
-
-
-def _many_kbs(tmp_path: Path, count: int = 9) -> Path:
-    """COUNT copies of the example KB under other names, and one KB whose kb.yaml is not YAML."""
-    text = (FIXTURES / "example" / "kb.yaml").read_text(encoding="utf-8")
-    for n in range(count):
-        root = tmp_path / "kbs" / f"kb{n}"
-        shutil.copytree(FIXTURES / "example", root)
-        (root / "kb.yaml").write_text(text.replace("name: harbor-investigation", f"name: harbor-{n}"), encoding="utf-8")
-    write_kb(tmp_path / "kbs" / "broken", "name: [unclosed\n", {"a.md": "---\ntitle: A\n---\nBody.\n"})
-    return tmp_path / "kbs"
-
-
-def test_many_kbs_are_loaded_alike_in_one_process_and_in_two(tmp_path: Path):
-    kbs = str(_many_kbs(tmp_path))
-    one = build_workspace([kbs], options=WalkOptions(plan=build_plan, jobs=1))
-    two = build_workspace([kbs], options=WalkOptions(plan=build_plan, jobs=2))
-    assert len(one.kbs) == 9 and [kb.name for kb in one.kbs] == [kb.name for kb in two.kbs]
-    for a, b in zip(one.kbs, two.kbs, strict=True):
-        assert (a.schema, a.plan, a.files) == (b.schema, b.plan, b.files)
-        assert a.plan is not None and a.plan.findings == b.plan.findings
-    assert [str(e) for e in one.unreadable] == [str(e) for e in two.unreadable] != []
-    # the loading is shared: a plan made in each process names it
-    pids = build_workspace([kbs], options=WalkOptions(plan=lambda schema: os.getpid(), jobs=2))  # type: ignore[arg-type,return-value]
-    assert len({kb.plan for kb in pids.kbs}) == 2
-
-
-def test_many_kbs_give_the_same_report_with_one_and_two_jobs(tmp_path: Path):
-    kbs = str(_many_kbs(tmp_path))
-    one = run_kblint("validate", kbs, "--format", "json", "--jobs", "1", "--no-cache")
-    two = run_kblint("validate", kbs, "--format", "json", "--jobs", "2", "--no-cache")
-    assert (one.code, one.stdout, one.stderr) == (two.code, two.stdout, two.stderr)
-    assert one.code == 2 and "broken/kb.yaml:2: invalid YAML" in one.stderr  # a KB that cannot be read
-    assert len(one.json["kbs"]) == 9 and one.json["issues"]
-
-
-def test_a_plan_sent_to_another_process_checks_entries_as_the_plan_made_there():
-    """A plan crosses processes as data: the policies' evaluators, the checkers and the compiled
-    JSON Schemas are made again on arrival, and lint every entry as before."""
-    schema = load_kb_schema(str(FIXTURES / "example"))
-    plan = build_plan(schema)
-    copy = pickle.loads(pickle.dumps(plan))
-    assert copy == plan
-    made = ("evaluate", "impl", "validator")
-    for a, b in zip(_bindings(plan), _bindings(copy), strict=True):
-        assert [getattr(a, n) is None for n in made] == [getattr(b, n) is None for n in made], a.text
-        assert [lv.evaluate is None for lv in a.levels] == [lv.evaluate is None for lv in b.levels], a.text
-    assert {n for b in _bindings(copy) for n in made if getattr(b, n) is not None} == set(made)
-    assert any(lv.evaluate is not None for b in _bindings(copy) for lv in b.levels)
-    limits = Limits()
-    for path in sorted((FIXTURES / "example").rglob("*.md")):
-        data, rel = path.read_bytes(), path.relative_to(FIXTURES / "example").as_posix()
-        here = lint_source(KBContext(schema, plan, limits), str(path), rel, data)
-        there = lint_source(KBContext(schema, copy, limits), str(path), rel, data)
-        assert here.issues == there.issues and here.facts == there.facts
-
-
-def _bindings(plan: Plan) -> list[Binding]:
-    return [b for scope in plan.scopes for b in scope.items] + [b for items in plan.by_type.values() for b in items]

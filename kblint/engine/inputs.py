@@ -1,5 +1,5 @@
-"""What a run lints: the workspace its settings name (each KB's plan made as its kb.yaml is
-loaded), the files an edit in progress replaces, and its `--kb` and `--type`, checked."""
+"""What a run lints: the workspace its settings name, the files an edit in progress replaces,
+and its `--kb` and `--type`, checked."""
 
 from __future__ import annotations
 
@@ -8,15 +8,12 @@ import os
 from collections.abc import Mapping
 
 from ..config import Settings
-from ..infra.pool import cpu_count
-from ..model.plan import build_plan
 from ..paths import display_path
 from ..workspace import KB, Candidate, UsageError, WalkOptions, Workspace, build_workspace
 
 
-def walk_options(settings: Settings, jobs: int = 1) -> WalkOptions:
-    """How a run finds its KBs and files; each KB's plan is made as its kb.yaml is loaded (in JOBS
-    processes when there are many KBs)."""
+def walk_options(settings: Settings) -> WalkOptions:
+    """How a run finds its KBs and their files."""
     from ..checkers.registry import registry
 
     plugins = registry().plugins
@@ -25,13 +22,11 @@ def walk_options(settings: Settings, jobs: int = 1) -> WalkOptions:
         respect_gitignore=settings.respect_gitignore,
         limits=settings.limits,
         plugin_types=tuple(plugins.types) if plugins else (),
-        plan=build_plan,
-        jobs=jobs,
     )
 
 
 def workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None) -> Workspace:
-    options = walk_options(settings, settings.jobs or cpu_count())
+    options = walk_options(settings)
     paths = settings.paths
     if kb_dir is not None and not paths and stdin_data is None:
         paths = [kb_dir]  # `--kb DIR` alone lints that KB

@@ -299,7 +299,7 @@ class KBRun:
 def context_of(kb: KB, settings: Settings) -> KBContext:
     ctx = KBContext(
         schema=kb.schema,
-        plan=kb.plan if kb.plan is not None else build_plan(kb.schema),
+        plan=build_plan(kb.schema),
         limits=settings.limits,
         duplicates=settings.duplicates if settings.duplicates.enabled else None,
     )

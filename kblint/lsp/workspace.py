@@ -292,7 +292,7 @@ class HeldWorkspace:
         held.yaml_error = None
         old_name = held.name
         del self.kbs[old_name]
-        held.kb.schema, held.kb.plan = schema, None  # the plan was the old schema's: made again
+        held.kb.schema = schema
         held.ctx = context_of(held.kb, self.settings)
         self.kbs[held.name] = held
         return self._relink(held, old_name)

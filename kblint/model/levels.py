@@ -17,7 +17,6 @@ The violation names the level reached and the one needed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,31 +41,6 @@ class Level:
     @property
     def name(self) -> str:
         return self.label or self.id
-
-    def __reduce__(self) -> tuple[Callable[..., Level], tuple[Any, ...]]:
-        # sent to another process without its evaluator (a function made here), which is made again there
-        return _level_again, (
-            self.id,
-            self.score,
-            self.label,
-            self.description,
-            self.indicators,
-            self.when,
-            self.needs_graph,
-        )
-
-
-def _level_again(
-    level_id: str,
-    score: float,
-    label: str | None,
-    description: str | None,
-    indicators: tuple[str, ...],
-    when: str | None,
-    needs_graph: bool,
-) -> Level:
-    evaluate = policy.evaluator(policy.parse(when)) if when is not None else None
-    return Level(level_id, score, label, description, indicators, when, evaluate, needs_graph)
 
 
 class LevelsError(Exception):

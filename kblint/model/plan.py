@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import policy
@@ -101,28 +101,6 @@ class Binding:
     def runs(self) -> bool:
         """Whether kblint itself runs this item (a checker, a policy or a JSON Schema)."""
         return self.kind in ("checker", "policy") or self.validator is not None
-
-    def __reduce__(self) -> tuple[Callable[..., Binding], tuple[Any, ...]]:
-        # Sent to another process as data: what runs it (the policy's evaluator, the checker, the
-        # compiled JSON Schema) is made again there from the same data, as bind() made it.
-        state = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _MADE_AGAIN}
-        return _binding, (state, tuple(name for name in _MADE_AGAIN if getattr(self, name) is not None))
-
-
-_MADE_AGAIN = ("evaluate", "impl", "validator")
-
-
-def _binding(state: dict[str, Any], made: tuple[str, ...]) -> Binding:
-    b = Binding(**state)
-    if "evaluate" in made and b.parsed is not None:
-        b.evaluate = policy.evaluator(b.parsed)
-    if "impl" in made and b.checker is not None:
-        b.impl = registry().get(b.checker)
-    if "validator" in made and b.json_schema is not None:
-        from . import json_schema
-
-        b.validator = json_schema.compile_schema(b.json_schema)
-    return b
 
 
 @dataclass(slots=True)

@@ -27,9 +27,6 @@ class YamlFileError(Exception):
         self.line = line
         self.reason = reason
 
-    def __reduce__(self) -> tuple[type[YamlFileError], tuple[str, int, str]]:
-        return YamlFileError, (self.path, self.line, self.reason)
-
 
 def yaml_kind(value: Any) -> str:
     """What VALUE is, in YAML's words, for a message: "a list", "a mapping", "a string", ..."""
