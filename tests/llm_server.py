@@ -94,7 +94,8 @@ class FakeLLM:
         self._server.daemon_threads = True
         self._server.fake = self  # type: ignore[attr-defined]
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        # stop() waits until serving looks at its flag again: at this interval a test's end waits 5 ms, not 50
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.005}, daemon=True)
 
     # base URLs as a user would pass them to --llm-base-url
     @property
