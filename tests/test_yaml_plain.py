@@ -80,8 +80,29 @@ def test_what_is_not_plain_is_declined():
         "- a\n b: c",
         "a: [x, [y]]",
         "a: 'it''s'",
+        "a: R&D\nb: &x c",
+        "a: [x, *y]",
+        "a: >-\n  folded",
+        "- !x y",
+        "a: {b: '@x'}\nc: @d",
+        "a: `b`",
+        "a: %x",
     ]:
         assert plainyaml.load(text) is None, text
+
+
+def test_anchor_alias_and_tag_characters_inside_a_scalar_are_text():
+    text = "title: R&D of *Boyd* - a > b | c\nnote: Hi! 50% of u@x.org\ntags: [a&b, c*, d!]\n"
+    data = plainyaml.load(text)
+    assert (
+        data
+        == reference(text)[1]
+        == {
+            "title": "R&D of *Boyd* - a > b | c",
+            "note": "Hi! 50% of u@x.org",
+            "tags": ["a&b", "c*", "d!"],
+        }
+    )
 
 
 _keys = st.sampled_from(["id", "title", "a-b", "_x", "Key", "true", "null", "y", "on", "x1"])
@@ -147,6 +168,40 @@ _values = st.sampled_from(
         "<<",
         "...",
         "---",
+        # anchors, aliases, tags, block scalars, directives and reserved characters: YAML's only at
+        # the start of a scalar, text inside one
+        "&x",
+        "&x word",
+        "*x",
+        "!x",
+        "!!str 1",
+        "|",
+        "|-",
+        ">",
+        ">-",
+        "R&D",
+        "a & b",
+        "a*b",
+        "*a*",
+        "a *b",
+        "Hi!",
+        "50%",
+        "a|b",
+        "a > b",
+        "draft->done",
+        "u@x.org",
+        "a`b`",
+        "[&a]",
+        "[a&b, c*]",
+        "[!t x]",
+        "{a: &b}",
+        "{a: b&c}",
+        "'&x'",
+        '"*x"',
+        "& x",
+        "* x",
+        "-&",
+        "?&",
     ]
 )
 _indents = st.sampled_from(["", "  ", "    ", " "])

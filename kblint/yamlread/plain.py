@@ -31,14 +31,15 @@ _NULL = "tag:yaml.org,2002:null"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _DATE_LENGTH = len("2024-01-31")
 
-# Characters that make the text anything but plain: comments, anchors, aliases, tags, directives,
-# block scalar indicators, escapes, tabs, and the characters YAML reads as line breaks or refuses.
-# Most frontmatter is ASCII, searched for the ASCII ones alone (one character class: several times
-# faster than the whole pattern).
-_NOT_PLAIN_ASCII = re.compile("[#&*!%|>@`\\\\\x00-\x09\x0b-\x1f\x7f]")
-_NOT_PLAIN = re.compile(
-    "[#&*!%|>@`\\\\\t\r\x85\u2028\u2029\ufeff]|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-)
+# Characters that make the text anything but plain wherever they stand: comments, escapes, tabs,
+# and the characters YAML reads as line breaks or refuses. Most frontmatter is ASCII, searched for
+# the ASCII ones alone (one character class: several times faster than the whole pattern).
+_NOT_PLAIN_ASCII = re.compile("[#\\\\\x00-\x09\x0b-\x1f\x7f]")
+_NOT_PLAIN = re.compile("[#\\\\\t\r\x85\u2028\u2029\ufeff]|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What a plain scalar cannot start with: YAML reads an anchor, alias, tag, block scalar, directive
+# or reserved character there (inside a scalar, as in "R&D" or "a > b", they are text), and the
+# flow and mapping indicators. `-` is let through before a digit or a dot, a negative number.
+_INDICATORS = "-?:,[]{}&*!|>%@`"
 _FLOW_INDICATOR = re.compile(r"[,?\[\]{}]")
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ ]*:(?: +|$)")
 _FLOW_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*: +(.*)$", re.S)
@@ -178,7 +179,7 @@ def _scalar(text: str, flow: bool) -> Any:
         if len(text) < 2 or text[-1] != first or first in text[1:-1]:  # noqa: PLR2004 - two quotes
             raise _Unsure
         return text[1:-1]
-    if first in "-?:,[]{}'\"" and not (first == "-" and len(text) > 1 and (text[1].isdigit() or text[1] == ".")):
+    if first in _INDICATORS and not (first == "-" and len(text) > 1 and (text[1].isdigit() or text[1] == ".")):
         raise _Unsure
     if ": " in text or text.endswith(":") or (flow and _FLOW_INDICATOR.search(text)):
         raise _Unsure
