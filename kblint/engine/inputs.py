@@ -26,6 +26,7 @@ def walk_options(settings: Settings) -> WalkOptions:
 
 
 def workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None) -> Workspace:
+    """The KBs and files SETTINGS name (the KB --kb DIR names, with --stdin), no two KBs of one name."""
     options = walk_options(settings)
     paths = settings.paths
     if kb_dir is not None and not paths and stdin_data is None:
@@ -42,7 +43,7 @@ def workspace(settings: Settings, kb_dir: str | None, stdin_data: bytes | None) 
     return ws
 
 
-def overlay(ws: Workspace, overlay: Mapping[str, bytes]) -> None:
+def apply_overlay(ws: Workspace, overlay: Mapping[str, bytes]) -> None:
     """Each file of OVERLAY is linted from its bytes there, as a candidate where the file lives."""
     for kb in ws.kbs:
         for cand in kb.candidates:

@@ -41,7 +41,7 @@ def run(
     kb_dir = settings.kb if settings.kb and os.path.isdir(settings.kb) else None
     ws = inputs.workspace(settings, kb_dir, stdin_data)
     if overlay:
-        inputs.overlay(ws, overlay)
+        inputs.apply_overlay(ws, overlay)
     kb_name = inputs.kb_name(settings, kb_dir, ws)
     inputs.check_type(settings, ws)
     caches = caching.caches_for(ws, settings) if not overlay else None
