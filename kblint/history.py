@@ -7,7 +7,7 @@ import os
 
 from .errors import UsageError
 from .infra import git
-from .model.entry import as_tags, entry_id, parse
+from .model.entry import ParseFailure, as_tags, entry_id, parse
 from .policy import NEW, UNCHANGED
 
 
@@ -120,6 +120,6 @@ def names_at(ref: str, root: str, paths: list[str], toplevel: str | None = None)
 
 def _names_of(data: bytes, name: str) -> list[str]:
     raw = parse(data)
-    if not hasattr(raw, "frontmatter") or not isinstance(raw.frontmatter, dict):
+    if isinstance(raw, ParseFailure):
         return []
     return [entry_id(raw.frontmatter, name), *as_tags(raw.frontmatter.get("aliases"))]

@@ -454,21 +454,22 @@ def _validation_rule(raw: dict[Any, Any], line: int, problems: list[ConfigProble
     def problem(message: str) -> None:
         problems.append(ConfigProblem(line, f"validation rule for '{rule.field}': {message}"))
 
+    given: list[Any] = []  # the bounds the rule takes: min and max, else a well-formed range
     if "range" in raw:
         rng = raw["range"]
         if isinstance(rng, list) and len(rng) == 2:  # noqa: PLR2004 - [min, max]
-            rule.range = (_number(rng[0]), _number(rng[1]))
+            given = rng
         else:
             problem("range must be [min, max]")
     if "min" in raw or "max" in raw:
-        rule.range = (_number(raw.get("min")), _number(raw.get("max")))
-    # the bounds the rule took: min and max, else a well-formed range
-    given = [raw.get("min"), raw.get("max")] if "min" in raw or "max" in raw else raw["range"] if rule.range else []
-    wrong = [b for b in given if b is not None and _number(b) is None]
-    if wrong:
-        problem(f"a range's bounds must be numbers, got {wrong[0]!r}")
-    elif rule.range is not None and (empty := _empty_range(*rule.range)):
-        problem(empty)
+        given = [raw.get("min"), raw.get("max")]
+    if given:
+        rule.range = (_number(given[0]), _number(given[1]))
+        wrong = [b for b in given if b is not None and _number(b) is None]
+        if wrong:
+            problem(f"a range's bounds must be numbers, got {wrong[0]!r}")
+        elif empty := _empty_range(*rule.range):
+            problem(empty)
     if "enum" in raw:
         rule.enum = list(raw["enum"]) if isinstance(raw["enum"], list) else [raw["enum"]]
     if "pattern" in raw:
