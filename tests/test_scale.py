@@ -167,6 +167,29 @@ def test_run_cache_takes_an_unchanged_run_and_nothing_else(tmp_path: Path):
     assert fresh == report(*args, "--no-cache")
 
 
+def test_a_run_from_another_directory_names_other_files_from_there(tmp_path: Path):
+    kb = write_kb(
+        tmp_path / "kb",
+        "name: kb\n",
+        {f"notes/{n}.md": "---\nid: same\ntitle: Same\n---\nBody.\n" for n in ("one", "two")},
+    )
+    (tmp_path / "sub").mkdir()
+    args = ("--cache-dir", str(tmp_path / "cache"))
+
+    def duplicate_messages(target: str, cwd: Path) -> list[str]:
+        issues = report(target, *args, cwd=cwd)["issues"]
+        return [i["message"] for i in issues if i["rule"] == "duplicate_id"]
+
+    assert duplicate_messages("kb", tmp_path) == [
+        "Duplicate id 'same' (also in kb/notes/two.md)",
+        "Duplicate id 'same' (also in kb/notes/one.md)",
+    ]
+    assert duplicate_messages(str(kb), tmp_path / "sub") == [
+        "Duplicate id 'same' (also in ../kb/notes/two.md)",
+        "Duplicate id 'same' (also in ../kb/notes/one.md)",
+    ]
+
+
 def test_damaged_caches_are_ignored(tmp_path: Path):
     kb = workspace(tmp_path)
     cache = tmp_path / "cache"

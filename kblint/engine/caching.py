@@ -71,6 +71,8 @@ def run_key(ws: Workspace, settings: Settings, kb_name: str | None, caches: Cach
     ):
         return None
     shape = {
+        # messages name other files as the current directory shows them (`duplicate_id`, kb.yaml errors)
+        "cwd": os.getcwd(),
         "kb": kb_name,
         "strict_links": settings.strict_links,
         "shard": settings.shard,
