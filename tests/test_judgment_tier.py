@@ -185,6 +185,8 @@ def test_llm_timeout_and_max_output_reach_the_requests(kb: Path, server: FakeLLM
     args = ["validate", str(kb), *judge_args(server, tmp_path / "c", "--llm-timeout", "0.05", "--llm-concurrency", "1")]
     result = run_kblint(*args, "--llm-max-output", "300", env=ENV)
     assert result.json["judgment"]["timeouts"] >= 2  # no answer within 0.05 s
+    (block,) = result.json["judgment"]["providers"].values()
+    assert set(block["errors"]) == {"timeout"}  # each item's error is counted as the timeout it was
     assert {r["body"]["max_tokens"] for r in server.requests} == {300}
     server.reset()
     server.delay = 0.0

@@ -214,6 +214,7 @@ _ERROR_KINDS = (
     ("prompt truncated", "truncated"),
     ("do not fit", "too_long"),
     ("answer cut", "cut"),
+    ("no answer from", "timeout"),  # the runner's words for a request that got no answer in time
     ("timed out", "timeout"),
     ("no valid verdict", "invalid_answer"),
     ("invalid answer", "invalid_answer"),
