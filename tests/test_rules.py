@@ -523,3 +523,27 @@ def test_iso8601_rule_on_a_datetime_field_gives_invalid_date(tmp_path):
     report = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path).json
     assert [(i["line"], i["field"]) for i in issues_of(report, "invalid_date")] == [(5, "reviewed_on")]
     assert issues_of(report, "invalid_field") == []
+
+
+def test_names_and_transitions_kb_yaml_cannot_read_are_config_errors_not_guesses(tmp_path):
+    kb_yaml = """name: odd
+types:
+  note:
+    required: [title, {summary: yes}]
+    optional: {tags: yes}
+    workflow:
+      states: [draft, [review]]
+      transitions:
+        "draft to done": never
+        "draft -> published": checked
+"""
+    write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\nstatus: draft\n---\nText.\n"})
+    result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
+    errors = [(i["line"], i["message"]) for i in issues_of(result.json, "config_error")]
+    assert errors == [
+        (4, "type 'note': required must list names, got a mapping: left out"),
+        (5, "type 'note': optional must list names, got a mapping: left out"),
+        (7, "type 'note': workflow states must list names, got a list: left out"),
+        (9, "type 'note': workflow transition 'draft to done' is not `from -> to`: left out"),
+    ]
+    assert not issues_of(result.json, "missing_required")  # no field named "{'summary': True}" is asked for

@@ -16,7 +16,7 @@ from typing import Any
 from ..infra.files import OUTSIDE, FileProblem, leads_outside, read_regular_file
 from ..paths import printable
 from ..userpattern import pattern_error
-from ..yamlread.lines import LineDict, YamlFileError, decode_yaml_bytes, line_of, load_text
+from ..yamlread.lines import LineDict, YamlFileError, decode_yaml_bytes, line_of, load_text, yaml_kind
 
 # Field type vocabularies (Pyrite's and the common one) → canonical name.
 FIELD_TYPES = {
@@ -279,12 +279,17 @@ def system_rubric() -> list[RubricItem]:
 # Loading kb.yaml.
 
 
-def _as_str_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value if v is not None]
-    return [str(value)]
+def _names(value: Any, what: str, line: int, problems: list[ConfigProblem]) -> list[str]:
+    """The names (of fields, of states) VALUE lists, or names alone; a mapping or a list in their
+    place names nothing: left out, and said."""
+    items = value if isinstance(value, list) else [value]
+    names = []
+    for item in items:
+        if isinstance(item, (dict, list)):
+            problems.append(ConfigProblem(line, f"{what} must list names, got {yaml_kind(item)}: left out"))
+        elif item is not None:
+            names.append(str(item))
+    return names
 
 
 def _number(value: Any) -> float | None:
@@ -368,17 +373,28 @@ def _field(name: str, spec: Any, line: int, problems: list[ConfigProblem], type_
     )
 
 
-def _transitions(raw: Any) -> list[tuple[str, str, str]]:
+def _transitions(raw: Any, line: int, problems: list[ConfigProblem], type_name: str) -> list[tuple[str, str, str]]:
+    """A workflow's transitions: `"from -> to": why` keys, or `{from, to, why}` items; any other
+    form is left out, and said."""
     transitions = []
+    where = f"type '{type_name}': workflow transition"
     if isinstance(raw, dict):
         for key, why in raw.items():
             parts = str(key).split("->")
             if len(parts) == 2:  # noqa: PLR2004 - from and to
                 transitions.append((parts[0].strip(), parts[1].strip(), str(why) if why is not None else ""))
+            else:
+                problems.append(
+                    ConfigProblem(line_of(raw, key, line), f"{where} {key!r} is not `from -> to`: left out")
+                )
     elif isinstance(raw, list):
         for item in raw:
             if isinstance(item, dict) and "from" in item and "to" in item:
                 transitions.append((str(item["from"]), str(item["to"]), str(item.get("why", ""))))
+            else:
+                problems.append(ConfigProblem(line, f"{where} {item!r} has no `from` and `to`: left out"))
+    elif raw is not None:
+        problems.append(ConfigProblem(line, f"{where}s must be a mapping or a list, got {yaml_kind(raw)}: left out"))
     return transitions
 
 
@@ -388,9 +404,11 @@ def _workflow(value: Any, line: int, problems: list[ConfigProblem], type_name: s
     if not isinstance(value, dict):
         problems.append(ConfigProblem(line, f"type '{type_name}': workflow must be a mapping"))
         return None
-    return Workflow(
-        states=_as_str_list(value.get("states")), transitions=_transitions(value.get("transitions")), line=line
+    states = _names(
+        value.get("states"), f"type '{type_name}': workflow states", line_of(value, "states", line), problems
     )
+    transitions = _transitions(value.get("transitions"), line_of(value, "transitions", line), problems, type_name)
+    return Workflow(states=states, transitions=transitions, line=line)
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -429,8 +447,10 @@ def _type(
     sub = spec.get("subdirectory")
     ts.subdirectory = str(sub).strip().strip("/") if sub not in (None, "") else None
     if "required" in spec:
-        ts.required = _as_str_list(spec.get("required"))
-    ts.optional = _as_str_list(spec.get("optional"))
+        ts.required = _names(
+            spec.get("required"), f"type '{name}': required", line_of(spec, "required", line), problems
+        )
+    ts.optional = _names(spec.get("optional"), f"type '{name}': optional", line_of(spec, "optional", line), problems)
     _type_fields(ts, spec, line, problems)
     ts.knows_keys = any(k in spec for k in ("fields", "required", "optional"))
     ts.ai_instructions = _text_or_none(spec.get("ai_instructions"))
