@@ -217,7 +217,7 @@ def _read(path: str) -> tuple[str, int]:
     if not os.path.lexists(path):
         raise MigrationError(f"{path}: not found (a KB directory holds a kb.yaml)", path)
     try:
-        data = read_regular_file(path)
+        data = read_regular_file(path, yamlread.DEFAULT_LIMITS.max_file_bytes)  # as every kb.yaml is read
     except FileProblem as exc:
         raise MigrationError(f"{path}: cannot read: {exc.reason}", path) from None
     try:

@@ -318,7 +318,7 @@ class _Builder:
         if context_root is not None and not is_within(path, context_root):
             kb = self.kb(context_root)
             if kb is not None:
-                kb.candidates.append(_read_candidate(path, os.path.basename(path), inside=False))
+                kb.candidates.append(self._read_candidate(path, os.path.basename(path), inside=False))
             return
         root = context_root or nearest_kb_root(path)
         kb = self.kb(root, default_root=os.path.dirname(path))
@@ -330,16 +330,16 @@ class _Builder:
             if root is not None and leads_outside(root, path):
                 kb.candidates.append(Candidate(path, relpath, None, True, problem=OUTSIDE))
             else:
-                kb.candidates.append(_read_candidate(path, relpath, inside=root is not None))
+                kb.candidates.append(self._read_candidate(path, relpath, inside=root is not None))
         elif kb.reported is not None:
             kb.reported.add(path)
 
-
-def _read_candidate(path: str, relpath: str, inside: bool) -> Candidate:
-    try:
-        return Candidate(path, relpath, read_regular_file(path), inside)
-    except FileProblem as exc:
-        return Candidate(path, relpath, None, inside, problem=exc.reason)
+    def _read_candidate(self, path: str, relpath: str, inside: bool) -> Candidate:
+        """A file named on the command line that the walk did not give, read as an entry file is."""
+        try:
+            return Candidate(path, relpath, read_regular_file(path, self.options.limits.max_file_bytes), inside)
+        except FileProblem as exc:
+            return Candidate(path, relpath, None, inside, problem=exc.reason)
 
 
 def build_workspace(

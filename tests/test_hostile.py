@@ -91,6 +91,12 @@ def test_configured_limits_apply(tmp_path: Path):
     by_path = {i["path"]: i["message"] for i in issues_of(report, "parse_error")}
     assert "larger than 1000 bytes (the limit)" in by_path["big.md"]
     assert "nesting deeper than 2 levels (the limit)" in by_path["deep.md"]
+    # a file named on the command line that the walk leaves out is held to the same limit
+    (kb / ".hidden.md").write_text("---\ntitle: Hidden\ntype: note\n---\n" + "word " * 400)
+    named = run_kblint("validate", ".hidden.md", "--format", "json", "--no-cache", cwd=kb).json
+    assert [i["message"] for i in issues_of(named, "parse_error")] == [
+        "cannot read the file: larger than 1000 bytes (the limit)"
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,6 +450,20 @@ def test_an_alias_bomb_in_kb_yaml_is_one_line(tmp_path: Path):
     assert result.code == 2
     assert result.stderr.strip().endswith("aliases expand to more than 100000 nodes (the limit)")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["kb.yaml", "cross-kb-links.yaml"])
+def test_a_kb_yaml_over_the_size_limit_is_not_read(tmp_path: Path, name: str):
+    kb = _kb(tmp_path)
+    at = kb / name
+    text = at.read_text() if at.exists() else ""
+    at.write_text(text + "# " + "y" * (5 * 1024 * 1024) + "\n")  # the default limit, which kb.yaml keeps
+    result = run_kblint("validate", ".", "--no-cache", "--format", "json", cwd=kb)
+    problem = "cannot read: larger than 5 MB (the limit)"
+    if name == "kb.yaml":
+        assert result.code == 2 and problem in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    else:
+        assert [i["message"] for i in issues_of(result.json, "config_error")] == [problem]
 
 
 def test_a_small_alias_is_fine(tmp_path: Path):

@@ -16,6 +16,7 @@ from typing import Any
 from ..infra.files import OUTSIDE, FileProblem, leads_outside, read_regular_file
 from ..paths import printable
 from ..userpattern import pattern_error
+from ..yamlread import DEFAULT_LIMITS
 from ..yamlread.lines import LineDict, YamlFileError, decode_yaml_bytes, line_of, load_text, yaml_kind
 
 # Field type vocabularies (Pyrite's and the common one) → canonical name.
@@ -563,11 +564,11 @@ def add_plugin_types(schema: KBSchema, plugin_types: Iterable[PluginType]) -> No
 
 def load_yaml_file(path: str, root: str | None = None) -> Any:
     """A YAML file's data with line numbers; raises YamlFileError. A file of the KB at ROOT that
-    is a symlink to a file outside it is not read."""
+    is a symlink to a file outside it is not read, nor one over the default size limit."""
     if root is not None and leads_outside(root, path):
         raise YamlFileError(path, 1, OUTSIDE)
     try:
-        data = read_regular_file(path)
+        data = read_regular_file(path, DEFAULT_LIMITS.max_file_bytes)
     except FileProblem as exc:
         raise YamlFileError(path, 1, f"cannot read: {exc.reason}") from None
     return load_text(decode_yaml_bytes(data, path), path)
