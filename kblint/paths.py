@@ -96,13 +96,21 @@ def _escape(m: re.Match[str]) -> str:
 # terminal would obey an escape sequence taken from an entry; a newline would split an issue's
 # line) and the bidi controls that reorder what a reader sees.
 _UNSHOWN = re.compile(f"[{CONTROLS}]")
+_UNDECODABLE = re.compile(f"[{UNDECODABLE}]")
 
 
 def printable(text: str) -> str:
-    """TEXT with its control characters written as escapes (`\\x1b`, `\\n`)."""
+    """TEXT with its control characters written as escapes (`\\x1b`, `\\n`), and the bytes of a
+    file name that is not UTF-8 as a quoted name writes them (`\\377`)."""
     if text.isprintable():
         return text
-    return _UNSHOWN.sub(lambda m: repr(m.group())[1:-1], text)
+    return decodable(_UNSHOWN.sub(lambda m: repr(m.group())[1:-1], text))
+
+
+def decodable(text: str) -> str:
+    """TEXT with the bytes of a file name that is not UTF-8 written as a quoted name writes them
+    (`\\377`): a report is UTF-8, which has no character for them."""
+    return _UNDECODABLE.sub(_escape, text) if _UNDECODABLE.search(text) else text
 
 
 @lru_cache(maxsize=1024)

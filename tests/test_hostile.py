@@ -215,6 +215,9 @@ def test_odd_names_are_quoted_reversibly_in_json(odd_kb: Path):
     shown = {i["path"] for i in report["issues"]}
     assert {_unquote(p) for p in shown} >= set(ODD_NAMES)
     assert report["kbs"][0]["files"] == len(ODD_NAMES) + 2
+    # an entry named after its file shows the bytes that are not UTF-8 as the path does: no lone surrogate
+    assert {i["entry_id"] for i in report["issues"] if i["path"] == '"\\377.md"'} == {"\\377"}
+    json.dumps(report, ensure_ascii=False).encode("utf-8")
 
 
 @pytest.mark.parametrize("fmt", ["text", "github", "junit", "sarif"])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
 from ..model.issue import Issue, Related
-from ..paths import printable
+from ..paths import decodable, printable
 
 
 @dataclass(slots=True)
@@ -70,7 +70,7 @@ class Rule:
             tier=self.tier if tier is None else tier,
             message=printable(message),
             kb_name=site.kb_name,
-            entry_id=site.entry_id,
+            entry_id=decodable(site.entry_id) if site.entry_id is not None else None,
             path=site.path,
             line=line,
             column=column,
