@@ -407,12 +407,13 @@ def _write_report(report: "Report", settings: "Settings") -> None:
 
     fmt = settings.format or "text"
     if report.dry_run is not None:
-        if fmt == "json":
-            from .report.json import dry_run_json
+        from .report.json import dry_run_json
 
-            sys.stdout.write(dry_run_json(report))
+        listing = dry_run_json(report) if fmt == "json" else "\n".join(dry_run_lines(report)) + "\n"
+        if settings.output:
+            _write_file(report, fmt, settings.output, "--output", listing)
         else:
-            sys.stdout.write("\n".join(dry_run_lines(report)) + "\n")
+            sys.stdout.write(listing)
         return
     if fmt == "json" and not settings.output:
         from .report.json import write as write_json

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -254,6 +255,11 @@ def test_dry_run_in_json_is_json(kb: Path, server: FakeLLM, tmp_path: Path):
     assert sorted(e["entry_id"] for e in dry["entries"]) == ["a", "b"]
     assert all(len(e["items"]) == 5 and e["estimated_prompt_tokens"] > 0 for e in dry["entries"])
     assert dry["estimated_prompt_tokens"] == sum(e["estimated_prompt_tokens"] for e in dry["entries"])
+    # --output takes the listing as it takes a report
+    out = tmp_path / "dry.json"
+    written = run_kblint("validate", str(kb), *judge_args(server, tmp_path / "d", "--dry-run"), "-o", str(out), env=ENV)
+    assert written.code == 0 and written.stdout == ""
+    assert json.loads(out.read_text(encoding="utf-8"))["dry_run"] == dry
 
 
 def test_when_every_judgment_errs_nothing_is_called_evaluated(kb: Path, server: FakeLLM, tmp_path: Path):
