@@ -69,6 +69,9 @@ class JudgeConfig:
             raise ValueError(f"no model given for LLM provider {self.provider!r} (expected PROVIDER:MODEL)")
         wire = PROVIDERS[self.provider]
         self.base_url = wire.base_url_of(self.base_url or wire.default_base_url)
+        where = urlsplit(self.base_url)
+        if where.scheme not in ("http", "https") or not where.hostname:
+            raise ValueError(f"the base URL {self.base_url!r} is no http:// or https:// URL (--llm-base-url)")
         if self.timeout < 0 or self.max_tokens < 1 or (self.context is not None and self.context < 1):
             raise ValueError("the LLM timeout, output budget and context must be above 0")
         if self.timeout == 0:
