@@ -167,6 +167,10 @@ def test_resolution_across_the_workspace(workspace: Path):
         ("alpha/cross-kb-links.yaml", 4, "Link to 'delta:far': KB 'delta' is not in this run"),
         ("alpha/hub.md", 10, "Link to 'gamma:thing': KB 'gamma' is not in this run"),
     ]
+    # the issues of cross-kb-links.yaml come together, by line, before the entries' (README "Reports")
+    alpha = [(i["path"], i["line"]) for i in report["issues"] if i["kb_name"] == "alpha"]
+    crossed = [line for path, line in alpha if path == "alpha/cross-kb-links.yaml"]
+    assert crossed == [2, 3, 4] and alpha[: len(crossed)] == [("alpha/cross-kb-links.yaml", n) for n in crossed]
     # one issue per distinct (entry, KB, target): [[nowhere]] twice is reported once
     assert len([i for i in issues_of(report, "broken_link") if "nowhere" in i["message"]]) == 1
     orphans = [i["path"] for i in issues_of(report, "orphan_entry")]

@@ -74,8 +74,10 @@ _CONFIG_FILES = ("/kb.yaml", "/cross-kb-links.yaml")
 
 
 def sort_key(issue: Issue) -> tuple[str, bool, str, int, int, str, str]:
-    """Reports list each KB's issues together, its kb.yaml's first, then file by file, by line."""
-    config = issue.entry_id is None and issue.path.endswith(_CONFIG_FILES)
+    """Reports list each KB's issues together, those of its kb.yaml and cross-kb-links.yaml first
+    (a link declared there is an issue of its line, whatever entry it starts from), then file by
+    file, by line."""
+    config = issue.path.endswith(_CONFIG_FILES)
     return (issue.kb_name or "", not config, issue.path, issue.line, issue.column, issue.rule, issue.message)
 
 
