@@ -208,13 +208,18 @@ def test_changed_since_reports_links_to_a_deleted_entry_by_its_id_or_aliases_the
     (kb / "d.md").write_text(entry("Delta", "gamma", status="ok"), encoding="utf-8")  # by its id
     (kb / "f.md").write_text(entry("Phi", "the third", status="ok"), encoding="utf-8")  # by an alias
     (kb / "g.md").write_text(entry("Gimel", "nowhere", status="ok"), encoding="utf-8")  # broken before
+    (kb / "cross-kb-links.yaml").write_text("- {source: gamma, target: a, target_kb: ci}\n", encoding="utf-8")
     git(repo, "init", "-q")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "base")
     (kb / "c.md").unlink()
     report = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "HEAD").json
-    broken = sorted((i["entry_id"], i["message"]) for i in report["issues"] if i["rule"] == "broken_link")
-    assert broken == [("d", "Link target 'gamma' not found"), ("f", "Link target 'the third' not found")]
+    broken = sorted((i["entry_id"] or "", i["message"]) for i in report["issues"] if i["rule"] == "broken_link")
+    assert broken == [
+        ("", "cross-kb-links.yaml: source 'gamma' is not an entry of KB 'ci'"),  # a link declared from it
+        ("d", "Link target 'gamma' not found"),
+        ("f", "Link target 'the third' not found"),
+    ]
 
 
 def test_names_at_a_revision_are_read_in_one_git_call_whatever_the_paths(kb: Path):

@@ -131,10 +131,11 @@ def analyse(
         for facts in kb.facts:
             if facts.parsed and facts.links:
                 walk.entry(kb, facts)
-        if kb.cross_reported and kb.cross_links_path:
+        if kb.cross_links_path:
             walk.issues.extend(
                 link_rules.unmatched_cross_source(kb.name, kb.cross_links_path, source, line)
                 for source, line in kb.unmatched_cross_sources
+                if kb.cross_reported or (touched and (kb.name, source.casefold()) in touched)
             )
     issues = walk.issues
     for kb in kbs:
