@@ -384,3 +384,20 @@ def test_the_judgment_block_gives_each_provider_its_figures(kb: Path, server: Fa
     assert block["prompt_version"] == PROMPT_VERSION and block["requests"] == report["judgment"]["calls"] == 3
     assert block["prompt_tokens"] == 300 and block["completion_tokens"] == 21 and block["cache_hits"] == 0
     assert block["errors"] == {"invalid_answer": 5} and block["truncations"] == 0
+
+
+def test_an_entry_gone_before_the_judge_reads_it_has_its_items_counted_not_evaluated(kb: Path, server: FakeLLM):
+    from kblint.config import resolve
+    from kblint.engine import inputs, pass_entries, pass_judgment
+    from kblint.progress import Progress
+
+    settings = resolve({"paths": [str(kb)], "llm": "openai:test-model", "llm_base_url": server.openai_url})
+    (entry_kb,) = inputs.workspace(settings, None, None).kbs
+    ctx = pass_entries.context_of(entry_kb, settings)
+    facts = pass_entries.lint_file(ctx, str(kb / "a.md"), "a.md").facts
+    pending = [pass_judgment.Pending(ctx, facts, ctx.plan.judgment_bindings("note"), None)]
+    (kb / "a.md").unlink()  # after pass 1, before the judge
+    judged = pass_judgment.run_judgment(pending, settings, Progress(), [])
+    assert server.count == 0 and judged.issues == []
+    assert judged.summary.not_evaluated == 5
+    assert judged.summary.not_evaluated_reason == pass_judgment.UNREADABLE

@@ -97,6 +97,9 @@ def _budgets(settings: Settings) -> dict[str, Any]:
     return budgets
 
 
+UNREADABLE = "the entry could not be read again for the judge (changed or removed during the run)"
+
+
 def _request(p: Pending, key: str) -> JudgeRequest | None:
     from ..judge import JudgeItem, JudgeRequest
 
@@ -144,11 +147,16 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
     summary = JudgmentSummary(enabled=True, reason=None, evaluator=config.evaluator)
     requests = []
     by_key: dict[str, Pending] = {}
+    reasons = set()
     for n, p in enumerate(pending):
         request = _request(p, str(n))
-        if request is not None:
-            requests.append(request)
-            by_key[request.key] = p
+        if request is None:  # changed or gone since pass 1: its items are not evaluated, and said so
+            summary.not_evaluated += len(p.items)
+            reasons.add(UNREADABLE)
+            continue
+        requests.append(request)
+        by_key[request.key] = p
+    summary.not_evaluated_reason = UNREADABLE if reasons else None
     if settings.dry_run:
         return _dry_run(requests, by_key, config, summary, pairs)
     chosen, rest = pass_pairs.to_classify(pairs, settings.duplicates.max_compare)
@@ -160,7 +168,6 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
     result = JudgmentResult(summary, unavailable=unavailable)
     result.pairs = pass_pairs.classified(chosen, rest, outcomes[len(requests) :], config)
     result.pairs.summary.requests = len(pair_requests)
-    reasons = set()
     for outcome in outcomes[: len(requests)]:  # the judge answers in the order it was asked
         kb_name = by_key[outcome.key].ctx.schema.name
         result.verdicts[kb_name] = result.verdicts.get(kb_name, 0) + len(outcome.verdicts)
@@ -205,7 +212,7 @@ def _dry_run(
         for row in dry_run(requests, config)
     ]
     summary.enabled, summary.reason = False, "dry run: nothing sent"
-    summary.not_evaluated = sum(len(r.items) for r in requests)
+    summary.not_evaluated += sum(len(r.items) for r in requests)
     return JudgmentResult(summary, dry_run=rows, pairs=pass_pairs.unclassified(pairs, "dry run: nothing sent"))
 
 
