@@ -187,21 +187,29 @@ class _Walk:
             self.problems[path] = reason
 
 
-def find_kb_roots(directory: str, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """Directories holding kb.yaml at or below DIRECTORY (hidden and symlinked directories skipped)."""
+def find_kb_roots(directory: str, limits: Limits = DEFAULT_LIMITS, skipped: list[str] | None = None) -> list[str]:
+    """Directories holding kb.yaml at or below DIRECTORY (hidden and symlinked directories skipped);
+    SKIPPED, when given, is told of each directory that could not be looked into, and why."""
     roots = []
     stack = [(os.path.abspath(directory), 0)]
     while stack:
         current, depth = stack.pop()
         try:
             is_root, below = _kb_yaml_and_directories(current)
-        except OSError:
+        except OSError as exc:
+            if skipped is not None:
+                skipped.append(f"{display_path(current)} could not be searched for KBs: {exc.strerror or exc}")
             continue
         if is_root:
             roots.append(current)
         if depth < limits.max_path_depth:
             below.sort(reverse=True)  # taken from the end of the stack: in the order of their names
             stack.extend((path, depth + 1) for _, path in below)
+        elif below and skipped is not None:
+            skipped.append(
+                f"{display_path(current)}: directories deeper than {limits.max_path_depth} levels were not "
+                "searched for KBs (max_path_depth)"
+            )
     return roots
 
 
@@ -252,6 +260,7 @@ class _Builder:
         self.kbs: dict[str, KB] = {}
         self.unreadable: list[YamlFileError] = []
         self.bad_roots: set[str] = set()
+        self.warnings: list[str] = []
 
     def kb(self, root: str | None, default_root: str | None = None) -> KB | None:
         key = root or ("default:" + (default_root or ""))
@@ -299,10 +308,8 @@ class _Builder:
                 kb.candidates.append(Candidate(abs_path, kb.relpath(abs_path), data, inside=True, gated=not replaced))
 
     def directory(self, raw: str, path: str) -> None:
-        if os.path.isfile(os.path.join(path, "kb.yaml")):
-            roots = [path] + [r for r in find_kb_roots(path, self.options.limits) if r != path]
-        else:
-            roots = find_kb_roots(path, self.options.limits)
+        found = find_kb_roots(path, self.options.limits, self.warnings)
+        roots = [path] + [r for r in found if r != path] if os.path.isfile(os.path.join(path, "kb.yaml")) else found
         if not roots:
             above = nearest_kb_root(os.path.join(path, "x"))
             hint = f" (the KB holding it is {display_path(above)}: lint that)" if above else ""
@@ -367,7 +374,7 @@ def build_workspace(
                 b.directory(raw, path)
             else:
                 b.file(raw, path, context_root)
-    ws = Workspace(kbs=list(b.kbs.values()), unreadable=b.unreadable)
+    ws = Workspace(kbs=list(b.kbs.values()), unreadable=b.unreadable, warnings=b.warnings)
     if options.respect_gitignore:
         ws.warnings.extend(_skip_ignored(ws.kbs))
     return ws

@@ -315,6 +315,17 @@ def test_deep_directories_are_a_parse_error_past_the_limit(tmp_path: Path):
     assert any("directories deep (the limit)" in m for m in _messages(report, "parse_error"))
 
 
+def test_kbs_deeper_than_the_limit_are_not_looked_for_without_a_word(tmp_path: Path):
+    (tmp_path / "kblint.toml").write_text("[limits]\nmax_path_depth = 2\n")
+    write_kb(tmp_path / "shallow", "name: shallow\n", {"a.md": OK})
+    write_kb(tmp_path / "x" / "y" / "z" / "deep", "name: deep\n", {"a.md": OK})
+    result = run_kblint("validate", ".", "--format", "json", "--no-cache", cwd=tmp_path)
+    assert [kb["name"] for kb in result.json["kbs"]] == ["shallow"]
+    assert result.stderr == (
+        "kblint: warning: x/y: directories deeper than 2 levels were not searched for KBs (max_path_depth)\n"
+    )
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
 def test_an_unreadable_directory_is_counted_and_reported(tmp_path: Path):
     kb = _kb(tmp_path, **{"sub/a.md": OK})
