@@ -116,9 +116,6 @@ class Assembly:
         return lacking
 
     def _check_threshold(self, schema: KBSchema, facts: EntryFacts) -> None:
-        ts = schema.types.get(facts.type)
-        own = ts is not None and ts.pass_threshold is not None
-        whose = f"type '{facts.type}''s" if own else "the KB's"
-        issue = scoring.below_threshold(facts, schema.threshold_for(facts.type), whose)
+        issue = scoring.below_threshold(facts, schema)
         if issue is not None:
             self.issues.append(issue)

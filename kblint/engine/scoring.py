@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
+from ..model.kbschema import KBSchema
 from ..model.levels import Level
 from ..model.plan import Binding
 from ..rules import RULES
@@ -47,11 +48,14 @@ def kb_score(entries: list[EntryFacts]) -> float | None:
     return round(sum(entry_score(f) for f in entries) / len(entries), 4)
 
 
-def below_threshold(facts: EntryFacts, threshold: float | None, whose: str) -> Issue | None:
-    """score_below_threshold for an entry whose score is below the pass_threshold of WHOSE
-    ("the KB's" or "type X's")."""
+def below_threshold(facts: EntryFacts, schema: KBSchema) -> Issue | None:
+    """score_below_threshold for an entry whose score is below the pass_threshold of its type, or
+    else of its KB (SCHEMA)."""
+    threshold = schema.threshold_for(facts.type)
     score = entry_score(facts)
     if threshold is None or score >= threshold:
         return None
+    ts = schema.types.get(facts.type)
+    whose = f"type '{facts.type}''s" if ts is not None and ts.pass_threshold is not None else "the KB's"
     message = f"Entry '{facts.id}' scores {score:.2f}, below {whose} pass_threshold {threshold:.2f}"
     return RULES["score_below_threshold"].issue(facts.site, message, discriminator="score")

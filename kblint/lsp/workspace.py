@@ -428,12 +428,10 @@ class HeldWorkspace:
         )
 
     def _threshold(self, held: HeldKB, facts: EntryFacts) -> Issue | None:
-        schema, plan = held.ctx.schema, held.ctx.plan
+        plan = held.ctx.plan
         if plan.has_required and scoring.missing_required(facts, plan.for_type(facts.type)):
             return None  # its score is incomplete
-        ts = schema.types.get(facts.type)
-        whose = f"type '{facts.type}''s" if ts is not None and ts.pass_threshold is not None else "the KB's"
-        return scoring.below_threshold(facts, schema.threshold_for(facts.type), whose)
+        return scoring.below_threshold(facts, held.ctx.schema)
 
     def yaml_issues(self, held: HeldKB) -> list[Issue]:
         """kb.yaml's issues: why it cannot be read, else the plan's config errors and rubric findings."""
