@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 from urllib.parse import unquote
 
+from ..paths import link_relpath
 from .link import Link
 
 # A backtick fence's info string cannot contain backticks (CommonMark): "```x``` y" is inline code.
@@ -266,10 +267,7 @@ def markdown_links(text: str, body_line: int, entry_dir: str) -> Iterator[Link]:
         href = unquote(href.split("#", 1)[0])
         if not href.endswith(".md"):
             continue
-        if href.startswith("/"):
-            path = posixpath.normpath(href.lstrip("/"))
-        else:
-            path = posixpath.normpath(posixpath.join(entry_dir, href))
+        path = link_relpath(posixpath.join(entry_dir, href))  # a path from `/` is from the KB's root
         line, column = positions.at(opening)
         yield Link(path[:-3], "mdlink", None, line, column, path)
 
@@ -286,7 +284,7 @@ def _wikilink_target(raw: str) -> str:
 def _path_link(target: str) -> str | None:
     """A wikilink target naming a path (`dir/note`, `note.md`): its KB-relative .md path."""
     if target.endswith(".md"):
-        return posixpath.normpath(target.lstrip("/"))
+        return link_relpath(target)
     if "/" in target:
-        return posixpath.normpath(target.lstrip("/")) + ".md"
+        return link_relpath(target) + ".md"
     return None

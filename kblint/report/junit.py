@@ -17,7 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ..model.issue import SEVERITIES, Issue, KBReport, Report, at_or_above
-from ..paths import display_path, quote_name
+from ..paths import display_path, quote_name, relative_to
 
 NO_KB = "(no kb)"
 COUNTS = ("tests", "failures", "errors", "skipped")
@@ -60,9 +60,8 @@ def _testcase(classname: str, name: str, path: str, issues: list[Issue], fail_on
 def _case_name(path: str, kb: KBReport | None) -> str:
     """A file's path in its KB, quoted as display paths are (its display path when it is not
     inside the KB's folder)."""
-    prefix = kb.root.rstrip(os.sep) + os.sep if kb is not None else None
-    if prefix is not None and path.startswith(prefix):
-        return quote_name(path[len(prefix) :].replace(os.sep, "/"))
+    if kb is not None and path.startswith(kb.root.rstrip(os.sep) + os.sep):
+        return quote_name(relative_to(path, kb.root))
     return display_path(path)
 
 
