@@ -14,7 +14,7 @@ from ..checkers.registry import registry
 from ..config import Settings, llm_spec
 from ..infra import resultcache
 from ..infra.files import is_regular_file_within
-from ..model.issue import Coverage, DuplicateSummary, Issue, JudgmentSummary, KBReport, fingerprint_of
+from ..model.issue import Coverage, DuplicateSummary, JudgmentSummary, KBReport, fingerprint_of
 from ..paths import display_path
 from ..workspace import Workspace
 from .outcome import Outcome
@@ -29,6 +29,7 @@ class Caches:
     kb_keys: dict[str, str]  # KB root → resultcache.kb_key
     warnings: list[str] = field(default_factory=list)
     usable: bool = True
+    damage_said: bool = False
 
     def unusable(self, exc: resultcache.CacheUnusable) -> None:
         """Say once that the cache could not be used."""
@@ -38,7 +39,8 @@ class Caches:
 
     def damaged(self, path: str) -> None:
         """Say once that a cache file was damaged (it is ignored, and written again)."""
-        if not any("damaged" in w for w in self.warnings):
+        if not self.damage_said:
+            self.damage_said = True
             self.warnings.append(f"the cache file {display_path(path)} was damaged: ignored, and written again")
 
 
@@ -160,15 +162,3 @@ def save_outcome(caches: Caches, key: str, outcome: Outcome) -> None:
         resultcache.save_run(caches.cache_dir, key, resultcache.StoredRun(header, outcome.issues))
     except resultcache.CacheUnusable as exc:
         caches.unusable(exc)
-
-
-def stamped(caches: Caches | None, paths: list[str]) -> dict[str, resultcache.Stamp | None]:
-    if caches is None:
-        return {}
-    return {p: caches.stamps.get(p) for p in paths}
-
-
-def issue_fingerprints(issues: list[Issue], root: str) -> None:
-    for issue in issues:
-        if issue.fingerprint is None:
-            issue.fingerprint = fingerprint_of(issue, root)
