@@ -454,8 +454,9 @@ def _autofix(settings: "Settings") -> set[Any]:
     nothing, and exit 1 when there is something to fix (0 when not)."""
     from .engine.pass_judgment import JudgmentSetupError
     from .errors import UsageError
-    from .fix.apply import find_fixes, plural, unified_diff, write_fixed
+    from .fix.apply import find_fixes, unified_diff, write_fixed
     from .fix.plan import fix_key
+    from .report.words import plural
 
     try:
         found = find_fixes(settings)

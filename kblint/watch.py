@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .paths import display_path, is_within, printable
+from .report.words import plural
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -223,17 +224,13 @@ def diff_lines(change: Diff, color: bool) -> list[str]:
     return lines
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def summary_line(report: Report, change: Diff, seconds: float) -> str:
     """`3 issues (1 error, 2 warnings, 0 info): 1 new, 2 fixed (0.08 s)`, or `no change in issues: …`."""
     from .report.text import counts_text
 
-    now = f"{_plural(len(report.issues), 'issue')} ({counts_text(report.counts)})" if report.issues else "no issues"
+    now = f"{plural(len(report.issues), 'issue')} ({counts_text(report.counts)})" if report.issues else "no issues"
     if report.problems:
-        now += f", {_plural(len(report.problems), 'KB')} not linted"
+        now += f", {plural(len(report.problems), 'KB')} not linted"
     if not change:
         return f"no change in issues: {now} ({seconds:.2f} s)"
     return f"{now}: {len(change.new)} new, {len(change.fixed)} fixed ({seconds:.2f} s)"

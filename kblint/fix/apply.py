@@ -132,7 +132,3 @@ def unified_diff(found: FilePlan) -> str:
     """What fixing FOUND changes, as a unified diff of its file."""
     name = display_path(found.path)
     return "".join(difflib.unified_diff(_lines(found.original), _lines(found.fixed), name, name))
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")

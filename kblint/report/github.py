@@ -12,6 +12,7 @@ import re
 
 from ..model.issue import Issue, Report
 from ..paths import CONTROLS, UNDECODABLE, plain_display_path, quote_name
+from .words import plural
 
 COMMANDS = {"error": "error", "warning": "warning"}
 STEP_LIMIT = 10  # annotations of one kind GitHub shows per step
@@ -61,15 +62,9 @@ def annotation(issue: Issue) -> str | None:
     return f"::{command} {props}::{escape_data(message)}"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def summary_line(report: Report) -> str:
     counts = report.counts
-    line = (
-        f"kblint: {_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, {counts['info']} info"
-    )
+    line = f"kblint: {plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}, {counts['info']} info"
     if counts["info"]:
         line += " (info issues are not annotated)"
     return line
@@ -87,7 +82,7 @@ def over_limit(counts: dict[str, int]) -> bool:
 
 
 def limit_line(counts: dict[str, int]) -> str:
-    shown = ", ".join(_plural(n, kind) for kind, n in counts.items() if n > STEP_LIMIT)
+    shown = ", ".join(plural(n, kind) for kind, n in counts.items() if n > STEP_LIMIT)
     return (
         f"kblint: {shown} annotated; GitHub shows the first {STEP_LIMIT} errors and {STEP_LIMIT} warnings "
         "of a step: this log has them all"

@@ -18,6 +18,7 @@ from ..model.json_schema import JSON_SCHEMA
 from ..paths import display_path, printable
 from ..rules import RULES, doc_url
 from . import github
+from .words import plural
 
 TOP_RULES = 10
 MAX_KBS = 50  # rows of the KB table (a step's summary may hold 1 MiB)
@@ -35,12 +36,8 @@ def escape(text: str) -> str:
     return _PUNCTUATION.sub(r"\\\g<0>", printable(text))
 
 
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else plural or word + 's'}"
-
-
 def _counts(counts: dict[str, int]) -> str:
-    return f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, {counts['info']} info"
+    return f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}, {counts['info']} info"
 
 
 def _status(report: Report) -> str:
@@ -62,7 +59,7 @@ def _kb_table(report: Report) -> list[str]:
             f"| {c['error']} | {c['warning']} | {c['info']} | {score} |"
         )
     if len(report.kbs) > MAX_KBS:
-        lines.append(f"\nand {_plural(len(report.kbs) - MAX_KBS, 'more KB')}")
+        lines.append(f"\nand {plural(len(report.kbs) - MAX_KBS, 'more KB')}")
     return ["", *lines]
 
 
@@ -108,7 +105,7 @@ def _rules_table(report: Report) -> list[str]:
         lines.append(f"| {name} | {severity} | {n} |")
     if len(rows) > TOP_RULES:
         rest = sum(n for *_, n in rows[TOP_RULES:])
-        lines.append(f"\nand {_plural(len(rows) - TOP_RULES, 'more rule')} with {_plural(rest, 'issue')}")
+        lines.append(f"\nand {plural(len(rows) - TOP_RULES, 'more rule')} with {plural(rest, 'issue')}")
     return lines
 
 
@@ -116,11 +113,11 @@ def _hidden(report: Report) -> list[str]:
     lines = []
     if report.hidden:
         by = ", ".join(f"{n} by {escape(name)}" for name, n in sorted(report.hidden.items()))
-        lines.append(f"Hidden: {_plural(sum(report.hidden.values()), 'issue')} ({by}).")
+        lines.append(f"Hidden: {plural(sum(report.hidden.values()), 'issue')} ({by}).")
     if report.baseline_stale:
         n = report.baseline_stale
         lines.append(
-            f"Baseline: {_plural(n, 'recorded issue')} no longer {'occurs' if n == 1 else 'occur'} "
+            f"Baseline: {plural(n, 'recorded issue')} no longer {'occurs' if n == 1 else 'occur'} "
             "(write the baseline again to prune)."
         )
     return ["", *lines] if lines else []
@@ -134,8 +131,8 @@ def _limit_note(report: Report) -> list[str]:
     limit = github.STEP_LIMIT
     return [
         "",
-        f"> **Not every annotation is shown.** The run has {_plural(counts['error'], 'error annotation')} and "
-        f"{_plural(counts['warning'], 'warning annotation')}; GitHub shows at most {limit} error and {limit} "
+        f"> **Not every annotation is shown.** The run has {plural(counts['error'], 'error annotation')} and "
+        f"{plural(counts['warning'], 'warning annotation')}; GitHub shows at most {limit} error and {limit} "
         f"warning annotations of a step ({github.JOB_LIMIT} of a job), so only the first ones appear on the "
         "pull request. The step's log lists them all, and so do the code scanning alerts when the SARIF "
         "report is uploaded.",
@@ -147,7 +144,7 @@ def render(report: Report) -> str:
     lines = [
         f"### {_ICONS[code]} kblint: {_status(report)}",
         "",
-        f"{_counts(report.counts)} in {_plural(report.files, 'file')} ({_plural(report.entries, 'entry', 'entries')}).",
+        f"{_counts(report.counts)} in {plural(report.files, 'file')} ({plural(report.entries, 'entry', 'entries')}).",
     ]
     for part in (_limit_note, _problems, _kb_table, _rules_table, _hidden):
         lines.extend(part(report))

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from ..model.issue import SEVERITY_RANK, Issue, KBReport, Report
 from ..paths import display_path, printable
+from .words import plural
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD = "\x1b[1m"
 _DIM = "\x1b[2m"
 _RESET = "\x1b[0m"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def issue_line(issue: Issue, color: bool) -> str:
@@ -29,9 +26,7 @@ def issue_line(issue: Issue, color: bool) -> str:
 
 
 def counts_text(counts: dict[str, int]) -> str:
-    return ", ".join(
-        (_plural(counts["error"], "error"), _plural(counts["warning"], "warning"), f"{counts['info']} info")
-    )
+    return ", ".join((plural(counts["error"], "error"), plural(counts["warning"], "warning"), f"{counts['info']} info"))
 
 
 def render(report: Report, *, color: bool = False, statistics: bool = False) -> str:
@@ -62,7 +57,7 @@ def summary_lines(report: Report) -> list[str]:
     per-KB totals, coverage, judgment, and what filters and the baseline hid."""
     lines = problem_lines(report)
     if report.issues:
-        lines.append(f"{_plural(len(report.issues), 'issue')}: {counts_text(report.counts)}")
+        lines.append(f"{plural(len(report.issues), 'issue')}: {counts_text(report.counts)}")
         lines.extend(top_rule_lines(report))
         fixable = sum(1 for issue in report.issues if issue.fixable)
         if fixable:
@@ -72,13 +67,13 @@ def summary_lines(report: Report) -> list[str]:
         if kb.incomplete:
             score = f", score incomplete: {kb.incomplete}"
         lines.append(
-            f"{kb.name} ({display_path(kb.root)}): {_plural(kb.files, 'file')}, "
+            f"{kb.name} ({display_path(kb.root)}): {plural(kb.files, 'file')}, "
             f"{_entries(kb.entries)}: {counts_text(kb.counts)}{score}"
         )
     if len(report.kbs) > 1 or report.unreadable:
-        skipped = f", {_plural(len(report.unreadable), 'KB')} not linted" if report.unreadable else ""
+        skipped = f", {plural(len(report.unreadable), 'KB')} not linted" if report.unreadable else ""
         lines.append(
-            f"total: {_plural(report.files, 'file')}, {_entries(report.entries)}: {counts_text(report.counts)}{skipped}"
+            f"total: {plural(report.files, 'file')}, {_entries(report.entries)}: {counts_text(report.counts)}{skipped}"
         )
     for kb in report.kbs:
         cov = kb.coverage
@@ -93,12 +88,12 @@ def summary_lines(report: Report) -> list[str]:
     if report.hidden:
         hid = ", ".join(f"{n} by {name}" for name, n in sorted(report.hidden.items()))
         total = sum(report.hidden.values())
-        lines.append(f"hidden: {_plural(total, 'issue')} ({hid})")
+        lines.append(f"hidden: {plural(total, 'issue')} ({hid})")
     if report.baselined is not None:
         n = report.baseline_stale
         stale = f", {n} baseline {'entry no longer occurs' if n == 1 else 'entries no longer occur'}" if n else ""
         lines.append(
-            f"baseline: {_plural(report.baselined, 'issue')} baselined{stale}"
+            f"baseline: {plural(report.baselined, 'issue')} baselined{stale}"
             + (" (fixed: write the baseline again to prune)" if report.baseline_stale else "")
         )
     return lines
@@ -110,12 +105,12 @@ def duplicate_lines(report: Report) -> list[str]:
     found = report.duplicates
     if found.not_classified:
         lines.append(
-            f"duplicates: {_plural(found.not_classified, 'possible pair')} not classified ({found.reason}): "
+            f"duplicates: {plural(found.not_classified, 'possible pair')} not classified ({found.reason}): "
             "possible_duplicate until an LLM (--llm) says duplicate, conflict or unrelated"
         )
     curation = report.curation
     if curation:
-        lines.append(f"needs curation: {_plural(len(curation), 'pair')} of conflicting entries")
+        lines.append(f"needs curation: {plural(len(curation), 'pair')} of conflicting entries")
         lines.extend(
             f"  {display_path(i.path)} <> {display_path(i.related.path if i.related else '')}" for i in curation
         )
@@ -133,7 +128,7 @@ def problem_lines(report: Report) -> list[str]:
         if issue.rule == "config_error" or (issue.tier == "rubric" and issue.severity == "error"):
             config_errors[issue.path] = config_errors.get(issue.path, 0) + 1
     for path, n in config_errors.items():
-        lines.append(f"config: {display_path(path)} has {_plural(n, 'config error')}: fix them first (listed above)")
+        lines.append(f"config: {display_path(path)} has {plural(n, 'config error')}: fix them first (listed above)")
     return lines
 
 
@@ -148,7 +143,7 @@ def top_rule_lines(report: Report) -> list[str]:
     lines = [f"  {n:6d}  {severity:<7}  {name:<{width}}" for (_, severity, name), n in ranked[:TOP_RULES]]
     more = len(ranked) - TOP_RULES
     if more > 0:
-        lines.append(f"  … and {_plural(more, 'more rule')} (--statistics lists them all)")
+        lines.append(f"  … and {plural(more, 'more rule')} (--statistics lists them all)")
     lines.append(f"  to see one rule only: --select {ranked[0][0][2]}")
     return [line.rstrip() for line in lines]
 
@@ -159,16 +154,16 @@ def _judgment_line(report: Report) -> str | None:
         if not report.judgment_items:
             return None
         return (
-            f"judgment: {_plural(report.judgment_items, 'judgment item')} not evaluated on "
-            f"{_entries(report.entries)} ({_plural(judgment.not_evaluated, 'check')}): {judgment.reason}"
+            f"judgment: {plural(report.judgment_items, 'judgment item')} not evaluated on "
+            f"{_entries(report.entries)} ({plural(judgment.not_evaluated, 'check')}): {judgment.reason}"
         )
     tokens = f"{judgment.prompt_tokens} prompt + {judgment.completion_tokens} completion tokens"
     line = (
-        f"judgment: {judgment.evaluator}: {_plural(judgment.calls, 'call')}, "
-        f"{_plural(judgment.cache_hits, 'cache hit')}, {tokens}"
+        f"judgment: {judgment.evaluator}: {plural(judgment.calls, 'call')}, "
+        f"{plural(judgment.cache_hits, 'cache hit')}, {tokens}"
     )
     if judgment.timeouts:
-        line += f"; {_plural(judgment.timeouts, 'request')} timed out"
+        line += f"; {plural(judgment.timeouts, 'request')} timed out"
     if judgment.structured_output_fallbacks:
         refused = ", ".join(f.split(" ", 1)[0] for f in judgment.structured_output_fallbacks)
         line += f"; structured output: {judgment.structured_output} (the server refused {refused})"
@@ -176,7 +171,7 @@ def _judgment_line(report: Report) -> str | None:
         line += f"; {note}"
     if judgment.not_evaluated:
         why = judgment.not_evaluated_reason or "not evaluated"
-        line += f"; {_plural(judgment.not_evaluated, 'check')} not evaluated ({why})"
+        line += f"; {plural(judgment.not_evaluated, 'check')} not evaluated ({why})"
     return line
 
 
