@@ -141,7 +141,7 @@ def analyse(
     for kb in kbs:
         issues.extend(link_rules.duplicate_ids(kb.name, kb.facts, involve=touched is not None))
         issues.extend(
-            link_rules.orphan_entry(f, kb.name)
+            link_rules.orphan_entry(f)
             for f in kb.facts
             if f.parsed and f.reported and f.path not in walk.has_outlinks and not graph.inlinks.get(f.path)
         )

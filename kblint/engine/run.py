@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from .. import userpattern
 from ..config import Settings, llm_spec
 from ..infra.spill import IssueSpill
-from ..model.issue import DuplicateSummary, JudgmentSummary, Report, in_report_order
+from ..model.issue import DuplicateSummary, JudgmentSummary, Report, empty_counts, in_report_order
 from ..progress import Progress
 from ..workspace import Workspace
 from . import caching, filters, inputs, pass_duplicates, pass_entries, pass_graph, pass_judgment
@@ -195,7 +195,7 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
     filters.apply_baseline(report, settings.write_baseline, settings.baseline)
     by_kb = {kb.name: kb for kb in outcome.kbs}
     for kb_report in outcome.kbs:
-        kb_report.counts = {"error": 0, "warning": 0, "info": 0}
+        kb_report.counts = empty_counts()
     for issue in report.issues:
         by_kb[issue.kb_name or ""].counts[issue.severity] += 1
     if outcome.unavailable and settings.llm_required:

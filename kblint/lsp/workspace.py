@@ -374,7 +374,7 @@ class HeldWorkspace:
         )
         found = [i for i in found if i.path == facts.path]
         if not links_out and not graph.inlinks.get(facts.path):
-            found.append(link_rules.orphan_entry(facts, held.name))
+            found.append(link_rules.orphan_entry(facts))
         same = [b for b in self.live.bearers(held.name, facts.id) if b.parsed and b.id == facts.id]
         if len(same) > 1:
             members = [facts if b.path == facts.path else b for b in same]

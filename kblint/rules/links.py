@@ -95,7 +95,7 @@ def duplicate_ids(kb_name: str, facts: list[EntryFacts], involve: bool = False) 
                 others = ", ".join(display_path(o.path) for o in members if o is not f)
                 issues.append(
                     RULES["duplicate_id"].issue(
-                        Site(kb_name, f.path, f.id, f.type),
+                        f.site,
                         f"Duplicate id '{entry_id}' (also in {others})",
                         line=f.id_line,
                         field="id",
@@ -105,7 +105,5 @@ def duplicate_ids(kb_name: str, facts: list[EntryFacts], involve: bool = False) 
     return issues
 
 
-def orphan_entry(facts: EntryFacts, kb_name: str) -> Issue:
-    return RULES["orphan_entry"].issue(
-        Site(kb_name, facts.path, facts.id, facts.type), f"Entry '{facts.id}' has no links in or out"
-    )
+def orphan_entry(facts: EntryFacts) -> Issue:
+    return RULES["orphan_entry"].issue(facts.site, f"Entry '{facts.id}' has no links in or out")
