@@ -1,7 +1,7 @@
 """The command-line interface: commands and wiring only; the work happens in the engine.
 
 No `from __future__ import annotations` here: typer reads each command's annotations on every run,
-and strings would have to be evaluated again each time (about 4 ms of start-up)."""
+and strings would have to be evaluated again each time, at start-up."""
 
 import os
 import sys
