@@ -280,12 +280,12 @@ def test_a_field_bound_that_is_nan_is_a_config_error(tmp_path: Path):
         (
             "validation:\n  rules:\n    - {field: year, range: [a, 1]}\n",
             3,
-            "validation rule for 'year': a range's bounds must be numbers, got 'a'",
+            "validation rule for 'year': a range's bounds must be numbers, got 'a': the range is not checked",
         ),
         (
             "validation:\n  rules:\n    - {field: year, range: [1, 5], min: x}\n",
             3,
-            "validation rule for 'year': a range's bounds must be numbers, got 'x'",
+            "validation rule for 'year': a range's bounds must be numbers, got 'x': the range is not checked",
         ),
         (
             "validation:\n  rules:\n    - {field: year, range: [a]}\n",
@@ -295,8 +295,13 @@ def test_a_field_bound_that_is_nan_is_a_config_error(tmp_path: Path):
     ],
 )
 def test_bounds_no_value_can_meet_are_config_errors(tmp_path: Path, kb_yaml: str, line: int, message: str):
-    errors = issues_of(lint(write_kb(tmp_path / "k", "name: k\n" + kb_yaml, {"one.md": entry(1)})), "config_error")
+    report = lint(
+        write_kb(tmp_path / "k", "name: k\n" + kb_yaml, {"one.md": entry(1).replace("---\n", "---\nyear: 3\n", 1)})
+    )
+    errors = issues_of(report, "config_error")
     assert [(e["line"], e["message"]) for e in errors] == [(line + 1, message)]
+    if "not checked" in message:  # neither bound holds the entry to the range
+        assert not [i for i in issues_of(report, "invalid_field") if i["field"] == "year"]
 
 
 def test_bounds_in_order_are_taken(tmp_path: Path):

@@ -487,8 +487,9 @@ def _validation_rule(raw: dict[Any, Any], line: int, problems: list[ConfigProble
     if given:
         rule.range = (_number(given[0]), _number(given[1]))
         wrong = [b for b in given if b is not None and _number(b) is None]
-        if wrong:
-            problem(f"a range's bounds must be numbers, got {wrong[0]!r}")
+        if wrong:  # half a range is not the rule its author wrote: none of it is checked
+            rule.range = None
+            problem(f"a range's bounds must be numbers, got {wrong[0]!r}: the range is not checked")
         elif empty := _empty_range(*rule.range):
             problem(empty)
     if "enum" in raw:
