@@ -299,6 +299,7 @@ def test_client_error_is_not_retried(server):
     outcomes, _, unavailable = judge([req("e1", {"a": "one"}), req("e2", {"a": "one"})], cfg(server, concurrency=1))
     assert unavailable is None and server.count == 2
     assert outcomes[0].errors and "HTTP 400" in outcomes[0].errors[0].message
+    assert "simulated 400" in outcomes[0].errors[0].message  # the server's own words, from its error JSON
     assert outcomes[1].verdicts and not outcomes[1].errors
 
 

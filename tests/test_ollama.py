@@ -225,6 +225,8 @@ def test_a_server_that_refuses_the_schema_is_asked_for_json_then_plain(server):
     assert all(o.verdicts for o in outcomes)
     assert [r["body"].get("format") for r in server.requests][1:] == ["json", "json"]
     assert stats.output_mode == "json" and stats.fallbacks[0].startswith("json_schema refused (HTTP 400")
+    assert "invalid format json_schema: not supported by this server" in stats.fallbacks[0]
+    assert '"error"' not in stats.fallbacks[0]  # the text of Ollama's error, not its JSON
     server.reset()
     server.refuse = {"json_schema", "json"}
     _, stats, _ = judge([req("e3", {"a": "one"})], cfg(server))

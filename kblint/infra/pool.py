@@ -8,11 +8,12 @@ each one runs, none waits for another.
 
 Why not the standard library's process pool: there, every item a worker gets and every result it
 sends passes through threads of this process, which wait for the interpreter lock while this
-process lints; workers then sit idle (bench/README.md has the figures). Here the two ends of the list are two numbers in a shared file under
-a POSIX record lock (which the kernel releases if its holder dies), so workers take their next item
-without this process; each sends its results down a pipe of its own, written by a thread so that
-linting goes on while this process is busy, and this process reads what has arrived after each of
-its own items. A pipe that ends without the worker's last record means the worker failed.
+process lints; workers then sit idle (bench/README.md has the figures). Here the two ends of the
+list are two numbers in a shared file under a POSIX record lock (which the kernel releases if its
+holder dies), so workers take their next item without this process; each sends its results down a
+pipe of its own, written by a thread so that linting goes on while this process is busy, and this
+process reads what has arrived after each of its own items. A pipe that ends without the worker's
+last record means the worker failed.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from .prompt import (
     user_message,
     verdict_schema,
 )
-from .providers import Question
+from .providers import Provider, Question
 
 if TYPE_CHECKING:
     import httpx
@@ -598,7 +598,7 @@ class _Runner:
             self.succeeded = True
             self.failed_replies = 0
             return _Attempt(final=("ok", answer.text), answer=answer)
-        detail = _redact(_snippet(resp), c)
+        detail = _redact(_snippet(resp, c.wire), c)
         error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
         if status in _REFUSED or (status == HTTPStatus.NOT_FOUND and not self.succeeded):
             self._mark_unavailable(f"HTTP {status}" + (f": {detail}" if detail else ""))
@@ -643,15 +643,10 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _snippet(resp: httpx.Response) -> str:
+def _snippet(resp: httpx.Response, wire: Provider) -> str:
+    """The start of what an error response says: its message in the provider's form, else its text."""
     try:
-        data = resp.json()
-        if isinstance(data, dict) and isinstance(data.get("error"), dict) and data["error"].get("message"):
-            text = str(data["error"]["message"])
-        elif isinstance(data, dict) and isinstance(data.get("error"), str):  # Ollama's errors
-            text = data["error"]
-        else:
-            text = resp.text
+        text = wire.error_text(resp.json()) or resp.text
     except ValueError:
         text = resp.text
     text = " ".join(text.split())
