@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import issues_of, run_kblint, write_kb
+from conftest import FIXTURES, issues_of, run_kblint, write_kb
 
 KB = "name: ci\nevaluation_rubric:\n  - {text: Has status, checker: status_present}\n"
 
@@ -246,6 +246,9 @@ def test_names_at_a_revision_are_read_in_one_git_call_whatever_the_paths(kb: Pat
 def test_statistics_counts_per_rule_and_checker(kb: Path):
     out = run_kblint("validate", str(kb), "--statistics").stdout
     assert "statistics:" in out and "rubric_violation/status_present" in out
+    # past the top rules, the summary points at the list below rather than at the option given
+    example = run_kblint("validate", str(FIXTURES / "example"), "--no-cache", "--statistics").stdout
+    assert "more rules (listed under statistics: below)" in example and "--statistics lists" not in example
 
 
 def test_pre_commit_hook_and_action_definitions():

@@ -39,7 +39,7 @@ def render(report: Report, *, color: bool = False, statistics: bool = False) -> 
         lines.append(issue_line(issue, color))
     if report.issues:
         lines.append("")
-    lines.extend(summary_lines(report))
+    lines.extend(summary_lines(report, statistics=statistics))
     if statistics:
         lines.extend(statistics_lines(report))
     return "\n".join(lines) + "\n"
@@ -52,13 +52,13 @@ def _entries(n: int) -> str:
 TOP_RULES = 5  # rules the summary names; --statistics lists them all
 
 
-def summary_lines(report: Report) -> list[str]:
+def summary_lines(report: Report, *, statistics: bool = False) -> list[str]:
     """What to fix first: the problems that stopped checking, the counts and the top rules; then
     per-KB totals, coverage, judgment, and what filters and the baseline hid."""
     lines = problem_lines(report)
     if report.issues:
         lines.append(f"{plural(len(report.issues), 'issue')}: {counts_text(report.counts)}")
-        lines.extend(top_rule_lines(report))
+        lines.extend(top_rule_lines(report, statistics=statistics))
         fixable = sum(1 for issue in report.issues if issue.fixable)
         if fixable:
             lines.append(f"  [*] {fixable} fixable with --fix (--diff shows the changes first)")
@@ -132,8 +132,9 @@ def problem_lines(report: Report) -> list[str]:
     return lines
 
 
-def top_rule_lines(report: Report) -> list[str]:
-    """The rules (or checkers) with the most issues, errors first, and how to see one of them."""
+def top_rule_lines(report: Report, *, statistics: bool = False) -> list[str]:
+    """The rules (or checkers) with the most issues, errors first, and how to see one of them
+    (STATISTICS: every rule is listed under `statistics:` below)."""
     counts: dict[tuple[int, str, str], int] = {}
     for issue in report.issues:
         key = (-SEVERITY_RANK[issue.severity], issue.severity, issue.checker or issue.rule)
@@ -143,7 +144,8 @@ def top_rule_lines(report: Report) -> list[str]:
     lines = [f"  {n:6d}  {severity:<7}  {name:<{width}}" for (_, severity, name), n in ranked[:TOP_RULES]]
     more = len(ranked) - TOP_RULES
     if more > 0:
-        lines.append(f"  … and {plural(more, 'more rule')} (--statistics lists them all)")
+        where = "listed under statistics: below" if statistics else "--statistics lists them all"
+        lines.append(f"  … and {plural(more, 'more rule')} ({where})")
     lines.append(f"  to see one rule only: --select {ranked[0][0][2]}")
     return [line.rstrip() for line in lines]
 
