@@ -251,6 +251,7 @@ def validate(
     _warn_plugin_problems()
     left_out = _autofix(settings) if settings.fix or settings.diff else set()  # --diff ends there
 
+    from .config import llm_spec
     from .engine.pass_judgment import JudgmentSetupError
     from .engine.run import run
     from .errors import UsageError
@@ -263,6 +264,8 @@ def validate(
         _fail(str(exc))
     finally:
         progress.close()
+    if settings.dry_run and llm_spec(settings) is None:
+        warnings.append("--dry-run shows what an LLM would be sent, and no LLM is configured (--llm): a usual run")
     for warning in warnings:
         typer.echo(f"kblint: warning: {warning}", err=True)
     if "text" in (settings.format, *(spec.partition(":")[0] for spec in settings.reports)):

@@ -401,3 +401,9 @@ def test_an_entry_gone_before_the_judge_reads_it_has_its_items_counted_not_evalu
     assert server.count == 0 and judged.issues == []
     assert judged.summary.not_evaluated == 5
     assert judged.summary.not_evaluated_reason == pass_judgment.UNREADABLE
+
+
+def test_a_dry_run_without_an_llm_says_it_is_a_usual_run(kb: Path):
+    result = run_kblint("validate", str(kb), "--dry-run", "--no-cache", "--format", "json")
+    assert result.json["judgment"]["enabled"] is False and "dry_run" not in result.json
+    assert "kblint: warning: --dry-run shows what an LLM would be sent, and no LLM is configured" in result.stderr

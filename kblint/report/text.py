@@ -188,7 +188,7 @@ def dry_run_lines(report: Report) -> list[str]:
         total += row.estimated_prompt_tokens
         cached = f", {len(row.cached_items)} cached" if row.cached_items else ""
         lines.append(
-            f"  {display_path(row.path)}: {len(row.items)} items ({', '.join(row.items)})"
+            f"  {display_path(row.path)}: {plural(len(row.items), 'item')} ({', '.join(row.items)})"
             f"{cached}, ~{row.estimated_prompt_tokens} prompt tokens"
         )
     lines.append(f"total: ~{total} prompt tokens")
