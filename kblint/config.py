@@ -188,7 +188,7 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
     expected = {
         "str": "a string",
         "bool": "true or false",
-        "int": "a whole number",
+        "int": "a whole number, 0 or more",
         "float": "a number",
         "seconds": "a number of seconds above 0",
         "fraction": "a number above 0 and at most 1",

@@ -72,7 +72,7 @@ def test_a_quick_pattern_still_decides(tmp_path: Path):
     [
         ('[limits]\nregex_timeout = "x"\n', "'limits.regex_timeout' must be a number"),
         ("[limits]\nmax_file_bytez = 5\n", "unknown key 'limits.max_file_bytez'"),
-        ("[limits]\nmax_path_depth = -1\n", "'limits.max_path_depth' must be a whole number"),
+        ("[limits]\nmax_path_depth = -1\n", "'limits.max_path_depth' must be a whole number, 0 or more, got -1"),
     ],
 )
 def test_bad_limits_are_a_configuration_error(tmp_path: Path, toml: str, message: str):
