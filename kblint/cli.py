@@ -325,10 +325,14 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
         settings.sources["format"] = "default (GITHUB_ACTIONS=true)" if in_actions else "default"
     if settings.format not in FORMATS:
         _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{settings.format}'")
+    written = {os.path.abspath(settings.output)} if settings.output else set()
     for spec in settings.reports:
         fmt, _, file = spec.partition(":")
         if fmt not in FORMATS or not file:
             _fail(f"--report {spec}: expected FORMAT:FILE with FORMAT one of {', '.join(FORMATS)}")
+        if os.path.abspath(file) in written:
+            _fail(f"--report {spec}: {file} is already a report of this run (--output, --report): one file, one report")
+        written.add(os.path.abspath(file))
     if settings.stdin and settings.paths:
         _fail("--stdin reads the entry from standard input: give no PATH with it")
     if settings.stdin_path and not settings.stdin:

@@ -65,6 +65,12 @@ def test_formats_are_offered():
 # --- sarif ---------------------------------------------------------------------------------------
 
 
+def test_a_file_named_for_two_reports_is_a_usage_error(tmp_path: Path):
+    twice = run_kblint("validate", EXAMPLE, "-o", str(tmp_path / "r.json"), "--report", f"sarif:{tmp_path}/./r.json")
+    assert twice.code == 2 and "r.json is already a report of this run" in twice.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
 def test_sarif_validates_against_the_official_schema(example_sarif: dict, sarif_schema: dict):
     assert schema_errors(example_sarif, sarif_schema) == []
     assert example_sarif["version"] == "2.1.0"
