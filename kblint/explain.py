@@ -80,8 +80,9 @@ def explain(name: str | None) -> str:
     checker = registry().get(name)
     if checker is not None:
         return checker_page(checker)
-    known = sorted(set(RULES) | set(registry().names()) | set(TIERS) | {JSON_SCHEMA, LEVELS})
-    raise UnknownName(name, difflib.get_close_matches(name, known, n=3, cutoff=0.5))
+    known = {k.casefold(): k for k in sorted(set(RULES) | set(registry().names()) | set(TIERS) | {JSON_SCHEMA, LEVELS})}
+    close = difflib.get_close_matches(name.casefold(), list(known), n=3, cutoff=0.5)  # BROKEN_LINK: broken_link
+    raise UnknownName(name, [known[k] for k in close])
 
 
 def _columns(rows: list[tuple[str, ...]], indent: str = "  ") -> list[str]:

@@ -102,8 +102,9 @@ def test_every_checker_is_explained_with_its_params_and_docstring():
 
 
 def test_unknown_name_suggests_close_ones():
-    result = run_kblint("explain", "brokn_link")
-    assert result.code == 2 and "did you mean 'broken_link'" in result.stderr
+    for name in ("brokn_link", "BROKEN_LINK"):
+        result = run_kblint("explain", name)
+        assert result.code == 2 and "did you mean 'broken_link'" in result.stderr
     assert run_kblint("explain", "policy").stdout.startswith("policy — deterministic rubric items")
 
 
