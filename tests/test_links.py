@@ -308,3 +308,13 @@ def test_links_that_are_links_or_none_are_not_reported(tmp_path: Path, links: st
     assert [i["message"] for i in issues_of(report, "broken_link")] == (
         ["Link target '7' not found"] if "7" in links else []
     )
+
+
+@pytest.mark.parametrize("text", ["{a: 1}\n", "not a list\n", "links: {source: a}\n"])
+def test_a_cross_kb_links_file_that_lists_no_links_is_a_config_error(tmp_path: Path, text: str):
+    kb = write_kb(tmp_path / "kb", "name: kb\n", {"a.md": "---\ntitle: A\n---\nBody.\n"})
+    (kb / "cross-kb-links.yaml").write_text(text, encoding="utf-8")
+    report = run_kblint("validate", "kb", "--format", "json", "--no-cache", cwd=tmp_path).json
+    assert [(i["path"], i["message"]) for i in issues_of(report, "config_error")] == [
+        ("kb/cross-kb-links.yaml", "cross-kb-links.yaml must be a list of links (or hold one under 'links')")
+    ]

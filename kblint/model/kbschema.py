@@ -685,7 +685,7 @@ def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str |
         problems.append(ConfigProblem(exc.line, exc.reason, path=path))
         return path, []
     if isinstance(data, dict):
-        data = data.get("links")
+        data = data.get("links", data)  # a mapping without `links` is no list of links either
     if data is None:
         return path, []
     if not isinstance(data, list):
