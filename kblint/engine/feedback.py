@@ -3,8 +3,6 @@ on every graded item (`Sources: excellent (1.00)`), and per KB how many entries 
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..model.facts import EntryFacts
 from ..model.issue import KBReport
 from ..model.plan import Binding, Plan
@@ -44,8 +42,3 @@ def _counts(report: KBReport, b: Binding) -> dict[str, int]:
         found = report.levels[b.id] = {"item": b.text, "counts": {lv.id: 0 for lv in b.levels}}
     counts: dict[str, int] = found["counts"]
     return counts
-
-
-def criterion_text(criterion: dict[str, Any]) -> str:
-    """`Sources: excellent (1.00)`."""
-    return f"{criterion['item']}: {criterion['label']} ({criterion['score']:.2f})"

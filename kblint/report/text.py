@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..model.issue import SEVERITY_RANK, Issue, KBReport, Report
 from ..paths import display_path, printable
 from .words import plural
@@ -213,8 +215,6 @@ def statistics_lines(report: Report) -> list[str]:
 
 def _level_lines(kb: KBReport) -> list[str]:
     """Graded items: how many entries reached each level, then each entry's levels."""
-    from ..engine.feedback import criterion_text
-
     lines = []
     for found in kb.levels.values():
         counts = ", ".join(f"{level} {n}" for level, n in found["counts"].items())
@@ -223,3 +223,8 @@ def _level_lines(kb: KBReport) -> list[str]:
         criteria = "; ".join(printable(criterion_text(c)) for c in graded["criteria"])
         lines.append(f"    {display_path(graded['path'])}: {criteria}")
     return lines
+
+
+def criterion_text(criterion: dict[str, Any]) -> str:
+    """An entry's level on one graded item: `Sources: excellent (1.00)`."""
+    return f"{criterion['item']}: {criterion['label']} ({criterion['score']:.2f})"
