@@ -1,9 +1,20 @@
 """The rules of SPEC §8: name, tier, default severity and documentation, and the one way an
 issue of a rule is made (`Rule.issue`).
 
-Each rule's check lives in the module of its tier: `structure` and `schema` (pass 1, one entry),
-`links` (the graph pass), `rubric` (kb.yaml's rubric itself); parse_error is made where files are
-read (`kblint.engine.pass_entries`).
+Where each rule's issues are made:
+
+- `rules.structure` and `rules.schema`: an entry's own structure and schema rules (pass 1);
+- `rules.links`: broken_link, unresolved_external, noncanonical_link, duplicate_id, orphan_entry
+  (the graph pass);
+- `rules.duplicates`: possible_duplicate, duplicate_entry, conflicting_entries;
+- `rules.rubric`: the rubric_* rules of kb.yaml's rubric itself (rubric_levels_unordered and
+  rubric_policy_typo through the broken items of `model.plan`); `rules.config`: config_error;
+- in the engine, where what they report on happens: parse_error and invalid_suppression
+  (`engine.pass_entries`, where files are read), rubric_violation and checker_error
+  (`engine.checks`, `engine.schema_items`), score_below_threshold (`engine.scoring`),
+  unused_suppression (`engine.filters`), llm_rubric_violation, judgment_uncertain, judgment_error
+  and judgment_unavailable (`engine.pass_judgment`).
+
 This table is what `--select`, `--ignore`, reports and `explain` read.
 """
 
