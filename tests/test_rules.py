@@ -547,3 +547,14 @@ types:
         (9, "type 'note': workflow transition 'draft to done' is not `from -> to`: left out"),
     ]
     assert not issues_of(result.json, "missing_required")  # no field named "{'summary': True}" is asked for
+
+
+def test_a_kb_yaml_key_a_letter_away_from_one_kblint_reads_is_a_config_error(tmp_path):
+    kb_yaml = "name: typos\nvalidaton:\n  enforce: true\ntypes:\n  note:\n    requird: [title]\n    display: {icon: x}\n"
+    write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})
+    result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
+    errors = [(i["line"], i["message"]) for i in issues_of(result.json, "config_error")]
+    assert errors == [  # Pyrite's own keys (display) are left alone
+        (2, "unknown key 'validaton' (did you mean 'validation'?): ignored"),
+        (6, "type 'note': unknown key 'requird' (did you mean 'required'?): ignored"),
+    ]

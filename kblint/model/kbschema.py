@@ -8,6 +8,7 @@ are collected as `ConfigProblem`s and reported as `config_error` issues.
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -440,6 +441,8 @@ def _type(
         problems.append(ConfigProblem(line, f"type '{name}' must be a mapping"))
         spec = LineDict(line)
     ts = TypeSchema(name=name, source=source, declared=source == "kb.yaml", line=line)
+    if source == "kb.yaml" and isinstance(spec, LineDict):
+        _misspelt_keys(spec, TYPE_KEYS, f"type '{name}': ", problems)
     if base is not None:  # a core type redeclared: its fields and required are replaced, rubric kept
         ts.rubric = list(base.rubric)
         ts.fields = dict(base.fields)
@@ -627,6 +630,45 @@ def schema_from_text(text: str, path: str, plugin_types: Iterable[PluginType] = 
     return _schema_of(data, os.path.dirname(os.path.abspath(path)), path, plugin_types)
 
 
+# The keys kblint reads at the top of kb.yaml and in a type; others (Pyrite's `display`,
+# `relationship_types`, ...) are left alone, but one a letter or two away from these is a typo.
+KB_KEYS = (
+    "name",
+    "description",
+    "kb_type",
+    "guidelines",
+    "goals",
+    "evaluation_rubric",
+    "validation",
+    "types",
+    "pass_threshold",
+)
+TYPE_KEYS = (
+    "description",
+    "subdirectory",
+    "required",
+    "optional",
+    "fields",
+    "ai_instructions",
+    "guidelines",
+    "goals",
+    "evaluation_rubric",
+    "workflow",
+    "pass_threshold",
+)
+
+
+def _misspelt_keys(spec: LineDict, known: tuple[str, ...], where: str, problems: list[ConfigProblem]) -> None:
+    """A config error for each key of SPEC that is not one of KNOWN but close to one: the value is
+    ignored, and a misspelt `required` or `validation` would leave its rules unchecked unsaid."""
+    for key in spec:
+        if isinstance(key, str) and key not in known:
+            near = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+            if near:
+                message = f"{where}unknown key '{key}' (did you mean '{near[0]}'?): ignored"
+                problems.append(ConfigProblem(spec.line_of(key), message))
+
+
 def _schema_of(data: Any, root: str, path: str, plugin_types: Iterable[PluginType]) -> KBSchema:
     if data is None:
         data = LineDict(1)
@@ -637,6 +679,7 @@ def _schema_of(data: Any, root: str, path: str, plugin_types: Iterable[PluginTyp
     schema.raw = data
     problems = schema.problems
     _kb_settings(schema, data, problems)
+    _misspelt_keys(data, KB_KEYS, "", problems)
     schema.rubric = _rubric(data.get("evaluation_rubric"), "kb", None, problems, data.line_of("evaluation_rubric"))
     schema.enforce, schema.rules = _validation(data.get("validation"), data.line_of("validation"), problems)
     add_plugin_types(schema, plugin_types)
