@@ -33,7 +33,9 @@ from .checkers.registry import registry
 from .infra.files import FileProblem, read_regular_file
 from .model.kbschema import KBSchema, RubricItem, schema_from_text
 from .model.plan import Binding, bind, build_plan
+from .paths import display_path
 from .rubric_match import match_item
+from .workspace import find_kb_roots
 from .yamlread import MappingNode, Node, ScalarNode, SequenceNode, YamlError
 from .yamlread.lines import YamlFileError
 
@@ -215,7 +217,9 @@ def _kb_yaml_path(kb_dir: str) -> str:
 def _read(path: str) -> tuple[str, int]:
     """The file's text exactly (line endings kept) and the length of a BOM prefix (0 or 1)."""
     if not os.path.lexists(path):
-        raise MigrationError(f"{path}: not found (a KB directory holds a kb.yaml)", path)
+        below = find_kb_roots(os.path.dirname(path)) if os.path.isdir(os.path.dirname(path) or ".") else []
+        hint = f"; the KBs below it: {', '.join(display_path(r) for r in below)}: migrate one of them" if below else ""
+        raise MigrationError(f"{path}: not found (a KB directory holds a kb.yaml){hint}", path)
     try:
         data = read_regular_file(path, yamlread.DEFAULT_LIMITS.max_file_bytes)  # as every kb.yaml is read
     except FileProblem as exc:

@@ -550,7 +550,9 @@ types:
 
 
 def test_a_kb_yaml_key_a_letter_away_from_one_kblint_reads_is_a_config_error(tmp_path):
-    kb_yaml = "name: typos\nvalidaton:\n  enforce: true\ntypes:\n  note:\n    requird: [title]\n    display: {icon: x}\n"
+    kb_yaml = (
+        "name: typos\nvalidaton:\n  enforce: true\ntypes:\n  note:\n    requird: [title]\n    display: {icon: x}\n"
+    )
     write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})
     result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
     errors = [(i["line"], i["message"]) for i in issues_of(result.json, "config_error")]
