@@ -647,5 +647,16 @@ def test_nesting_within_kblints_limit_never_reads_as_past_it():
     text = "tags: " + "[" * 1_500 + "]" * 1_500
     try:
         check_limits(text, Limits(max_depth=5_000))
-    except YamlError as exc:  # a libyaml with a limit of its own stops first, and says so
-        assert exc.reason == "exceeded maximum nesting depth"
+    except YamlError as exc:  # a libyaml with a limit of its own stops first, and that is said
+        assert exc.reason == "nesting deeper than 999 levels (the YAML reader's own limit)"
+
+
+@pytest.mark.parametrize("shape", ["flow", "block"])
+def test_a_kb_yaml_nested_past_libyamls_own_limit_reads_as_kblints_limit(tmp_path: Path, shape: str):
+    if shape == "flow":
+        nested = "x: " + "[" * 1_500 + "]" * 1_500 + "\n"
+    else:
+        nested = "x:\n" + "".join("  " * (i + 1) + "y:\n" for i in range(1_500))
+    kb = _kb(tmp_path, "name: notes\n" + nested)
+    result = run_kblint("validate", ".", "--no-cache", cwd=kb)
+    assert result.code == 2 and result.stderr.strip().endswith("nesting deeper than 100 levels (the limit)")

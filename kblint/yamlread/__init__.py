@@ -126,7 +126,7 @@ def check_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
                     )
                 sizes[-1] += closed[event.anchor]
     except yaml.YAMLError as exc:
-        raise _limit_error(exc, text, limits) from None
+        raise limit_error(exc, text, limits) from None
     finally:
         loader.dispose()
 
@@ -138,11 +138,17 @@ _LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 _LIBYAML_DEPTH = 999  # the deepest nesting libyaml reads in both
 
 
-def _limit_error(exc: yaml.YAMLError, text: str, limits: Limits) -> YamlError:
+def limit_error(exc: yaml.YAMLError, text: str, limits: Limits) -> YamlError:
+    """EXC as a YamlError at its line in TEXT; libyaml's own nesting limit is said in kblint's words
+    (as the limit, or as what the reader reads when LIMITS allow deeper)."""
     error = mark_error(exc, text)
-    if error.reason == _LIBYAML_TOO_DEEP and limits.max_depth <= _LIBYAML_DEPTH:
+    if error.reason != _LIBYAML_TOO_DEEP:
+        return error
+    if limits.max_depth <= _LIBYAML_DEPTH:
         return YamlError(f"nesting deeper than {limits.max_depth} levels (the limit)", error.line, error.column)
-    return error
+    return YamlError(
+        f"nesting deeper than {_LIBYAML_DEPTH} levels (the YAML reader's own limit)", error.line, error.column
+    )
 
 
 def _at(event: yaml.Event) -> tuple[int, int]:
@@ -202,7 +208,7 @@ def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int
         key_lines = _top_key_lines(node, first_line)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
-        raise mark_error(exc, text) from None
+        raise limit_error(exc, text, limits) from None
     except RecursionError:
         raise YamlError("nesting too deep") from None
     except Exception as exc:  # noqa: BLE001 - whatever a constructor raises is a parse error, never a crash

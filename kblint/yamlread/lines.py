@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from ..paths import display_path
-from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits, mark_error, may_alias, nesting_bound
+from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits, limit_error, may_alias, nesting_bound
 
 # libyaml's composer recurses in C for every level of nesting: far below this depth, the C stack
 # holds; above it the text is read event by event first (check_limits).
@@ -158,7 +158,7 @@ def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> Any:
     except YamlError as exc:
         raise YamlFileError(path, exc.line, f"invalid YAML: {exc.reason}") from None
     except yaml.YAMLError as exc:
-        error = mark_error(exc, text)
+        error = limit_error(exc, text, limits)
         raise YamlFileError(path, error.line, f"invalid YAML: {error.reason}") from None
     finally:
         loader.dispose()
