@@ -560,3 +560,11 @@ def test_a_kb_yaml_key_a_letter_away_from_one_kblint_reads_is_a_config_error(tmp
         (2, "unknown key 'validaton' (did you mean 'validation'?): ignored"),
         (6, "type 'note': unknown key 'requird' (did you mean 'required'?): ignored"),
     ]
+
+
+def test_an_entry_with_no_kb_yaml_above_it_is_told_that_only_core_types_are_declared(tmp_path):
+    (tmp_path / "draft.md").write_text("---\ntitle: X\ntype: finding\n---\nBody.\n", encoding="utf-8")
+    report = run_kblint("validate", "draft.md", "--format", "json", "--no-cache", cwd=tmp_path).json
+    assert [i["message"] for i in issues_of(report, "unknown_type")] == [
+        "Entry 'draft' has type 'finding', which is not declared (no kb.yaml above the file: only the core types are)"
+    ]
