@@ -436,7 +436,7 @@ def _write_report(report: "Report", settings: "Settings") -> None:
         return
     _write_file(report, fmt, settings.output, "--output", text)
     if not settings.quiet:
-        sys.stdout.write("\n".join(summary_lines(report)) + "\n")
+        sys.stdout.write("\n".join(summary_lines(report, statistics=settings.statistics)) + "\n")
 
 
 def _write_file(report: "Report", fmt: str, path: str, option: str, text: Optional[str] = None) -> None:

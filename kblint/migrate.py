@@ -35,7 +35,6 @@ from .model.kbschema import KBSchema, RubricItem, schema_from_text
 from .model.plan import Binding, bind, build_plan
 from .paths import display_path
 from .rubric_match import match_item
-from .workspace import find_kb_roots
 from .yamlread import MappingNode, Node, ScalarNode, SequenceNode, YamlError
 from .yamlread.lines import YamlFileError
 
@@ -214,11 +213,20 @@ def _kb_yaml_path(kb_dir: str) -> str:
     return os.path.join(kb_dir, "kb.yaml")
 
 
+def _kbs_in(directory: str, most: int = 10) -> list[str]:
+    """The KB directories right inside DIRECTORY (at most MOST of them, in the order of their names)."""
+    try:
+        names = sorted(e.name for e in os.scandir(directory) if e.is_dir() and not e.name.startswith("."))
+    except OSError:
+        return []
+    return [os.path.join(directory, n) for n in names if os.path.isfile(os.path.join(directory, n, "kb.yaml"))][:most]
+
+
 def _read(path: str) -> tuple[str, int]:
     """The file's text exactly (line endings kept) and the length of a BOM prefix (0 or 1)."""
     if not os.path.lexists(path):
-        below = find_kb_roots(os.path.dirname(path)) if os.path.isdir(os.path.dirname(path) or ".") else []
-        hint = f"; the KBs below it: {', '.join(display_path(r) for r in below)}: migrate one of them" if below else ""
+        below = _kbs_in(os.path.dirname(path) or ".")
+        hint = f"; the KBs in it: {', '.join(display_path(r) for r in below)}: migrate one of them" if below else ""
         raise MigrationError(f"{path}: not found (a KB directory holds a kb.yaml){hint}", path)
     try:
         data = read_regular_file(path, yamlread.DEFAULT_LIMITS.max_file_bytes)  # as every kb.yaml is read

@@ -187,9 +187,11 @@ class _Walk:
             self.problems[path] = reason
 
 
-def find_kb_roots(directory: str, limits: Limits = DEFAULT_LIMITS, skipped: list[str] | None = None) -> list[str]:
+def find_kb_roots(
+    directory: str, limits: Limits = DEFAULT_LIMITS, skipped: list[tuple[str, str]] | None = None
+) -> list[str]:
     """Directories holding kb.yaml at or below DIRECTORY (hidden and symlinked directories skipped);
-    SKIPPED, when given, is told of each directory that could not be looked into, and why."""
+    SKIPPED, when given, is told of each directory not looked into, and why."""
     roots = []
     stack = [(os.path.abspath(directory), 0)]
     while stack:
@@ -198,19 +200,30 @@ def find_kb_roots(directory: str, limits: Limits = DEFAULT_LIMITS, skipped: list
             is_root, below = _kb_yaml_and_directories(current)
         except OSError as exc:
             if skipped is not None:
-                skipped.append(f"{display_path(current)} could not be searched for KBs: {exc.strerror or exc}")
+                skipped.append((current, f"could not be read ({exc.strerror or exc})"))
             continue
         if is_root:
             roots.append(current)
         if depth < limits.max_path_depth:
             below.sort(reverse=True)  # taken from the end of the stack: in the order of their names
             stack.extend((path, depth + 1) for _, path in below)
-        elif below and skipped is not None:
-            skipped.append(
-                f"{display_path(current)}: directories deeper than {limits.max_path_depth} levels were not "
-                "searched for KBs (max_path_depth)"
+        elif skipped is not None:
+            skipped.extend(
+                (path, f"is more than {limits.max_path_depth} levels deep (max_path_depth)") for _, path in below
             )
     return roots
+
+
+def _unsearched(skipped: list[tuple[str, str]], roots: list[str]) -> list[str]:
+    """Warnings for the directories not searched for KBs that lie in no KB found (a KB's own walk
+    reports its directories); the first of each reason, and how many more."""
+    outside = [(path, why) for path, why in skipped if not any(is_within(path, root) for root in roots)]
+    warnings = []
+    for why in dict.fromkeys(why for _, why in outside):
+        paths = [path for path, reason in outside if reason == why]
+        more = f" (and {len(paths) - 1} more)" if len(paths) > 1 else ""
+        warnings.append(f"{display_path(paths[0])}{more} {why}: not searched for KBs")
+    return warnings
 
 
 def _kb_yaml_and_directories(directory: str) -> tuple[bool, list[tuple[str, str]]]:
@@ -308,8 +321,10 @@ class _Builder:
                 kb.candidates.append(Candidate(abs_path, kb.relpath(abs_path), data, inside=True, gated=not replaced))
 
     def directory(self, raw: str, path: str) -> None:
-        found = find_kb_roots(path, self.options.limits, self.warnings)
+        skipped: list[tuple[str, str]] = []
+        found = find_kb_roots(path, self.options.limits, skipped)
         roots = [path] + [r for r in found if r != path] if os.path.isfile(os.path.join(path, "kb.yaml")) else found
+        self.warnings.extend(_unsearched(skipped, roots))
         if not roots:
             above = nearest_kb_root(os.path.join(path, "x"))
             hint = f" (the KB holding it is {display_path(above)}: lint that)" if above else ""

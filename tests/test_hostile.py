@@ -246,6 +246,11 @@ def test_odd_names_in_every_format(odd_kb: Path, fmt: str):
         assert '"\\377.md"' in result.stdout and '"new\\nline.md"' in result.stdout
 
 
+def test_an_entry_named_after_a_file_that_is_not_utf8_has_no_lone_surrogate_in_any_listing(odd_kb: Path):
+    verdicts = run_kblint("validate", ".", "--format", "verdicts", "--no-cache", cwd=odd_kb).stdout
+    assert '"candidate_id": "\\\\377"' in verdicts and "\\udc" not in verdicts and "\udcff" not in verdicts
+
+
 def test_a_baseline_of_odd_names_is_written_and_read(odd_kb: Path):
     first = run_kblint("validate", ".", "--write-baseline", "base.json", "--no-cache", cwd=odd_kb)
     assert first.code == 0, first.stderr
@@ -321,9 +326,11 @@ def test_kbs_deeper_than_the_limit_are_not_looked_for_without_a_word(tmp_path: P
     write_kb(tmp_path / "x" / "y" / "z" / "deep", "name: deep\n", {"a.md": OK})
     result = run_kblint("validate", ".", "--format", "json", "--no-cache", cwd=tmp_path)
     assert [kb["name"] for kb in result.json["kbs"]] == ["shallow"]
-    assert result.stderr == (
-        "kblint: warning: x/y: directories deeper than 2 levels were not searched for KBs (max_path_depth)\n"
-    )
+    assert result.stderr == "kblint: warning: x/y/z is more than 2 levels deep (max_path_depth): not searched for KBs\n"
+    # a KB's own deep directories are its walk's to report: no warning for them
+    (tmp_path / "x").rename(tmp_path / "shallow" / "x")
+    again = run_kblint("validate", ".", "--format", "json", "--no-cache", cwd=tmp_path)
+    assert again.stderr == ""
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")

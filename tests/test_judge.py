@@ -148,7 +148,7 @@ def test_from_spec_reads_the_environment():
     for bad in ("gpt-4o", "bogus:model", "openai:"):
         with pytest.raises(ValueError):
             JudgeConfig.from_spec(bad, env={})
-    for url in ("notaurl", "ftp://h/v1", "http://"):  # no request could be sent: said before the run
+    for url in ("notaurl", "ftp://h/v1", "http://", "http://[::1", "http://h:99999"):  # said before the run
         with pytest.raises(ValueError, match="is no http:// or https:// URL"):
             JudgeConfig.from_spec("openai:m", base_url=url, env={})
 

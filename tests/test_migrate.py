@@ -348,9 +348,7 @@ def test_missing_kb_yaml_raises(tmp_path: Path):
         (tmp_path / "kbs" / name).mkdir(parents=True)
         (tmp_path / "kbs" / name / "kb.yaml").write_text(f"name: {name}\n", encoding="utf-8")
     result = run_kblint("migrate", "kbs", cwd=tmp_path)
-    assert result.code == 2 and result.stderr.strip().endswith(
-        "the KBs below it: kbs/one, kbs/two: migrate one of them"
-    )
+    assert result.code == 2 and result.stderr.strip().endswith("the KBs in it: kbs/one, kbs/two: migrate one of them")
 
 
 def test_kb_yaml_path_is_accepted_too():

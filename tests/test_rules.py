@@ -555,16 +555,29 @@ def test_a_kb_yaml_key_a_letter_away_from_one_kblint_reads_is_a_config_error(tmp
     )
     write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})
     result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
-    errors = [(i["line"], i["message"]) for i in issues_of(result.json, "config_error")]
-    assert errors == [  # Pyrite's own keys (display) are left alone
-        (2, "unknown key 'validaton' (did you mean 'validation'?): ignored"),
-        (6, "type 'note': unknown key 'requird' (did you mean 'required'?): ignored"),
+    errors = [(i["line"], i["severity"], i["message"]) for i in issues_of(result.json, "config_error")]
+    assert errors == [  # Pyrite's own keys (display) are left alone; a likely typo is a warning
+        (2, "warning", "unknown key 'validaton' (did you mean 'validation'?): left out"),
+        (6, "warning", "type 'note': unknown key 'requird' (did you mean 'required'?): left out"),
     ]
 
 
-def test_an_entry_with_no_kb_yaml_above_it_is_told_that_only_core_types_are_declared(tmp_path):
+def test_an_entry_with_no_kb_yaml_above_it_is_told_there_is_none(tmp_path):
     (tmp_path / "draft.md").write_text("---\ntitle: X\ntype: finding\n---\nBody.\n", encoding="utf-8")
     report = run_kblint("validate", "draft.md", "--format", "json", "--no-cache", cwd=tmp_path).json
     assert [i["message"] for i in issues_of(report, "unknown_type")] == [
-        "Entry 'draft' has type 'finding', which is not declared (no kb.yaml above the file: only the core types are)"
+        "Entry 'draft' has type 'finding', which is not declared (there is no kb.yaml above the file)"
+    ]
+
+
+def test_a_workflow_transition_item_without_from_and_to_is_a_config_error_at_its_line(tmp_path):
+    kb_yaml = "name: odd\ntypes:\n  note:\n    workflow:\n      transitions:\n        - {from: a, to: b}\n        - {from: a}\n"
+    write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})
+    report = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path).json
+    assert [(i["line"], i["message"]) for i in issues_of(report, "config_error")] == [
+        (
+            7,
+            "type 'note': workflow transition {'from': 'a'} needs both `from` and `to` "
+            "(or a mapping of `from -> to: why`): left out",
+        )
     ]

@@ -11,7 +11,7 @@ from ..model.facts import EntryFacts
 from ..model.graph import LinkGraph
 from ..model.issue import Issue, KBReport
 from ..model.kbschema import KBSchema
-from ..paths import display_path
+from ..paths import decodable, display_path
 from ..rules.config import config_errors
 from . import feedback, scoring
 from .filters import Suppressed, in_shard
@@ -63,7 +63,7 @@ class Assembly:
         facts = result.facts
         report.files += 1
         report.paths.append(facts.path)
-        report.ids.append(facts.id if facts.parsed else None)
+        report.ids.append(decodable(facts.id) if facts.parsed else None)  # shown as its issues show it
         self.issues.extend(result.issues)
         result.issues = ()  # held once, here
         if result.spilled >= 0:

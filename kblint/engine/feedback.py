@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..model.facts import EntryFacts
 from ..model.issue import KBReport
 from ..model.plan import Binding, Plan
+from ..paths import decodable
 
 
 def graded_items(plan: Plan) -> dict[str, Binding]:
@@ -33,7 +34,7 @@ def add_grades(report: KBReport, facts: EntryFacts, items: dict[str, Binding]) -
         counts = _counts(report, b)
         counts[level_id] = counts.get(level_id, 0) + 1
     if criteria:
-        report.grades.append({"path": facts.path, "entry_id": facts.id, "criteria": criteria})
+        report.grades.append({"path": facts.path, "entry_id": decodable(facts.id), "criteria": criteria})
 
 
 def _counts(report: KBReport, b: Binding) -> dict[str, int]:

@@ -15,6 +15,7 @@ from ..model.facts import EntryFacts
 from ..model.issue import DryRunRow, Issue, JudgmentSummary
 from ..model.levels import Grade
 from ..model.plan import Binding
+from ..paths import decodable
 from ..progress import Progress
 from ..rules import RULES, Site
 from ..yamlread.lines import json_ready
@@ -156,7 +157,6 @@ def run_judgment(pending: list[Pending], settings: Settings, progress: Progress,
             continue
         requests.append(request)
         by_key[request.key] = p
-    summary.not_evaluated_reason = UNREADABLE if reasons else None
     if settings.dry_run:
         return _dry_run(requests, by_key, config, summary, pairs)
     chosen, rest = pass_pairs.to_classify(pairs, settings.duplicates.max_compare)
@@ -203,7 +203,7 @@ def _dry_run(
     rows = [
         DryRunRow(
             path=by_key[row["key"]].facts.path,
-            entry_id=row["entry_id"],
+            entry_id=decodable(row["entry_id"]),
             items=row["items"],
             cached_items=row["cached_items"],
             estimated_prompt_tokens=row["estimated_prompt_tokens"],

@@ -33,6 +33,16 @@ LOCAL_TIMEOUT = 600.0  # a model on the machine's CPU may need minutes for a lon
 HOSTED_TIMEOUT = 60.0
 
 
+def _is_http_url(url: str) -> bool:
+    """Whether URL is one an HTTP request can be sent to (urlsplit raises on a bad port or IPv6 host)."""
+    try:
+        where = urlsplit(url)
+        where.port  # noqa: B018 - read for the ValueError of a port out of range
+    except ValueError:
+        return False
+    return where.scheme.lower() in ("http", "https") and bool(where.hostname)
+
+
 def default_timeout(base_url: str) -> float:
     """The time a request may take when the user did not say: generous for a server on this machine."""
     host = urlsplit(base_url).hostname or ""
@@ -69,9 +79,8 @@ class JudgeConfig:
             raise ValueError(f"no model given for LLM provider {self.provider!r} (expected PROVIDER:MODEL)")
         wire = PROVIDERS[self.provider]
         self.base_url = wire.base_url_of(self.base_url or wire.default_base_url)
-        where = urlsplit(self.base_url)
-        if where.scheme not in ("http", "https") or not where.hostname:
-            raise ValueError(f"the base URL {self.base_url!r} is no http:// or https:// URL (--llm-base-url)")
+        if not _is_http_url(self.base_url):
+            raise ValueError(f"the base URL {self.base_url!r} is no http:// or https:// URL")
         if self.timeout < 0 or self.max_tokens < 1 or (self.context is not None and self.context < 1):
             raise ValueError("the LLM timeout, output budget and context must be above 0")
         if self.timeout == 0:

@@ -84,7 +84,8 @@ def sort_key(issue: Issue) -> tuple[str, bool, str, int, int, str, str]:
 def in_report_order(issues: list[Issue], roots: dict[str, str]) -> list[Issue]:
     """ISSUES sorted as reports list them: by sort_key, with the KBs in the order of their
     directories (ROOTS: KB name → directory), so that a report runs by path (SPEC §9) but for each
-    KB's kb.yaml, which comes first. KB by KB: the sort keys of one KB's issues are held at once."""
+    KB's kb.yaml and cross-kb-links.yaml, which come first. KB by KB: the sort keys of one KB's
+    issues are held at once."""
     by_kb: dict[str, list[Issue]] = {}
     for issue in issues:
         by_kb.setdefault(issue.kb_name or "", []).append(issue)

@@ -78,6 +78,7 @@ class ConfigProblem:
     message: str
     field: str | None = None
     path: str | None = None  # the file it is in; None for kb.yaml
+    severity: str | None = None  # None: config_error's own (error); a likely typo is a warning
 
 
 @dataclass(slots=True)
@@ -284,7 +285,7 @@ def system_rubric() -> list[RubricItem]:
 def _names(value: Any, what: str, line: int, problems: list[ConfigProblem]) -> list[str]:
     """The names (of fields, of states) VALUE lists, or names alone; a mapping or a list in their
     place names nothing: left out, and said."""
-    items = value if isinstance(value, list) else [value]
+    items = value if isinstance(value, (list, tuple)) else [value]  # a plugin's defaults may give a tuple
     names = []
     for item in items:
         if isinstance(item, (dict, list)):
@@ -387,14 +388,15 @@ def _transitions(raw: Any, line: int, problems: list[ConfigProblem], type_name: 
                 transitions.append((parts[0].strip(), parts[1].strip(), str(why) if why is not None else ""))
             else:
                 problems.append(
-                    ConfigProblem(line_of(raw, key, line), f"{where} {key!r} is not `from -> to`: left out")
+                    ConfigProblem(line_of(raw, key, line), f"{where} '{key}' is not `from -> to`: left out")
                 )
     elif isinstance(raw, list):
-        for item in raw:
+        for n, item in enumerate(raw):
             if isinstance(item, dict) and "from" in item and "to" in item:
                 transitions.append((str(item["from"]), str(item["to"]), str(item.get("why", ""))))
             else:
-                problems.append(ConfigProblem(line, f"{where} {item!r} has no `from` and `to`: left out"))
+                message = f"{where} {item!r} needs both `from` and `to` (or a mapping of `from -> to: why`): left out"
+                problems.append(ConfigProblem(line_of(raw, n, line), message))
     elif raw is not None:
         problems.append(ConfigProblem(line, f"{where}s must be a mapping or a list, got {yaml_kind(raw)}: left out"))
     return transitions
@@ -663,10 +665,10 @@ def _misspelt_keys(spec: LineDict, known: tuple[str, ...], where: str, problems:
     ignored, and a misspelt `required` or `validation` would leave its rules unchecked unsaid."""
     for key in spec:
         if isinstance(key, str) and key not in known:
-            near = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+            near = difflib.get_close_matches(key, known, n=1, cutoff=0.85)
             if near:
-                message = f"{where}unknown key '{key}' (did you mean '{near[0]}'?): ignored"
-                problems.append(ConfigProblem(spec.line_of(key), message))
+                message = f"{where}unknown key '{key}' (did you mean '{near[0]}'?): left out"
+                problems.append(ConfigProblem(spec.line_of(key), message, severity="warning"))
 
 
 def _schema_of(data: Any, root: str, path: str, plugin_types: Iterable[PluginType]) -> KBSchema:

@@ -182,8 +182,8 @@ def _judgment_line(report: Report) -> str | None:
 def dry_run_lines(report: Report) -> list[str]:
     rows = report.dry_run or []
     lines = [
-        f"dry run: {report.judgment.evaluator} would be sent {sum(1 for r in rows if r.items)} "
-        "requests; nothing was sent"
+        f"dry run: {report.judgment.evaluator} would be sent "
+        f"{plural(sum(1 for r in rows if r.items), 'request')}; nothing was sent"
     ]
     total = 0
     for row in rows:

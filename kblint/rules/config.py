@@ -31,6 +31,7 @@ def config_errors(schema: KBSchema, plan: Plan) -> list[Issue]:
             line=problem.line,
             field=problem.field,
             discriminator=problem.message,
+            severity=problem.severity,
         )
         for problem in schema.problems
     )

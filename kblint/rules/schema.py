@@ -23,7 +23,7 @@ def unknown_type(entry: Entry, schema: KBSchema) -> Issue | None:
     known = sorted(schema.types)
     near = difflib.get_close_matches(entry.type, known, n=1, cutoff=0.75)
     hint = f"; did you mean '{near[0]}'?" if near else ""
-    where = "in kb.yaml" if schema.kb_yaml is not None else "(no kb.yaml above the file: only the core types are)"
+    where = "in kb.yaml" if schema.kb_yaml is not None else "(there is no kb.yaml above the file)"
     return RULES["unknown_type"].issue(
         entry.site,
         f"Entry '{entry.id}' has type '{entry.type}', which is not declared {where}{hint}",

@@ -54,11 +54,12 @@ class Provider:
         raise NotImplementedError
 
     def error_text(self, data: object) -> str | None:
-        """What an error response's JSON DATA says went wrong (`{"error": {"message": ...}}`, as
-        OpenAI and Anthropic write it), or None when it is not in this provider's form."""
+        """What an error response's JSON DATA says went wrong: `{"error": {"message": ...}}` as
+        OpenAI and Anthropic write it, or `{"error": "..."}` as Ollama and some proxies do; None
+        when it is in neither form."""
         error = data.get("error") if isinstance(data, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        return str(message) if message else None
+        message = error.get("message") if isinstance(error, dict) else error
+        return message if isinstance(message, str) and message else None
 
     def headers(self, api_key: str | None) -> dict[str, str]:
         from kblint import __version__

@@ -30,11 +30,6 @@ class Ollama(Provider):
                 return url[: -len(route)]
         return url
 
-    def error_text(self, data: object) -> str | None:
-        """Ollama writes an error as `{"error": "text"}`."""
-        error = data.get("error") if isinstance(data, dict) else None
-        return error if isinstance(error, str) and error else None
-
     def endpoint(self, base_url: str) -> str:
         return base_url + "/api/chat"
 
