@@ -143,13 +143,16 @@ def ensure_dir(cache_dir: str, sub: str) -> str:
     return directory
 
 
+_KEYED_FILE_BYTES = 5 * 1024 * 1024  # kb.yaml is read up to this: past it, only why it is not read counts
+
+
 def _file_bytes(path: str | None) -> bytes:
     """The bytes of a file a cache key covers (kb.yaml, the configuration file, ...); a file that
-    cannot be read adds its reason instead."""
+    cannot be read (or is over the size kb.yaml is read up to) adds its reason instead."""
     if not path:
         return b""
     try:
-        return read_regular_file(path)
+        return read_regular_file(path, _KEYED_FILE_BYTES)
     except FileProblem as exc:
         return f"\0unreadable: {exc.reason}".encode()
 
