@@ -14,7 +14,15 @@ from ..checkers.registry import registry
 from ..config import Settings, llm_spec
 from ..infra import resultcache
 from ..infra.files import is_regular_file_within
-from ..model.issue import Coverage, DuplicateSummary, JudgmentSummary, KBReport, fingerprint_of
+from ..model.issue import (
+    Coverage,
+    DuplicateSummary,
+    EntryGrades,
+    JudgmentSummary,
+    KBReport,
+    LevelCounts,
+    fingerprint_of,
+)
 from ..paths import display_path
 from ..workspace import Workspace
 from .outcome import Outcome
@@ -125,8 +133,8 @@ def _kb_report(data: dict[str, Any]) -> KBReport:
         score=data["score"],
         coverage=Coverage(**data["coverage"]),
         incomplete=data.get("incomplete"),
-        grades=data.get("grades", []),
-        levels=data.get("levels", {}),
+        grades=[EntryGrades.of(g) for g in data.get("grades", [])],
+        levels={k: LevelCounts(**v) for k, v in data.get("levels", {}).items()},
     )
 
 
@@ -147,8 +155,8 @@ def save_outcome(caches: Caches, key: str, outcome: Outcome) -> None:
                 "score": k.score,
                 "coverage": k.coverage.as_dict(),
                 "incomplete": k.incomplete,
-                "grades": k.grades,
-                "levels": k.levels,
+                "grades": [g.as_dict() for g in k.grades],
+                "levels": {item: counts.as_dict() for item, counts in k.levels.items()},
             }
             for k in outcome.kbs
         ],

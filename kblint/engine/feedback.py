@@ -4,7 +4,7 @@ on every graded item (`Sources: excellent (1.00)`), and per KB how many entries 
 from __future__ import annotations
 
 from ..model.facts import EntryFacts
-from ..model.issue import KBReport
+from ..model.issue import Criterion, EntryGrades, KBReport, LevelCounts
 from ..model.plan import Binding, Plan
 from ..paths import decodable
 
@@ -22,24 +22,15 @@ def add_grades(report: KBReport, facts: EntryFacts, items: dict[str, Binding]) -
         if b is None:
             continue
         level = next((lv for lv in b.levels if lv.id == level_id), None)
-        criteria.append(
-            {
-                "item_id": item_id,
-                "item": b.text,
-                "level": level_id,
-                "label": level.name if level else level_id,
-                "score": score,
-            }
-        )
+        criteria.append(Criterion(item_id, b.text, level_id, level.name if level else level_id, score))
         counts = _counts(report, b)
         counts[level_id] = counts.get(level_id, 0) + 1
     if criteria:
-        report.grades.append({"path": facts.path, "entry_id": decodable(facts.id), "criteria": criteria})
+        report.grades.append(EntryGrades(facts.path, decodable(facts.id), criteria))
 
 
 def _counts(report: KBReport, b: Binding) -> dict[str, int]:
     found = report.levels.get(b.id)
     if found is None:
-        found = report.levels[b.id] = {"item": b.text, "counts": {lv.id: 0 for lv in b.levels}}
-    counts: dict[str, int] = found["counts"]
-    return counts
+        found = report.levels[b.id] = LevelCounts(b.text, {lv.id: 0 for lv in b.levels})
+    return found.counts

@@ -232,8 +232,60 @@ class KBReport:
     coverage: Coverage = field(default_factory=Coverage)
     incomplete: str | None = None  # why the score is not given: every judgment of the KB failed
     # graded items (README "Graded rubrics"): each entry's levels, and how many entries reached each level
-    grades: list[dict[str, Any]] = field(default_factory=list)  # {"path", "entry_id", "criteria": [...]}
-    levels: dict[str, dict[str, Any]] = field(default_factory=dict)  # item id → {"item", "counts"}
+    grades: list[EntryGrades] = field(default_factory=list)
+    levels: dict[str, LevelCounts] = field(default_factory=dict)  # by item id
+
+
+@dataclass(slots=True)
+class Criterion:
+    """The level an entry reached on one graded item."""
+
+    item_id: str
+    item: str  # the item's text
+    level: str  # the level's id
+    label: str  # the level's name
+    score: float
+
+    def text(self) -> str:
+        """`Sources: excellent (1.00)`."""
+        return f"{self.item}: {self.label} ({self.score:.2f})"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "item": self.item,
+            "level": self.level,
+            "label": self.label,
+            "score": self.score,
+        }
+
+
+@dataclass(slots=True)
+class EntryGrades:
+    """An entry's levels on the graded items of its type."""
+
+    path: str
+    entry_id: str
+    criteria: list[Criterion]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "entry_id": self.entry_id, "criteria": [c.as_dict() for c in self.criteria]}
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> EntryGrades:
+        """As as_dict gave it (the run cache)."""
+        return cls(data["path"], data["entry_id"], [Criterion(**c) for c in data["criteria"]])
+
+
+@dataclass(slots=True)
+class LevelCounts:
+    """How many of a KB's entries reached each level of one graded item."""
+
+    item: str  # the item's text
+    counts: dict[str, int]  # level id → entries, in the order of the levels
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"item": self.item, "counts": dict(self.counts)}
 
 
 @dataclass(slots=True)

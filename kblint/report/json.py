@@ -138,14 +138,14 @@ def _kb_dicts(report: Report) -> list[dict[str, Any]]:
             "score": kb.score,
             "coverage": kb.coverage.as_dict(),
             **({"score_incomplete": kb.incomplete} if kb.incomplete else {}),
-            **({"levels": kb.levels, "grades": _grades(kb)} if kb.levels else {}),
+            **({"levels": {k: v.as_dict() for k, v in kb.levels.items()}, "grades": _grades(kb)} if kb.levels else {}),
         }
         for kb in report.kbs
     ]
 
 
 def _grades(kb: KBReport) -> list[dict[str, Any]]:
-    return [{**g, "path": display_path(g["path"])} for g in kb.grades]
+    return [{**g.as_dict(), "path": display_path(g.path)} for g in kb.grades]
 
 
 def _summary(report: Report) -> dict[str, Any]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..model.issue import SEVERITY_RANK, Issue, KBReport, Report
 from ..paths import display_path, printable
 from .words import plural
@@ -217,14 +215,9 @@ def _level_lines(kb: KBReport) -> list[str]:
     """Graded items: how many entries reached each level, then each entry's levels."""
     lines = []
     for found in kb.levels.values():
-        counts = ", ".join(f"{level} {n}" for level, n in found["counts"].items())
-        lines.append(f"  levels {kb.name} {printable(found['item'])!r}: {counts}")
+        counts = ", ".join(f"{level} {n}" for level, n in found.counts.items())
+        lines.append(f"  levels {kb.name} {printable(found.item)!r}: {counts}")
     for graded in kb.grades:
-        criteria = "; ".join(printable(criterion_text(c)) for c in graded["criteria"])
-        lines.append(f"    {display_path(graded['path'])}: {criteria}")
+        criteria = "; ".join(printable(c.text()) for c in graded.criteria)
+        lines.append(f"    {display_path(graded.path)}: {criteria}")
     return lines
-
-
-def criterion_text(criterion: dict[str, Any]) -> str:
-    """An entry's level on one graded item: `Sources: excellent (1.00)`."""
-    return f"{criterion['item']}: {criterion['label']} ({criterion['score']:.2f})"
