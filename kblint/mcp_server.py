@@ -228,6 +228,8 @@ class KBTools:
             "judgment": report.judgment.as_dict(),
             "warnings": warnings,
         }
+        if not self.options.llm:  # not the --no-judgment of a command line: the server's own choice
+            result["judgment"]["reason"] = "no LLM: the MCP server was started without --llm"
         gated = records(report)  # the candidate's verdict as insertion pipelines read it
         first = next(gated, None)
         if first is not None:

@@ -150,6 +150,7 @@ async def test_validate_entry_fails_a_bad_candidate_as_validate_stdin_does(serve
     assert missing["url"].endswith("docs/rules.md#missing_required")
     judgment = result["judgment"]  # no --llm: the judgment items are counted, not judged
     assert judgment["enabled"] is False and judgment["calls"] == 0 and judgment["not_evaluated"] == 3
+    assert judgment["reason"] == "no LLM: the MCP server was started without --llm"
 
 
 async def test_validate_entry_passes_a_good_candidate_and_fail_on_moves_the_bar(server: Server):
