@@ -647,6 +647,7 @@ def mcp_command(
         _fail("kblint mcp needs the server extra: pip install 'kblint[server]'")
     _warn_plugin_problems()
     root = os.path.abspath(kb) if kb is not None else None
+    _stop_on_interrupt()
     serve(ServerOptions(root, llm, llm_base_url, config, cache_dir, no_cache, verbose))
 
 
@@ -741,7 +742,21 @@ def server_command(
 
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
     delay = debounce_ms / 1000 if debounce_ms is not None else None
+    _stop_on_interrupt()
     serve(ServerOptions(os.path.abspath(config) if config else None, delay))
+
+
+def _stop_on_interrupt() -> None:
+    """Ctrl-C ends a server at once. Its frameworks read standard input in a thread that an
+    interrupt does not wake, and wait for that thread before they exit: Ctrl-C would hang."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        sys.stderr.write("kblint: interrupted\n")
+        sys.stderr.flush()
+        os._exit(2)  # as _interrupted exits, without waiting for the reading thread
+
+    signal.signal(signal.SIGINT, stop)
 
 
 _INTERRUPTED = 130  # the exit code typer gives a KeyboardInterrupt inside a command

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -428,3 +429,54 @@ def test_a_reader_that_goes_away_ends_the_run_quietly():
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # as `| head -0` does
     assert proc.wait(timeout=60) == 1 and proc.stderr.read() == b""
+
+
+def _lsp_message(payload: dict) -> bytes:
+    body = json.dumps(payload).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+@pytest.mark.parametrize(
+    ("command", "hello"),
+    [
+        (["server"], _lsp_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})),
+        (
+            ["mcp", "--kb", str(FIXTURES / "example")],
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
+            ).encode()
+            + b"\n",
+        ),
+    ],
+)
+def test_ctrl_c_ends_a_serving_server(command: list[str], hello: bytes):
+    """A server reads its input in a thread that Ctrl-C does not wake: it must end anyway, exit 2."""
+    import signal
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kblint", *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - the child runs no threads yet
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(hello)
+        proc.stdin.flush()
+        assert proc.stdout.read1(65536)  # it answered: it is serving
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2 and err.decode().strip().endswith("kblint: interrupted")
