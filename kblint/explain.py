@@ -11,6 +11,7 @@ import textwrap
 from .checkers.base import Checker
 from .checkers.registry import registry
 from .model.json_schema import JSON_SCHEMA
+from .paths import printable
 from .rules import RULES, TIERS, Rule, doc_url
 from .rules.docs import RULE_DOCS, TIER_DOCS, Example, suppression_forms, tier_rules
 from .rules.fixable import fix_note
@@ -23,7 +24,11 @@ class UnknownName(Exception):
         self.name = name
         self.suggestions = suggestions
         hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
-        super().__init__(f"no rule, checker, tier or topic named '{name}'{hint}")
+        shown = printable(name if len(name) <= _SHOWN_NAME else name[:_SHOWN_NAME] + "…")  # a name may be anything
+        super().__init__(f"no rule, checker, tier or topic named '{shown}'{hint}")
+
+
+_SHOWN_NAME = 80  # characters of an unknown name that a message repeats
 
 
 def policy_doc() -> str:

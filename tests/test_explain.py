@@ -105,6 +105,8 @@ def test_unknown_name_suggests_close_ones():
     for name in ("brokn_link", "BROKEN_LINK"):
         result = run_kblint("explain", name)
         assert result.code == 2 and "did you mean 'broken_link'" in result.stderr
+    long = run_kblint("explain", "x" * 100_000 + "\x1b[31m")  # a name may be anything: its start is shown, escaped
+    assert long.code == 2 and long.stderr.strip() == "kblint: no rule, checker, tier or topic named '" + "x" * 80 + "…'"
     assert run_kblint("explain", "policy").stdout.startswith("policy — deterministic rubric items")
 
 
