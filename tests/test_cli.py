@@ -460,6 +460,7 @@ def _lsp_message(payload: dict) -> bytes:
 )
 def test_ctrl_c_ends_a_serving_server(command: list[str], hello: bytes):
     """A server reads its input in a thread that Ctrl-C does not wake: it must end anyway, exit 2."""
+    import select
     import signal
     import sys
 
@@ -474,7 +475,8 @@ def test_ctrl_c_ends_a_serving_server(command: list[str], hello: bytes):
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(hello)
         proc.stdin.flush()
-        assert proc.stdout.read1(65536)  # it answered: it is serving
+        answered, _, _ = select.select([proc.stdout], [], [], 60)  # never wait for ever
+        assert answered and proc.stdout.read1(65536)  # it answered: it is serving
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
     finally:
