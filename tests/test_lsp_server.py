@@ -232,6 +232,9 @@ async def test_the_judge_command_needs_an_llm(client: LanguageClient):
     uri = uri_of(client, "people/eve.md")
     said = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("kblint.judgeEntry", [uri]))
     assert said.startswith("no LLM is configured")
+    for wrong in ([], [42], [uri_of(client, "kb.yaml")]):  # no entry named: an error, not a result
+        with pytest.raises(Exception, match="kblint.judgeEntry takes the URI of an entry"):
+            await client.workspace_execute_command_async(lsp.ExecuteCommandParams("kblint.judgeEntry", wrong))
 
 
 @pytest_lsp.fixture(config=ClientServerConfig([*SERVER, "--stdio"], server_env=ENV))

@@ -424,7 +424,9 @@ async def _judge(ls: KBServer, *arguments: Any) -> str:
     uri = first.get("uri") if isinstance(first, dict) else first
     path = ls.path_of(uri) if isinstance(uri, str) else None
     if path is None or not ls.held.is_entry(path):
-        return "kblint.judgeEntry takes the URI of an entry"
+        from pygls.exceptions import JsonRpcInvalidParams
+
+        raise JsonRpcInvalidParams("kblint.judgeEntry takes the URI of an entry")  # an error, not a result
     message = await asyncio.get_running_loop().run_in_executor(None, ls.held.judge_now, path)
     ls.publish(path)
     ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Info, f"kblint: {message}"))
