@@ -80,10 +80,27 @@ def watched_paths(settings: Settings, report: Report) -> list[str]:
     dirs = {p if os.path.isdir(p) else os.path.dirname(p) for p in given}
     dirs.update(kb.root for kb in report.kbs)
     outer = sorted(d for d in dirs if not any(o != d and is_within(d, o) for o in dirs))
-    config = settings.config_file
-    if config and os.path.exists(config) and not any(is_within(config, d) for d in outer):
-        outer.append(os.path.abspath(config))
+    files = [settings.config_file] if settings.config_file else []
+    files.extend(ignore for kb in report.kbs for ignore in _gitignores_above(kb.root))
+    for file in dict.fromkeys(os.path.abspath(f) for f in files):
+        if os.path.exists(file) and not any(is_within(file, d) for d in outer):
+            outer.append(file)
     return outer
+
+
+def _gitignores_above(root: str) -> list[str]:
+    """The `.gitignore` files of the git work tree that holds ROOT, in the folders above it (git
+    reads them for the files below): none when ROOT is in no work tree."""
+    found = []
+    folder = os.path.dirname(root)
+    while True:
+        found.append(os.path.join(folder, ".gitignore"))
+        if os.path.exists(os.path.join(folder, ".git")):
+            return found
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return []
+        folder = parent
 
 
 @dataclass

@@ -256,6 +256,10 @@ def test_watched_paths(kb: Path, tmp_path: Path):
     settings = resolve({"paths": ["kb/notes/n.md", "kb/a.md"]}, str(config))
     first, _ = run(settings)
     assert watched_paths(settings, first) == [str(kb), str(config)]  # the entry's KB, and the configuration
+    # in a git work tree, a .gitignore above the KB is read for its files: watched too
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*.tmp\n", encoding="utf-8")
+    assert watched_paths(settings, first) == [str(kb), str(config), str(tmp_path / ".gitignore")]
 
 
 def test_watch_refuses_options_made_for_one_run(kb: Path):
