@@ -251,13 +251,7 @@ class Criterion:
         return f"{self.item}: {self.label} ({self.score:.2f})"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "item": self.item,
-            "level": self.level,
-            "label": self.label,
-            "score": self.score,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass(slots=True)
