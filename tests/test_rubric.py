@@ -275,3 +275,10 @@ types:
     errors = sorted((i["line"], i["message"].split(":")[0]) for i in issues_of(report, "config_error"))
     assert [line for line, _ in errors] == [1, 5, 8]
     assert report["kbs"][0]["name"] == "m"  # the directory name, as said in the message
+
+
+def test_a_negative_count_is_a_param_no_item_could_fail_with(tmp_path: Path):
+    kb_yaml = "name: k\nevaluation_rubric:\n  - {text: Tagged, checker: has_tags, params: {min: -3}}\n"
+    report = run_kblint("validate", str(write_kb(tmp_path / "k", kb_yaml, {})), "--format", "json").json
+    (error,) = [i["message"] for i in report["issues"] if i["rule"] == "config_error"]
+    assert "checker 'has_tags': param 'min' must be 0 or more, got -3" in error

@@ -101,6 +101,7 @@ class Param:
     required: bool = False
     default: object = None
     help: str = ""
+    minimum: int | None = None  # of an "int": the least value that means something (a count: 0)
 
 
 @dataclass(slots=True)

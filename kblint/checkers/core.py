@@ -470,7 +470,7 @@ def orphan_backlog_item(entry: EntrySubject, params: Params, context: CheckConte
     return f"Open backlog item '{entry.id}' has no subtask_of link"
 
 
-_MIN = Param("min", "int", default=1, help="the minimum count")
+_MIN = Param("min", "int", default=1, help="the minimum count", minimum=0)
 
 CHECKERS = (
     Checker("descriptive_title", descriptive_title, field="title"),
@@ -487,7 +487,7 @@ CHECKERS = (
     Checker("body_has_heading", body_has_heading, (Param("heading", "str", required=True), Param("level", "int"))),
     Checker("body_has_pattern", body_has_pattern, (Param("pattern", "regex", required=True),)),
     Checker("body_has_code_block", body_has_code_block),
-    Checker("body_min_words", body_min_words, (Param("min", "int", required=True),)),
+    Checker("body_min_words", body_min_words, (Param("min", "int", required=True, minimum=0),)),
     Checker("cites_source", cites_source, (Param("fields", "str_list"), Param("sections", "str_list"))),
     Checker("not_oversized", not_oversized, field="effort"),
     Checker("orphan_backlog_item", orphan_backlog_item),

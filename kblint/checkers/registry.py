@@ -34,6 +34,8 @@ _KIND_NAMES = {
 def _param_problem(checker: Checker, p: Param, value: object) -> str | None:
     if not _kind_ok(p.kind, value):
         return f"checker '{checker.name}': param '{p.name}' must be {_KIND_NAMES.get(p.kind, p.kind)}, got {value!r}"
+    if p.minimum is not None and isinstance(value, int) and value < p.minimum:  # such an item could never fail
+        return f"checker '{checker.name}': param '{p.name}' must be {p.minimum} or more, got {value!r}"
     if p.kind == "regex":
         error = userpattern.pattern_error(str(value))
         if error is not None:
