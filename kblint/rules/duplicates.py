@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..model.issue import Issue, Related
-from ..paths import display_path
+from ..paths import decodable, display_path
 from . import RULES
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def _discriminator(pair: Pair) -> str:
 
 def _related(pair: Pair) -> Related:
     other = pair.older.facts
-    return Related(other.path, other.id, None if pair.similarity is None else round(pair.similarity, 3))
+    return Related(other.path, decodable(other.id), None if pair.similarity is None else round(pair.similarity, 3))
 
 
 def possible_duplicate(pair: Pair) -> Issue:
