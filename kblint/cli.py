@@ -355,6 +355,7 @@ def _watch(flags: dict[str, Any], config: Optional[str], settings: "Settings") -
     import signal
 
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C stops watching, even if the shell ignored it
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # and so does being told to end (kill, a supervisor)
     _warn_plugin_problems()
 
     def lint() -> tuple["Report", list[str]]:

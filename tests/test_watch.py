@@ -302,7 +302,8 @@ def _wait_for(lines: queue.Queue[str], pattern: str, seconds: float) -> str | No
     return None
 
 
-def test_the_command_watches_and_stops_on_ctrl_c(kb: Path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_the_command_watches_and_stops_on_ctrl_c(kb: Path, stop: signal.Signals):
     env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "KBLINT_LLM")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "kblint", "validate", "kb", "--watch"],
@@ -323,7 +324,7 @@ def test_the_command_watches_and_stops_on_ctrl_c(kb: Path):
         assert _wait_for(err, r"watching kb for changes", 20)
         (kb / "b.md").write_text(NOTE.format(title="B", body="See [[zz]]."), encoding="utf-8")
         assert _wait_for(out, r"^\+ kb/b\.md:6:5: warning broken_link", 10)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         assert proc.wait(timeout=10) == 0
     finally:
         if proc.poll() is None:
