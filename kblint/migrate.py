@@ -35,6 +35,7 @@ from .model.kbschema import KBSchema, RubricItem, schema_from_text
 from .model.plan import Binding, bind, build_plan
 from .paths import display_path
 from .rubric_match import match_item
+from .workspace import find_kb_roots
 from .yamlread import MappingNode, Node, ScalarNode, SequenceNode, YamlError
 from .yamlread.lines import YamlFileError
 
@@ -215,11 +216,8 @@ def _kb_yaml_path(kb_dir: str) -> str:
 
 def _kbs_in(directory: str, most: int = 10) -> list[str]:
     """The KB directories right inside DIRECTORY (at most MOST of them, in the order of their names)."""
-    try:
-        names = sorted(e.name for e in os.scandir(directory) if e.is_dir() and not e.name.startswith("."))
-    except OSError:
-        return []
-    return [os.path.join(directory, n) for n in names if os.path.isfile(os.path.join(directory, n, "kb.yaml"))][:most]
+    found = find_kb_roots(directory, yamlread.Limits(max_path_depth=1))
+    return [root for root in found if root != os.path.abspath(directory)][:most]
 
 
 def _read(path: str) -> tuple[str, int]:

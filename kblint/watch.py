@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .infra.git import gitignores, work_tree
 from .paths import display_path, is_within, printable
 from .report.words import plural
 
@@ -81,26 +82,13 @@ def watched_paths(settings: Settings, report: Report) -> list[str]:
     dirs.update(kb.root for kb in report.kbs)
     outer = sorted(d for d in dirs if not any(o != d and is_within(d, o) for o in dirs))
     files = [settings.config_file] if settings.config_file else []
-    files.extend(ignore for kb in report.kbs for ignore in _gitignores_above(kb.root))
+    for kb in report.kbs:  # git reads the .gitignore files above a KB for its files too
+        top = work_tree(kb.root)
+        files.extend(gitignores(top, kb.root) if top is not None else [])
     for file in dict.fromkeys(os.path.abspath(f) for f in files):
         if os.path.exists(file) and not any(is_within(file, d) for d in outer):
             outer.append(file)
     return outer
-
-
-def _gitignores_above(root: str) -> list[str]:
-    """The `.gitignore` files of the git work tree that holds ROOT, in the folders above it (git
-    reads them for the files below): none when ROOT is in no work tree."""
-    found = []
-    folder = os.path.dirname(root)
-    while True:
-        found.append(os.path.join(folder, ".gitignore"))
-        if os.path.exists(os.path.join(folder, ".git")):
-            return found
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return []
-        folder = parent
 
 
 @dataclass

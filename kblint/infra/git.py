@@ -83,16 +83,19 @@ def bad_gitignore_above(top: str, roots: Iterable[str]) -> str | None:
     exclude = os.path.join(top, ".git", "info", "exclude")
     if _is_irregular(exclude):
         return exclude
-    for root in roots:
-        current = root
-        while True:
-            candidate = os.path.join(current, ".gitignore")
-            if _is_irregular(candidate):
-                return candidate
-            if current == top or os.path.dirname(current) == current:
-                break
-            current = os.path.dirname(current)
-    return None
+    return next((found for root in roots for found in gitignores(top, root) if _is_irregular(found)), None)
+
+
+def gitignores(top: str, root: str) -> list[str]:
+    """Where git looks for the .gitignore files that apply to ROOT's files: in ROOT and in each
+    folder above it, up to the work tree's TOP (both included)."""
+    found = []
+    current = root
+    while True:
+        found.append(os.path.join(current, ".gitignore"))
+        if current == top or os.path.dirname(current) == current:
+            return found
+        current = os.path.dirname(current)
 
 
 @dataclass(frozen=True, slots=True)

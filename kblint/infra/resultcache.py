@@ -39,6 +39,7 @@ from ..model.facts import FACTS_FIELDS, FACTS_VALUES, EntryFacts
 from ..model.issue import ISSUE_FIELDS, ISSUE_VALUES, Issue, Related
 from ..model.link import PackedLinks
 from ..model.suppression import Suppression
+from ..yamlread import DEFAULT_LIMITS
 from .files import FileProblem, read_regular_file
 
 FORMAT = 12
@@ -143,16 +144,13 @@ def ensure_dir(cache_dir: str, sub: str) -> str:
     return directory
 
 
-_KEYED_FILE_BYTES = 5 * 1024 * 1024  # kb.yaml is read up to this: past it, only why it is not read counts
-
-
 def _file_bytes(path: str | None) -> bytes:
     """The bytes of a file a cache key covers (kb.yaml, the configuration file, ...); a file that
     cannot be read (or is over the size kb.yaml is read up to) adds its reason instead."""
     if not path:
         return b""
     try:
-        return read_regular_file(path, _KEYED_FILE_BYTES)
+        return read_regular_file(path, DEFAULT_LIMITS.max_file_bytes)  # as kb.yaml is read
     except FileProblem as exc:
         return f"\0unreadable: {exc.reason}".encode()
 
