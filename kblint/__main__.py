@@ -12,6 +12,10 @@ def main() -> None:
 
         print(f"kblint {__version__}")
         return
+    from .infra.pool import own_children, tune_collector
+
+    tune_collector()  # before the imports too: they make objects by the hundred thousand, and no cycles to collect
+    own_children()
     try:
         from .cli import run_app
     except ModuleNotFoundError as exc:  # run from a checkout with a Python that lacks kblint's dependencies
@@ -20,10 +24,6 @@ def main() -> None:
             "kblint there (pip install kblint, or pip install -e . in a checkout)\n"
         )
         sys.exit(2)
-    from .infra.pool import own_children, tune_collector
-
-    tune_collector()
-    own_children()
     run_app()
 
 

@@ -90,8 +90,9 @@ def test_sarif_rules_are_exactly_those_that_fired(example_sarif: dict, example_j
     assert len(ids) == len(set(ids))
     assert set(ids) == {rule_id(i) for i in example_json["issues"]}
     from kblint.checkers.registry import registry
+    from kblint.report import issue_url
     from kblint.rules import RULES
-    from kblint.rules.docs import RULE_DOCS, issue_url
+    from kblint.rules.docs import RULE_DOCS
 
     anchors = {
         line[3:].strip() for line in (ROOT / "docs" / "rules.md").read_text().splitlines() if line.startswith("## ")

@@ -18,8 +18,9 @@ from llm_server import FakeLLM, closed_port
 
 from kblint.checkers.registry import registry
 from kblint.explain import rules_markdown
+from kblint.report import issue_url
 from kblint.rules import RULES, RULES_DOC, doc_url
-from kblint.rules.docs import RULE_DOCS, Example, issue_url, suppression_forms
+from kblint.rules.docs import RULE_DOCS, Example, suppression_forms
 
 
 def test_every_rule_has_a_page_and_no_page_is_left_over():

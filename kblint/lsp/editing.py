@@ -13,9 +13,9 @@ from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.kbschema import COMMON_KEYS, KBSchema
 from ..model.plan import Binding
+from ..report import issue_url
 from ..report.coverage import item_line
 from ..rules import RULES
-from ..rules.docs import issue_url
 from .workspace import HeldKB, HeldWorkspace
 
 MAX_TARGETS = 100  # link targets offered at once; typing more narrows them

@@ -25,7 +25,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from .. import __version__
 from ..config import ConfigError, Settings, resolve
 from ..model.issue import Issue
-from ..rules.docs import issue_url
+from ..report import issue_url
 from . import actions, editing
 from .ranges import Span, issue_span, lines_of
 from .workspace import HeldKB, HeldWorkspace, workspace_roots

@@ -10,7 +10,7 @@ from typing import IO, Any
 from .. import __version__
 from ..model.issue import Issue, KBReport, Report
 from ..paths import display_path
-from ..rules.docs import issue_url
+from . import issue_url
 
 SCHEMA_VERSION = 1
 

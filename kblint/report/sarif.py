@@ -21,7 +21,7 @@ from ..infra.git import work_tree
 from ..model.issue import Issue, Report
 from ..model.json_schema import JSON_SCHEMA
 from ..rules import RULES
-from ..rules.docs import issue_url
+from . import issue_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "kblint/v1"

@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..checkers.registry import registry
-from ..model.json_schema import JSON_SCHEMA
-from . import RULES, doc_url
+from . import RULES
 
 
 @dataclass(frozen=True, slots=True)
@@ -655,16 +653,3 @@ def suppression_forms(doc: RuleDoc) -> list[str]:
         f"`<!-- kblint-disable {name} -->` … `<!-- kblint-enable {name} -->`: the lines between.",
     ]
     return [*in_entry, by_path, everywhere, *doc.notes]
-
-
-def issue_url(rule: str, checker: str | None = None) -> str:
-    """The documentation of an issue: for a rubric_violation of a built-in checker, the checker's;
-    of a JSON Schema item, the page of those items; otherwise the rule's (a plugin's checkers are
-    not in docs/rules.md)."""
-    if rule == "rubric_violation" and checker == JSON_SCHEMA:
-        return doc_url(JSON_SCHEMA)
-    if rule == "rubric_violation" and checker is not None:
-        found = registry().get(checker)
-        if found is not None and found.source == "core":
-            return doc_url(checker)
-    return doc_url(rule)
