@@ -9,12 +9,15 @@ import asyncio
 import os
 import sys
 from collections import Counter
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 import pytest_lsp
 from conftest import run_kblint, write_kb
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from test_lsp_workspace import ENTRIES, KB_YAML, person
 
@@ -267,3 +270,37 @@ def test_without_the_server_extra_the_command_says_what_to_install(monkeypatch: 
     result = run_kblint("server")
     assert result.code == 2
     assert result.stderr == "kblint: kblint server needs the server extra: pip install 'kblint[server]'\n"
+
+
+def send_as_is(client: LanguageClient, method: str, params: dict) -> asyncio.Future:
+    """A request with PARAMS sent as they are: the client's own send_request would first make them
+    its method's type, which malformed params are not."""
+    msg_id = f"as-is-{method}"
+    answer: Future = Future()
+    client.protocol._request_futures[msg_id] = answer
+    client.protocol._send_data(JsonRPCRequestMessage(id=msg_id, method=method, params=params, jsonrpc="2.0"))
+    return asyncio.wrap_future(answer)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig([*SERVER, "--stdio"], server_env=ENV))
+async def plain_client(lsp_client: LanguageClient, tmp_path: Path):
+    root = write_kb(tmp_path / "notes", KB_YAML, ENTRIES)
+    lsp_client.root = root  # type: ignore[attr-defined]
+    await start(lsp_client, root, {"debounceMs": 0})
+    yield
+
+
+@pytest.mark.asyncio
+async def test_every_request_is_answered(plain_client: LanguageClient):
+    """A request whose params are not its method's, and one sent after `shutdown`, get an error:
+    a client that waits for the answer is never left waiting."""
+    client = plain_client
+    uri = uri_of(client, "people/bob.md")
+    with pytest.raises(JsonRpcInvalidParams):
+        await asyncio.wait_for(send_as_is(client, lsp.TEXT_DOCUMENT_HOVER, {"textDocument": 42}), 20)
+    position = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0))
+    await asyncio.wait_for(client.text_document_hover_async(position), 20)  # the server goes on
+    await client.shutdown_async(None)
+    with pytest.raises(JsonRpcInvalidRequest, match="shutting down"):
+        await asyncio.wait_for(client.text_document_hover_async(position), 20)
+    client.exit(None)

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
@@ -73,9 +75,39 @@ class State:
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)  # path → its pending lint
 
 
+_ANSWERED = object()  # a request already answered with an error while it was read
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, but a request is always answered: one whose params do not read as its
+    method's, or one that comes after `shutdown`, gets a JSON-RPC error rather than silence (its
+    client would wait for ever)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" not in data or "method" not in data:
+                raise  # a notification or a response: there is no one to answer
+            self._send_response(data["id"], error=exc.to_response_error())
+            return _ANSWERED
+
+    def handle_message(self, message: Any) -> None:
+        if message is _ANSWERED:
+            return
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, "exit") and getattr(message, "id", None) is not None:
+            error = JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered")
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        super().handle_message(message)
+
+
 class KBServer(LanguageServer):
     def __init__(self, options: ServerOptions):
-        super().__init__("kblint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "kblint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental, protocol_cls=_Protocol
+        )
         self.options = options
         self.delay = options.debounce if options.debounce is not None else _env_delay()
         self.state = State()
