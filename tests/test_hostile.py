@@ -368,6 +368,13 @@ def test_an_unusable_cache_directory_is_one_warning(tmp_path: Path):
     result = run_kblint("validate", ".", "--cache-dir", "afile/cache", cwd=kb)
     assert result.code == 0
     assert result.stderr.count("warning") == 1 and "running without it" in result.stderr
+    (kb / "cache").mkdir()
+    (kb / "cache" / "results").write_text("")  # where the cache puts its results: a file is in the way
+    result = run_kblint("validate", ".", "--cache-dir", "cache", cwd=kb)
+    assert result.code == 0
+    assert (
+        f"the cache cannot be used ({os.path.join('cache', 'results')}: " in result.stderr
+    )  # that file, not the cache
 
 
 def test_a_damaged_cache_is_one_warning_and_rebuilt(tmp_path: Path):

@@ -54,6 +54,11 @@ class CacheUnusable(Exception):
     """The cache directory cannot be used (it cannot be created or written)."""
 
 
+def unusable(cache_dir: str, exc: OSError) -> CacheUnusable:
+    """Why the cache in CACHE_DIR cannot be used: the file or directory the system refused, and why."""
+    return CacheUnusable(f"{exc.filename or cache_dir}: {exc.strerror or exc}")
+
+
 class CacheDamaged(Exception):
     """A cache file holds what kblint did not write (a damaged disk, another program)."""
 
@@ -140,7 +145,7 @@ def ensure_dir(cache_dir: str, sub: str) -> str:
             with open(ignore, "w", encoding="utf-8") as fh:
                 fh.write("# created by kblint: the cache is not for version control\n*\n")
     except OSError as exc:
-        raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
+        raise unusable(cache_dir, exc) from None
     return directory
 
 
@@ -224,7 +229,7 @@ class KBResultCache:
         try:
             self._out, self._tmp = _writer(directory)
         except OSError as exc:
-            raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
+            raise unusable(cache_dir, exc) from None
         self._changed = False
         self.damaged = False  # a line of the old file was not a record
         self._rejected: str | None = None
@@ -413,7 +418,7 @@ def save_run(cache_dir: str, key: str, run: StoredRun) -> None:
         os.replace(tmp, run_file(cache_dir, key))
         _prune(directory)
     except OSError as exc:
-        raise CacheUnusable(f"{cache_dir}: {exc.strerror or exc}") from None
+        raise unusable(cache_dir, exc) from None
 
 
 class _Summed:
