@@ -6,6 +6,7 @@ httpx is imported only when a request is actually sent (SPEC §13: start-up stay
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
@@ -33,6 +34,8 @@ from .prompt import (
 from .providers import Provider, Question
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
     from .providers import Answer
@@ -667,9 +670,18 @@ async def _run(works: list[_Work], runner: _Runner) -> None:
     c = runner.config
     limits = httpx.Limits(max_connections=c.concurrency, max_keepalive_connections=c.concurrency)
     timeout = httpx.Timeout(c.timeout, connect=min(c.timeout, 10.0))
-    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+    async with httpx.AsyncClient(limits=limits, timeout=timeout, verify=_tls_context()) as client:
         await runner.prepare(client, works)
         await asyncio.gather(*(runner.judge_entry(client, w) for w in works))
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The TLS settings httpx would make for each client, made once per process: reading the
+    certificate bundle takes some 40 ms, which the language and MCP servers paid on every judgment."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def _note_context(stats: JudgeStats) -> None:
