@@ -181,7 +181,7 @@ def test_a_dead_gateway_is_one_judgment_unavailable_and_fails_llm_required(
     assert required.code == 2 and "HTTP 502" in required.stderr
 
 
-def test_llm_timeout_and_max_output_reach_the_requests(kb: Path, server: FakeLLM, tmp_path: Path):
+def test_llm_timeout_and_max_output_reach_the_requests(kb: Path, server: FakeLLM, tmp_path: Path, quick_backoff: None):
     server.delay = 0.3
     args = ["validate", str(kb), *judge_args(server, tmp_path / "c", "--llm-timeout", "0.05", "--llm-concurrency", "1")]
     result = run_kblint(*args, "--llm-max-output", "300", env=ENV)
