@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
-import time
 
 import pytest
 
@@ -15,13 +15,36 @@ def square(i: int) -> tuple[int, int]:
     return i * i, os.getpid()
 
 
-def slow_square(i: int) -> tuple[int, int]:
-    time.sleep(0.002)
-    return i * i, os.getpid()
+class Signal:
+    """One process tells another that something happened, down a pipe: a test waits for the event,
+    not for the clock."""
+
+    def __init__(self) -> None:
+        self.read_end, self.write_end = os.pipe()
+        self.seen = False
+
+    def set(self) -> None:
+        os.write(self.write_end, b"!")
+
+    def wait(self) -> None:
+        """Until the other process has set it (once: then at once)."""
+        if not self.seen:
+            ready, _, _ = select.select([self.read_end], [], [], 60)  # a broken pool fails here rather than hang
+            assert ready, "the other process never signalled"
+            self.seen = True
 
 
 def test_every_item_is_done_once_by_a_worker_or_here():
-    got = dict(in_processes(slow_square, list(range(60)), jobs=2))
+    here, worked = os.getpid(), Signal()
+
+    def square_in_turn(i: int) -> tuple[int, int]:
+        if os.getpid() != here:
+            worked.set()
+        else:
+            worked.wait()  # this process's items wait until the worker has done one
+        return i * i, os.getpid()
+
+    got = dict(in_processes(square_in_turn, list(range(60)), jobs=2))
     assert sorted(got) == list(range(60))
     assert all(r == i * i for i, (r, _) in got.items())
     pids = {pid for _, pid in got.values()}
@@ -43,21 +66,25 @@ def test_workers_inherit_what_the_work_needs():
 
 
 def test_a_failing_item_stops_the_run_with_its_error():
-    here = os.getpid()
+    here, failing = os.getpid(), Signal()
 
     def fails_in_a_worker(i: int) -> int:
         if os.getpid() != here:
+            failing.set()
             raise ValueError(f"item {i} is bad")
-        time.sleep(0.01)
+        failing.wait()  # this process's items wait until the worker has failed
         return i
 
     with pytest.raises(WorkerFailed, match=r"a worker process failed: ValueError: item \d+ is bad"):
         list(in_processes(fails_in_a_worker, list(range(20)), jobs=2))
 
+    started = Signal()
+
     def fails_here(i: int) -> int:
         if os.getpid() == here:
+            started.set()
             raise ValueError("bad here")
-        time.sleep(0.01)
+        started.wait()  # the worker's items wait until this process has taken one
         return i
 
     with pytest.raises(ValueError, match="bad here"):
@@ -67,10 +94,13 @@ def test_a_failing_item_stops_the_run_with_its_error():
 def test_a_worker_that_dies_stops_the_run():
     here = os.getpid()
 
+    died = Signal()
+
     def dies_in_a_worker(i: int) -> int:
         if os.getpid() != here:
+            died.set()
             os._exit(3)  # as if killed: no result, no word
-        time.sleep(0.01)
+        died.wait()  # this process's items wait until the worker is gone
         return i
 
     with pytest.raises(WorkerFailed, match="ended without finishing"):
