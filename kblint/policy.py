@@ -36,7 +36,6 @@ the target status (with `--base REF`, only to entries that moved there since REF
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
 from collections.abc import Callable
@@ -334,11 +333,6 @@ def parse(text: str) -> Policy:
     """Parse a policy expression; raises PolicyError (and nothing else) when it does not parse."""
     if not isinstance(text, str):
         raise PolicyError(str(text), 0, "expected a policy expression string")
-    return _parsed(text)
-
-
-@functools.lru_cache(maxsize=1024)  # one text stands in many types and KBs; a Policy is immutable
-def _parsed(text: str) -> Policy:
     return _Parser(text).parse()
 
 
