@@ -169,6 +169,13 @@ def test_the_best_and_worst_scores_of_a_type():
     assert score_bounds(plan.for_type("note")) == pytest.approx(((3 + 3 * 0.6) / 6, 3 * 0.2 / 6))
 
 
+def test_a_json_schema_item_counts_in_the_bounds_as_in_the_score():
+    schema_item = '  - text: "Status is known"\n    weight: 3\n    json_schema: {required: [status]}\n'
+    plan = plan_of(graded(0.5, top=0.6, low=0.2, extra=schema_item))
+    # a JSON Schema item passes (1) or fails (0), and its weight counts, as engine.scoring counts it
+    assert score_bounds(plan.for_type("note")) == pytest.approx(((3 + 3 * 0.6 + 3) / 9, 3 * 0.2 / 9))
+
+
 def test_a_threshold_above_the_best_score_is_unreachable():
     plan = plan_of(graded(0.9, top=0.6))
     [(line, message)] = found(plan, "rubric_threshold_unreachable")

@@ -102,6 +102,12 @@ class Binding:
         """Whether kblint itself runs this item (a checker, a policy or a JSON Schema)."""
         return self.kind in ("checker", "policy") or self.validator is not None
 
+    @property
+    def scored(self) -> bool:
+        """Whether the item's outcome on an entry counts in the entry's score: what kblint runs and
+        what the judge answers; a schema-coverage claim and a broken item have no outcome."""
+        return self.runs or self.kind == "judgment"
+
 
 @dataclass(slots=True)
 class ScopePlan:

@@ -134,7 +134,6 @@ def _only_capitalised(text: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 # rubric_threshold_unreachable / rubric_threshold_trivial.
 
-_SCORED = ("checker", "policy", "judgment")  # the bindings whose outcome is scored (not schema, not broken)
 _NAMED = 3  # types named in a message before "and N more"
 _EPSILON = 1e-9  # scores are sums of products of floats: 3 × 0.6 is not quite 1.8
 
@@ -145,7 +144,7 @@ def score_bounds(items: Iterable[Binding]) -> tuple[float, float]:
     An entry with nothing scored scores 1."""
     total = best = worst = 0.0
     for b in items:
-        if b.kind not in _SCORED or b.weight <= 0:
+        if not b.scored or b.weight <= 0:
             continue
         scores = [level.score for level in b.levels] or [0.0, 1.0]
         total += b.weight
