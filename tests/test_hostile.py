@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -375,6 +376,20 @@ def test_an_unusable_cache_directory_is_one_warning(tmp_path: Path):
     assert (
         f"the cache cannot be used ({os.path.join('cache', 'results')}: " in result.stderr
     )  # that file, not the cache
+
+
+def test_an_unwritable_cache_directory_is_named_rather_than_a_temporary_file(tmp_path: Path, monkeypatch):
+    from kblint.infra import resultcache
+
+    def refused(dir: str, suffix: str) -> tuple[int, str]:
+        raise PermissionError(13, "Permission denied", os.path.join(dir, "tmp8sj2k1.tmp"))
+
+    monkeypatch.setattr(resultcache.tempfile, "mkstemp", refused)
+    results = os.path.join(str(tmp_path), "results")
+    with pytest.raises(resultcache.CacheUnusable, match=f"^{re.escape(results)}: Permission denied$"):
+        resultcache.KBResultCache(str(tmp_path), "key")
+    with pytest.raises(resultcache.CacheUnusable, match=f"^{re.escape(os.path.join(str(tmp_path), 'runs'))}: "):
+        resultcache.save_run(str(tmp_path), "key", resultcache.StoredRun({}, []))
 
 
 def test_a_damaged_cache_is_one_warning_and_rebuilt(tmp_path: Path):

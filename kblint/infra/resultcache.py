@@ -54,9 +54,9 @@ class CacheUnusable(Exception):
     """The cache directory cannot be used (it cannot be created or written)."""
 
 
-def unusable(cache_dir: str, exc: OSError) -> CacheUnusable:
-    """Why the cache in CACHE_DIR cannot be used: the file or directory the system refused, and why."""
-    return CacheUnusable(f"{exc.filename or cache_dir}: {exc.strerror or exc}")
+def _unusable(where: str, exc: OSError) -> CacheUnusable:
+    """Why the cache cannot be used: WHERE, the file or directory the system refused, and why."""
+    return CacheUnusable(f"{where}: {exc.strerror or exc}")
 
 
 class CacheDamaged(Exception):
@@ -144,8 +144,8 @@ def ensure_dir(cache_dir: str, sub: str) -> str:
         if not os.path.exists(ignore):
             with open(ignore, "w", encoding="utf-8") as fh:
                 fh.write("# created by kblint: the cache is not for version control\n*\n")
-    except OSError as exc:
-        raise unusable(cache_dir, exc) from None
+    except OSError as exc:  # named by what the system refused: makedirs names the directory it could not make
+        raise _unusable(exc.filename or cache_dir, exc) from None
     return directory
 
 
@@ -228,8 +228,8 @@ class KBResultCache:
         self.path = os.path.join(directory, key + ".jsonl")
         try:
             self._out, self._tmp = _writer(directory)
-        except OSError as exc:
-            raise unusable(cache_dir, exc) from None
+        except OSError as exc:  # named by the directory: a temporary file's name would change each run
+            raise _unusable(directory, exc) from None
         self._changed = False
         self.damaged = False  # a line of the old file was not a record
         self._rejected: str | None = None
@@ -418,7 +418,7 @@ def save_run(cache_dir: str, key: str, run: StoredRun) -> None:
         os.replace(tmp, run_file(cache_dir, key))
         _prune(directory)
     except OSError as exc:
-        raise unusable(cache_dir, exc) from None
+        raise _unusable(directory, exc) from None
 
 
 class _Summed:
