@@ -16,7 +16,7 @@ import pytest
 import pytest_lsp
 from conftest import run_kblint, write_kb
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from test_lsp_workspace import ENTRIES, KB_YAML, person
@@ -272,14 +272,17 @@ def test_without_the_server_extra_the_command_says_what_to_install(monkeypatch: 
     assert result.stderr == "kblint: kblint server needs the server extra: pip install 'kblint[server]'\n"
 
 
-def send_as_is(client: LanguageClient, method: str, params: dict) -> asyncio.Future:
-    """A request with PARAMS sent as they are: the client's own send_request would first make them
-    its method's type, which malformed params are not."""
-    msg_id = f"as-is-{method}"
+def send_as_is(client: LanguageClient, msg_id: str, method: str, params: object) -> Future:
+    """A request with PARAMS sent as they are (the client's own send_request would first make them
+    its method's type, which malformed params are not); the future of its answer."""
     answer: Future = Future()
     client.protocol._request_futures[msg_id] = answer
     client.protocol._send_data(JsonRPCRequestMessage(id=msg_id, method=method, params=params, jsonrpc="2.0"))
-    return asyncio.wrap_future(answer)
+    return answer
+
+
+def awaited(answer: Future) -> asyncio.Future:
+    return asyncio.wait_for(asyncio.wrap_future(answer), 20)
 
 
 @pytest_lsp.fixture(config=ClientServerConfig([*SERVER, "--stdio"], server_env=ENV))
@@ -297,9 +300,17 @@ async def test_every_request_is_answered(plain_client: LanguageClient):
     client = plain_client
     uri = uri_of(client, "people/bob.md")
     with pytest.raises(JsonRpcInvalidParams):
-        await asyncio.wait_for(send_as_is(client, lsp.TEXT_DOCUMENT_HOVER, {"textDocument": 42}), 20)
+        await awaited(send_as_is(client, "malformed", lsp.TEXT_DOCUMENT_HOVER, {"textDocument": 42}))
+    # a malformed request written inside another request's params is data, not a request to answer
+    inner = {"jsonrpc": "2.0", "id": "inner", "method": lsp.TEXT_DOCUMENT_HOVER, "params": {"textDocument": 42}}
+    never: Future = Future()
+    client.protocol._request_futures["inner"] = never  # an answer to "inner" would land here
+    outer = send_as_is(client, "outer", "workspace/executeCommand", {"command": "kblint.none", "arguments": [inner]})
+    with pytest.raises(JsonRpcException):
+        await awaited(outer)
     position = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0))
     await asyncio.wait_for(client.text_document_hover_async(position), 20)  # the server goes on
+    assert not never.done()  # answered in order: an answer to "inner" would have come before
     await client.shutdown_async(None)
     with pytest.raises(JsonRpcInvalidRequest, match="shutting down"):
         await asyncio.wait_for(client.text_document_hover_async(position), 20)

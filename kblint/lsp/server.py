@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
@@ -75,32 +75,41 @@ class State:
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)  # path → its pending lint
 
 
-_ANSWERED = object()  # a request already answered with an error while it was read
+@dataclass(frozen=True, slots=True)
+class _Unread:
+    """A request whose params did not read as its method's: answered once it is known to be the
+    message itself, not a mapping nested in another one's params."""
+
+    id: int | str
+    method: str
 
 
 class _Protocol(LanguageServerProtocol):
-    """pygls's protocol, but a request is always answered: one whose params do not read as its
-    method's, or one that comes after `shutdown`, gets a JSON-RPC error rather than silence (its
-    client would wait for ever)."""
+    """pygls's protocol, but a request (a JSON-RPC 2.0 message with a method and an integer or text
+    id) is always answered: one whose params do not read as its method's gets Invalid Params, and
+    one that comes after `shutdown` gets Invalid Request, rather than silence (its client would
+    wait for ever)."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
             return super().structure_message(data)
-        except JsonRpcException as exc:
-            if "id" not in data or "method" not in data:
-                raise  # a notification or a response: there is no one to answer
-            self._send_response(data["id"], error=exc.to_response_error())
-            return _ANSWERED
+        except JsonRpcException:
+            msg_id, method = data.get("id"), data.get("method")
+            if isinstance(msg_id, bool) or not isinstance(msg_id, (int, str)) or not isinstance(method, str):
+                raise  # a notification, a response, or no id to answer: pygls logs it
+            return _Unread(msg_id, method)  # json.loads reads nested mappings first: answered in handle_message
 
     def handle_message(self, message: Any) -> None:
-        if message is _ANSWERED:
-            return
         method = getattr(message, "method", None)
-        if self._shutdown and method not in (None, "exit") and getattr(message, "id", None) is not None:
-            error = JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered")
+        msg_id = getattr(message, "id", None)
+        if self._shutdown and msg_id is not None and method not in (None, "exit"):
+            error: JsonRpcException = JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered")
+            self._send_response(msg_id, error=error.to_response_error())
+        elif isinstance(message, _Unread):
+            error = JsonRpcInvalidParams(f"the params of {message.method} are not what it takes")
             self._send_response(message.id, error=error.to_response_error())
-            return
-        super().handle_message(message)
+        else:
+            super().handle_message(message)
 
 
 class KBServer(LanguageServer):
