@@ -213,12 +213,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 0
 
 
-def bench(corpus: str, kblint: List[str], python: str, cache_dir: Optional[str], runs: int) -> dict:
-    ms = measurements(corpus, kblint, python, cache_dir)
-
-    # Warm-up: one untimed run of each, checked for success; the floor reports the file count,
-    # kblint cold the entry count; for kblint warm this run fills the cache (primes it).
-    floor_report = kblint_summary = None
+def warm_up(ms: List[Measure]) -> tuple[dict, dict, dict]:
+    """One untimed run of each, checked for success: the floor's report (the file count), kblint
+    cold's summary (the entry count) and the digest of its report. For kblint warm this run fills
+    the cache (primes it)."""
+    floor_report: dict = {}
+    kblint_summary: dict = {}
     digests: dict = {}
     for m in ms:
         if m.prepare:
@@ -229,6 +229,12 @@ def bench(corpus: str, kblint: List[str], python: str, cache_dir: Optional[str],
         elif m.name == "cold":
             kblint_summary = json.loads(out).get("summary", {})
             digests["cold"] = hashlib.sha256(out).hexdigest()
+    return floor_report, kblint_summary, digests
+
+
+def bench(corpus: str, kblint: List[str], python: str, cache_dir: Optional[str], runs: int) -> dict:
+    ms = measurements(corpus, kblint, python, cache_dir)
+    floor_report, kblint_summary, digests = warm_up(ms)
     cache_files = files_in(cache_dir) if cache_dir is not None else None
 
     for _ in range(runs):
@@ -254,6 +260,13 @@ def bench(corpus: str, kblint: List[str], python: str, cache_dir: Optional[str],
             results[m.name]["ratio_to_floor"] = results[m.name]["median_s"] / floor_median
 
     entries = kblint_summary.get("files", floor_report["files"])
+    return assemble(corpus, runs, results, floor_report, entries, digests, cache_files)
+
+
+def assemble(
+    corpus: str, runs: int, results: dict, floor_report: dict, entries: int, digests: dict, cache_files: Optional[int]
+) -> dict:
+    """The report of a bench run, as --json prints it and print_table reads it."""
     warm = results.get("warm")
     report = {
         "corpus": corpus,
@@ -286,7 +299,6 @@ def bench(corpus: str, kblint: List[str], python: str, cache_dir: Optional[str],
 
 
 def print_table(report: dict) -> None:
-    results = report["measurements"]
     entries = report["entries"]
     gen = report.get("generated")
     print(
@@ -302,6 +314,14 @@ def print_table(report: dict) -> None:
         f"Python {report['python']}, {report['cpus']} CPUs"
     )
     print()
+    print_measurements(report)
+    print()
+    print_verdicts(report)
+
+
+def print_measurements(report: dict) -> None:
+    """One row per measured command: median, min, ratio to the floor, peak memory."""
+    results = report["measurements"]
     rows = [(r["label"], r, name) for name, r in results.items()]
     if "warm" not in results:  # say why there is no warm row
         at = [name for _, _, name in rows].index("cold") + 1
@@ -315,8 +335,12 @@ def print_table(report: dict) -> None:
         ratio = f"{r['ratio_to_floor']:.2f}" if "ratio_to_floor" in r else ("1.00" if name == "floor" else "-")
         peak = f"{r['peak_mb']:.1f}" if r["peak_mb"] is not None else "-"
         print(f"{label:<{width}}  {r['median_s']:>9.3f}  {r['min_s']:>9.3f}  {ratio:>8}  {peak:>8}")
-    print()
 
+
+def print_verdicts(report: dict) -> None:
+    """Each target of SPEC §13 against what was measured."""
+    results = report["measurements"]
+    entries = report["entries"]
     ratio = report["ratio_cold_to_floor"]
     print(
         f"cold / floor  {ratio:.2f}x   target <= {TARGET_RATIO}x on >= {TARGET_MIN_ENTRIES:,} entries: "

@@ -14,7 +14,7 @@ def main() -> None:
         return
     from .infra.pool import own_children, tune_collector
 
-    tune_collector()  # before the imports too: they make objects by the hundred thousand, and no cycles to collect
+    tune_collector()  # before the imports too: they make many objects and no cycles to collect
     own_children()
     try:
         from .cli import run_app

@@ -7,7 +7,6 @@ import contextlib
 import io
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +26,14 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(PROFILE)
+
+
+def examples(in_ci: int) -> int:
+    """How many examples a slow property test tries: IN_CI in the ci profile, the profile's own in
+    any other (thorough)."""
+    return in_ci if PROFILE == "ci" else settings.get_profile(PROFILE).max_examples
 
 
 @dataclass
@@ -110,24 +116,6 @@ def _text(stream: io.TextIOWrapper) -> str:
     buffer = stream.buffer
     assert isinstance(buffer, io.BytesIO)
     return buffer.getvalue().decode("utf-8")
-
-
-def run_kblint_process(
-    *args: str, cwd: Path | str = ROOT, input: bytes | None = None, env: dict | None = None, timeout: float = 120
-) -> Result:
-    """kblint ARGS in a process of its own (for what only a real process shows: exit, signals, imports)."""
-    full_env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
-    full_env.update(env or {})
-    proc = subprocess.run(
-        [sys.executable, "-m", "kblint", *args],
-        cwd=str(cwd),
-        input=input,
-        capture_output=True,
-        env=full_env,
-        timeout=timeout,
-        check=False,
-    )
-    return Result(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
 
 
 def write_kb(root: Path, kb_yaml: str, entries: dict[str, str | bytes]) -> Path:

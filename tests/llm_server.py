@@ -167,7 +167,8 @@ class FakeLLM:
         with semaphore:
             time.sleep(seconds)
 
-    def answer(self, path: str, headers: dict, raw: bytes) -> tuple[int, dict | str]:
+    def _record(self, path: str, headers: dict, raw: bytes) -> dict:
+        """The request as the tests read it: its body, the last user message and the JSON block in it."""
         record: dict = {"path": path, "headers": headers, "raw": raw.decode("utf-8", "replace")}
         with self._lock:
             self.requests.append(record)
@@ -182,6 +183,11 @@ class FakeLLM:
         blocks = BLOCK_RE.findall(last)
         record["json_fences"] = last.count("```json")
         record["block"] = json.loads(blocks[0]) if len(blocks) == 1 else None
+        return record
+
+    def answer(self, path: str, headers: dict, raw: bytes) -> tuple[int, dict | str]:
+        record = self._record(path, headers, raw)
+        body = record["body"]
         entry_id = (record["block"] or {}).get("entry", {}).get("id")
         if self.delay or entry_id in self.slow_ids:
             self._generate(self.slow_delay if entry_id in self.slow_ids else self.delay)
@@ -198,31 +204,7 @@ class FakeLLM:
             return self.refuse_status, {
                 "error": {"message": f"'{field}' of type {mode} is not supported by this server"}
             }
-        if self._take("garbage"):
-            text = "Sorry, I cannot help with that {not json"
-        else:
-            items = record["block"]["items"] if record["block"] else []
-            drop = self._take("drop_count")
-            bad_confidence = self._take("bad_confidence_count")
-            verdicts = []
-            for it in items:
-                if drop and it["id"] in self.drop_ids:
-                    continue
-                vid = it["id"] + "-renamed" if it["id"] in self.rename_ids else it["id"]
-                if it.get("levels"):
-                    verdicts.append({"id": vid, **self._level(it)})
-                    continue
-                verdict, conf = decide(it["text"])
-                shown = self.bad_confidence if bad_confidence else conf
-                verdicts.append({"id": vid, "verdict": verdict, "confidence": shown, "reason": f"judged {it['id']}"})
-                if self.evidence is not None:
-                    verdicts[-1]["evidence"] = self.evidence
-            obj = json.dumps({"verdicts": verdicts}, indent=2)
-            text = {
-                "bare": obj,
-                "fenced": f"```json\n{obj}\n```",
-                "prose": f"Here is my review.\n\n```json\n{obj}\n```\nHope this helps.",
-            }[self.style]
+        text = "Sorry, I cannot help with that {not json" if self._take("garbage") else self._verdicts_text(record)
         cut = self._take("cut")
         if cut:
             text = text[: len(text) // 2]
@@ -231,6 +213,31 @@ class FakeLLM:
         if path.endswith("/messages"):
             return 200, _anthropic_reply(body, text, cut, mode)
         return 200, _openai_reply(body, text, cut)
+
+    def _verdicts_text(self, record: dict) -> str:
+        """The model's answer to the items of the request's block, in the configured style."""
+        items = record["block"]["items"] if record["block"] else []
+        drop = self._take("drop_count")
+        bad_confidence = self._take("bad_confidence_count")
+        verdicts = []
+        for it in items:
+            if drop and it["id"] in self.drop_ids:
+                continue
+            vid = it["id"] + "-renamed" if it["id"] in self.rename_ids else it["id"]
+            if it.get("levels"):
+                verdicts.append({"id": vid, **self._level(it)})
+                continue
+            verdict, conf = decide(it["text"])
+            shown = self.bad_confidence if bad_confidence else conf
+            verdicts.append({"id": vid, "verdict": verdict, "confidence": shown, "reason": f"judged {it['id']}"})
+            if self.evidence is not None:
+                verdicts[-1]["evidence"] = self.evidence
+        obj = json.dumps({"verdicts": verdicts}, indent=2)
+        return {
+            "bare": obj,
+            "fenced": f"```json\n{obj}\n```",
+            "prose": f"Here is my review.\n\n```json\n{obj}\n```\nHope this helps.",
+        }[self.style]
 
     def show(self, raw: bytes) -> tuple[int, dict]:
         """/api/show: the model's details, with its context length in model_info."""

@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from conftest import run_kblint
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = 300
@@ -45,16 +46,9 @@ def workspace(tmp_path_factory) -> Path:
 
 
 def _lint(workspace: Path) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-m", "kblint", "validate", ".", "--format", "json", "--fail-on", "never", "--no-cache"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)},
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    result = run_kblint("validate", ".", "--format", "json", "--fail-on", "never", "--no-cache", cwd=workspace)
+    assert result.code == 0, result.stderr
+    return result.json
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, run_kblint, write_kb
+from conftest import FIXTURES, examples, run_kblint, write_kb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -244,7 +244,7 @@ def _entries(draw: st.DrawFn) -> bytes:
     return text.encode("utf-8")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(_entries())
 def test_fix_changes_no_file_it_has_no_fix_for(entry: bytes):
     with tempfile.TemporaryDirectory() as directory:

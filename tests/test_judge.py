@@ -805,3 +805,19 @@ def test_api_key_never_in_logs_or_messages(server, caplog):
     _, _, unavailable = judge([req("e3", {"a": "x"})], cfg(server))
     assert caplog.records and KEY not in caplog.text
     assert KEY not in unavailable and all(KEY not in e.message for o in outcomes for e in o.errors)
+
+
+def test_the_tls_context_is_made_once_per_thread_and_verifies_certificates():
+    import ssl
+    import threading
+
+    from kblint.judge.runner import _tls_context
+
+    here = _tls_context()
+    assert here is _tls_context()
+    assert here.verify_mode == ssl.CERT_REQUIRED and here.check_hostname
+    elsewhere: list[ssl.SSLContext] = []
+    thread = threading.Thread(target=lambda: elsewhere.append(_tls_context()))
+    thread.start()
+    thread.join()
+    assert elsewhere[0] is not here  # httpx changes a context as it connects: threads do not share one

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kblint.explain import policy_examples
+from kblint.model.facts import EntryFacts
 from kblint.policy import Count, Gate, PolicyError, Required, Section, Subject, Words, parse, tokenize
 
 SPEC_EXAMPLES = [
@@ -268,49 +269,53 @@ types:
     assert sorted(found) == [("p", "links.actor count >= 2"), ("x", "links.actor count >= 2")]
 
 
+def _facts(kb: str, name: str, type_: str, links: list, aliases: tuple[str, ...] = ()) -> EntryFacts:
+    from kblint.model.link import PackedLinks
+
+    return EntryFacts(
+        kb_name=kb,
+        path=f"/{kb}/{name}.md",
+        relpath=f"{name}.md",
+        parsed=True,
+        reported=True,
+        id=name,
+        type=type_,
+        aliases=aliases,
+        links=PackedLinks.of(links),
+    )
+
+
+def _links_of_a() -> list:
+    """Entry a's links: to p twice (by case), to itself (by id, alias, path), by relation, across KBs."""
+    from kblint.model.link import Link
+
+    return [
+        Link("p", "wikilink", None, 1),
+        Link("P", "wikilink", None, 2),
+        Link("a", "wikilink", None, 3),
+        Link("Alias-A", "related", None, 4),
+        Link("x", "actor", None, 5),
+        Link("x", "wikilink", None, 6),
+        Link("q.md", "mdlink", None, 7, path="q.md"),
+        Link("a.md", "mdlink", None, 8, path="a.md"),
+        Link("p", "wikilink", "other", 9),
+        Link("r", "actor", "other", 10),
+        Link("ghost", "actor", None, 11),
+        Link("p", "cites", None, 12, origin="/k/cross-kb-links.yaml"),
+        Link("r", "wikilink", "nowhere", 13),
+    ]
+
+
 def test_links_count_on_the_graph_is_the_count_of_distinct_targets_it_defines():
     """FactsMeasures.links_count reads the packed links; it must count what the definition on Link
     objects counts: distinct (KB, target) pairs, links to the entry itself (by id, stem, alias, any
     case, or path) left out, NAME matching the relation or the type of the entry linked to."""
     from kblint.engine.pass_graph import GraphKB, analyse
     from kblint.measures import FactsMeasures
-    from kblint.model.facts import EntryFacts
-    from kblint.model.link import Link, LinkKey, PackedLinks, link_key, names_itself, own_names
+    from kblint.model.link import Link, LinkKey, link_key, names_itself, own_names
 
-    def facts(kb: str, name: str, type_: str, links: list[Link], aliases=()) -> EntryFacts:
-        return EntryFacts(
-            kb_name=kb,
-            path=f"/{kb}/{name}.md",
-            relpath=f"{name}.md",
-            parsed=True,
-            reported=True,
-            id=name,
-            type=type_,
-            aliases=tuple(aliases),
-            links=PackedLinks.of(links),
-        )
-
-    a = facts(
-        "k",
-        "a",
-        "note",
-        [
-            Link("p", "wikilink", None, 1),
-            Link("P", "wikilink", None, 2),
-            Link("a", "wikilink", None, 3),
-            Link("Alias-A", "related", None, 4),
-            Link("x", "actor", None, 5),
-            Link("x", "wikilink", None, 6),
-            Link("q.md", "mdlink", None, 7, path="q.md"),
-            Link("a.md", "mdlink", None, 8, path="a.md"),
-            Link("p", "wikilink", "other", 9),
-            Link("r", "actor", "other", 10),
-            Link("ghost", "actor", None, 11),
-            Link("p", "cites", None, 12, origin="/k/cross-kb-links.yaml"),
-            Link("r", "wikilink", "nowhere", 13),
-        ],
-        aliases=["alias-a"],
-    )
+    facts = _facts
+    a = facts("k", "a", "note", _links_of_a(), aliases=("alias-a",))
     kbs = [
         GraphKB(
             "k", "/k", [a, facts("k", "p", "actor", []), facts("k", "x", "note", []), facts("k", "q", "actor", [])]

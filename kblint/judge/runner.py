@@ -6,7 +6,6 @@ httpx is imported only when a request is actually sent (SPEC §13: start-up stay
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import threading
@@ -675,13 +674,20 @@ async def _run(works: list[_Work], runner: _Runner) -> None:
         await asyncio.gather(*(runner.judge_entry(client, w) for w in works))
 
 
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """The TLS settings httpx would make for each client, made once per process: reading the
-    certificate bundle takes some 40 ms, which the language and MCP servers paid on every judgment."""
-    import httpx
+_THREAD = threading.local()
 
-    return httpx.create_ssl_context()
+
+def _tls_context() -> ssl.SSLContext:
+    """The TLS settings httpx would make for each client, made once per thread: reading the
+    certificate bundle is most of what making a client costs, and the language and MCP servers
+    judge many times (httpx sets the context's ALPN protocols on each connection: one context is
+    never shared between threads that may connect at once)."""
+    context: ssl.SSLContext | None = getattr(_THREAD, "tls", None)
+    if context is None:
+        import httpx
+
+        context = _THREAD.tls = httpx.create_ssl_context()
+    return context
 
 
 def _note_context(stats: JudgeStats) -> None:

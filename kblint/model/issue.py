@@ -62,8 +62,8 @@ class Issue:
     fixable: bool = dataclasses.field(default=False, repr=False)
 
     def __reduce__(self) -> tuple[type[Issue], tuple[Any, ...]]:
-        # Issues cross from worker processes by the hundred thousand: a tuple of their fields
-        # pickles several times faster than the default state of a class with slots.
+        # Issues cross from worker processes and wait in the spill in great numbers: a tuple of
+        # their fields pickles faster than the default state of a class with slots.
         return Issue, ISSUE_VALUES(self)
 
 

@@ -88,8 +88,7 @@ def _fragments(data: bytes) -> set[int]:
 def _bins(hashes: set[int]) -> list[int]:
     smallest = [_EMPTY_BIN] * BINS
     for h in hashes:
-        if h < smallest[h & _BIN_MASK]:  # noqa: PLR1730 - min() is a call for each hash, twice the time
-            smallest[h & _BIN_MASK] = h
+        smallest[h & _BIN_MASK] = min(smallest[h & _BIN_MASK], h)
     for b in [b for b, v in enumerate(smallest) if v == _EMPTY_BIN]:
         step = 1
         while smallest[(b + step) & _BIN_MASK] == _EMPTY_BIN:  # densified: no two bodies agree on a bin

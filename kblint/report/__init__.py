@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..checkers.registry import registry
 from ..model.issue import Report
-from ..model.json_schema import JSON_SCHEMA
-from ..rules import doc_url
 
 FORMATS = ("text", "json", "sarif", "github", "junit", "markdown", "verdicts")
 
@@ -27,6 +24,10 @@ def issue_url(rule: str, checker: str | None = None) -> str:
     """The documentation of an issue: for a rubric_violation of a built-in checker, the checker's;
     of a JSON Schema item, the page of those items; otherwise the rule's (a plugin's checkers are
     not in docs/rules.md)."""
+    from ..checkers.registry import registry  # here: `kblint.report` is imported for FORMATS alone
+    from ..model.json_schema import JSON_SCHEMA
+    from ..rules import doc_url
+
     if rule == "rubric_violation" and checker == JSON_SCHEMA:
         return doc_url(JSON_SCHEMA)
     if rule == "rubric_violation" and checker is not None:

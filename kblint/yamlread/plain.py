@@ -4,8 +4,9 @@ Block mappings and sequences indented with spaces, one-line flow lists and mappi
 and double-quoted scalars without escapes or line breaks. `load` gives exactly what PyYAML's safe
 loader gives, or None when the text uses anything else (comments, anchors, tags, block scalars,
 multi-line scalars, escapes, tabs, an impossible date...), and the caller then hands it to PyYAML.
-It is several times faster than PyYAML's libyaml loader, which builds an event and a node object
-for every scalar (figures in bench/README.md). A property test holds the two to the same result.
+Every entry's frontmatter is read in pass 1, and PyYAML's libyaml loader builds an event and a
+node object for every scalar (the figures are in bench/README.md). A property test holds the two
+to the same result.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ _DATE_LENGTH = len("2024-01-31")
 
 # Characters that make the text anything but plain wherever they stand: comments, escapes, tabs,
 # and the characters YAML reads as line breaks or refuses. Most frontmatter is ASCII, searched for
-# the ASCII ones alone (one character class: several times faster than the whole pattern).
+# the ASCII ones alone (one character class, the quickest pattern for the regex engine to scan for).
 _NOT_PLAIN_ASCII = re.compile("[#\\\\\x00-\x09\x0b-\x1f\x7f]")
 _NOT_PLAIN = re.compile("[#\\\\\t\r\x85\u2028\u2029\ufeff]|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # What a plain scalar cannot start with: YAML reads an anchor, alias, tag, block scalar, directive
