@@ -12,9 +12,10 @@ def main() -> None:
 
         print(f"kblint {__version__}")
         return
-    from .infra.pool import own_children, tune_collector
+    from .infra import collector
+    from .infra.pool import own_children
 
-    tune_collector()  # before the imports too: they make many objects and no cycles to collect
+    collector.for_one_run()  # before the imports too: they make many objects and no cycles to collect
     own_children()
     try:
         from .cli import run_app

@@ -184,7 +184,11 @@ def validate(
     verbose: bool = _opt(False, "--verbose", panel=OUTPUT, help="Show tracebacks of internal errors."),
     no_judgment: bool = _opt(False, "--no-judgment", panel=JUDGMENT, help="Do not run the judgment tier."),
     llm: Optional[str] = _opt(
-        None, "--llm", panel=JUDGMENT, metavar="PROVIDER:MODEL", help="openai, ollama or anthropic, and the model."
+        None,
+        "--llm",
+        panel=JUDGMENT,
+        metavar="PROVIDER:MODEL",
+        help="Provider and model, e.g. openai:gpt-4o-mini.",
     ),
     llm_base_url: Optional[str] = _opt(
         None, "--llm-base-url", panel=JUDGMENT, metavar="URL", help="Base URL of the LLM server."

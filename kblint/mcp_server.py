@@ -30,7 +30,7 @@ from pydantic import Field
 from . import __version__
 from .config import ConfigError, Settings, resolve
 from .errors import UsageError
-from .paths import display_path, is_within
+from .paths import display_path, is_within, relative_to
 
 if TYPE_CHECKING:
     from .model.kbschema import KBSchema
@@ -274,7 +274,7 @@ def _entry_path(path: str, root: str) -> str:
     full = os.path.normpath(os.path.join(root, path))
     if not is_within(full, root) or full == root:
         raise ToolError(f"path {path}: outside the KB ({display_path(root)}); give a path inside it")
-    return os.path.relpath(full, root).replace(os.sep, "/")
+    return relative_to(full, root)
 
 
 def _encoded(text: str, limit: int) -> bytes:
@@ -352,10 +352,11 @@ def build_server(options: ServerOptions) -> MCPServer:
 
 def serve(options: ServerOptions) -> None:
     """Serve the tools over standard input and output until the client closes the connection."""
-    import gc
+    from .infra import collector
 
-    gc.enable()  # a process that lives on collects its reference cycles (the CLI turns it off for one run)
-    build_server(options).run("stdio")
+    server = build_server(options)
+    collector.for_a_long_life()  # the CLI turned the collector off, for one run
+    server.run("stdio")
 
 
 def _within(path: str, root: str) -> bool:

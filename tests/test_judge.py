@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -776,7 +775,6 @@ def test_an_out_of_range_confidence_is_asked_again_then_an_error(server):
 def test_importing_the_judge_does_not_import_httpx():
     code = "import sys, kblint.judge; assert 'httpx' not in sys.modules, 'httpx imported'"
     subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), check=True, timeout=30)
-    assert Path(ROOT / "kblint" / "judge" / "__init__.py").exists()
 
 
 def test_a_provider_that_goes_away_mid_run_stops_being_asked(server):

@@ -71,9 +71,6 @@ class FileResult:
     spilled: int = -1  # the slot of its issues in the IssueSpill, when they are there
     record: str | None = None  # the result as the result cache stores it
 
-    def __reduce__(self) -> tuple[type[FileResult], tuple[Any, ...]]:
-        return FileResult, (self.facts, self.issues, self.cross_sources, self.spilled, self.record)
-
 
 def parse_failure(ctx: KBContext, path: str, relpath: str, message: str, line: int = 1, column: int = 1) -> FileResult:
     issue = RULES["parse_error"].issue(Site(ctx.schema.name, path), message, line=line, column=column)

@@ -7,6 +7,8 @@ import errno
 import os
 import stat
 
+from ..paths import relative_to
+
 
 class FileProblem(Exception):
     """A file kblint will not or cannot read, and why (`reason` is one short phrase)."""
@@ -112,7 +114,7 @@ def leads_outside(root: str, path: str) -> bool:
     """Whether the file at PATH, below the KB directory ROOT, is a symlink that leads outside it."""
     if not os.path.islink(path):
         return False
-    relpath = os.path.relpath(path, root).replace(os.sep, "/")
+    relpath = relative_to(path, root)
     return why_not_within(os.path.realpath(root), relpath) == "outside the KB"
 
 

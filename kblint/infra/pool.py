@@ -277,13 +277,3 @@ def own_children() -> None:
 
     if hasattr(signal, "SIGCHLD") and signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-
-
-def tune_collector() -> None:
-    """For a process that runs one lint: the cyclic garbage collector is off. A run makes millions
-    of objects and next to no reference cycles (some hundreds in a run of 20,000 entries), and the
-    main process keeps every entry's facts until the graph pass: the collector would scan them
-    again and again for nothing. Reference counting frees everything else as usual."""
-    import gc
-
-    gc.disable()

@@ -11,7 +11,6 @@ the command `kblint.judgeEntry`, never on typing.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import sys
 import time
@@ -26,6 +25,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
 from ..config import ConfigError, Settings, resolve
+from ..infra import collector
 from ..model.issue import Issue
 from ..report import issue_url
 from . import actions, editing
@@ -134,7 +134,7 @@ class KBServer(LanguageServer):
         self.held = HeldWorkspace(settings, roots, warnings)
         self.held.texts = texts
         self.held.load()
-        settle()
+        collector.for_a_long_life()
         for warning in self.held.warnings:
             self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Warning, f"kblint: {warning}"))
         entries, kbs = len(self.held.live.facts), len(self.held.kbs)
@@ -186,7 +186,7 @@ class KBServer(LanguageServer):
             data = self.held.texts.get(path)
             others = self.held.reload_kb(kb, data.decode("utf-8", "replace") if data is not None else None)
             others |= self.shown_in(kb)
-            settle()
+            collector.for_a_long_life()
         self.publish(path)
         for other in sorted(others - {path}):
             self.publish(other)
@@ -283,21 +283,6 @@ class KBServer(LanguageServer):
                 others |= self.held.refresh(path) | ({path} if path in self.state.shown else set())
         for other in sorted(others):
             self.publish(other)
-
-
-def settle() -> None:
-    """After the workspace is indexed: what it holds is set aside for the cyclic garbage collector,
-    which then runs (kblint's batch runs go without it) on what the server makes from there on,
-    without scanning the held workspace again and again."""
-    gc.collect()
-    gc.freeze()
-    gc.enable()
-    try:  # what indexing freed goes back to the system (glibc keeps it for reuse, and the server lives on)
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass  # another C library: it keeps what it keeps
 
 
 def _env_delay() -> float:

@@ -5,10 +5,8 @@ Small enough to hold for every entry of a 100,000-entry workspace: no body, no f
 
 from __future__ import annotations
 
-import builtins
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
 
 from ..paths import stem
 from ..rules import Site
@@ -47,9 +45,6 @@ class EntryFacts:
     @property
     def site(self) -> Site:
         return Site(self.kb_name, self.path, self.id if self.parsed else None, self.type or None)
-
-    def __reduce__(self) -> tuple[builtins.type[EntryFacts], tuple[Any, ...]]:  # "type" is a field here
-        return EntryFacts, FACTS_VALUES(self)
 
 
 FACTS_FIELDS = tuple(EntryFacts.__dataclass_fields__)

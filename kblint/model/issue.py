@@ -58,13 +58,8 @@ class Issue:
     # The fingerprint, once computed (see Report.fingerprint).
     fingerprint: str | None = dataclasses.field(default=None, repr=False)
     # `kblint validate --fix` has a fix for it: marked after the run, for the text report; never
-    # stored or sent between processes, so it comes last and ISSUE_FIELDS leaves it out.
+    # stored, so it comes last and ISSUE_FIELDS (the run cache's columns) leaves it out.
     fixable: bool = dataclasses.field(default=False, repr=False)
-
-    def __reduce__(self) -> tuple[type[Issue], tuple[Any, ...]]:
-        # Issues cross from worker processes and wait in the spill in great numbers: a tuple of
-        # their fields pickles faster than the default state of a class with slots.
-        return Issue, ISSUE_VALUES(self)
 
 
 ISSUE_FIELDS = tuple(name for name in Issue.__dataclass_fields__ if name != "fixable")
