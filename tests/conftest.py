@@ -3,6 +3,7 @@ few end-to-end tests that need a real process — and read its JSON report."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -154,12 +155,17 @@ def same_data(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
+async def no_wait(seconds: float) -> None:
+    """The judge's clock in tests: a back-off or a wait for an abandoned answer passes at once."""
+    await asyncio.sleep(0)
+
+
 @pytest.fixture
 def quick_backoff(monkeypatch) -> None:
-    """The judge's back-off between tries in milliseconds instead of seconds (its clock, injected)."""
+    """The judge's waits between tries pass at once (its clock, injected)."""
     import dataclasses
 
     from kblint.engine import pass_judgment
 
     made = pass_judgment.judge_config
-    monkeypatch.setattr(pass_judgment, "judge_config", lambda s: dataclasses.replace(made(s), retry_base_delay=0.001))
+    monkeypatch.setattr(pass_judgment, "judge_config", lambda s: dataclasses.replace(made(s), sleep=no_wait))

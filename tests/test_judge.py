@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, no_wait
 from llm_server import ALWAYS, COMPLETION_TOKENS, PROMPT_TOKENS, FakeLLM, closed_port
 
 from kblint.judge import (
@@ -38,7 +39,7 @@ def cfg(server: FakeLLM | None = None, provider: str = "openai", **kw) -> JudgeC
     if server is not None:
         kw.setdefault("base_url", server.openai_url if provider == "openai" else server.anthropic_url)
     kw.setdefault("api_key", KEY)
-    kw.setdefault("retry_base_delay", 0.01)
+    kw.setdefault("sleep", no_wait)  # the judge's clock: its waits pass at once
     kw.setdefault("timeout", 10.0)
     return JudgeConfig(provider=provider, model="test-model", **kw)
 
@@ -270,7 +271,7 @@ def test_a_dead_provider_behind_a_gateway_is_unavailable_after_a_few_entries(ser
     requests = [req(f"e{n}", {"a": "one", "b": "two"}) for n in range(30)]
     for concurrency in (1, 4):
         server.reset()
-        outcomes, _, unavailable = judge(requests, cfg(server, concurrency=concurrency, retry_base_delay=0.001))
+        outcomes, _, unavailable = judge(requests, cfg(server, concurrency=concurrency))
         assert unavailable is not None and f"HTTP {status}" in unavailable and "6 requests in a row" in unavailable
         assert 6 <= server.count <= 6 + concurrency  # then no more requests, however many entries wait
         errored = sum(1 for o in outcomes if o.errors)
@@ -280,7 +281,7 @@ def test_a_dead_provider_behind_a_gateway_is_unavailable_after_a_few_entries(ser
 def test_a_server_error_streak_ends_with_an_answer(server):
     server.fail_status, server.fail_count = 502, 5  # five failures in a row, then answers
     requests = [req(f"e{n}", {"a": "one"}) for n in range(6)]
-    outcomes, _, unavailable = judge(requests, cfg(server, concurrency=1, retry_base_delay=0.001))
+    outcomes, _, unavailable = judge(requests, cfg(server, concurrency=1))
     assert unavailable is None  # the answers reset the count
     assert sum(len(o.verdicts) + len(o.errors) for o in outcomes) == 6 and sum(len(o.verdicts) for o in outcomes) >= 4
 
@@ -541,7 +542,9 @@ def test_one_slow_entry_does_not_make_the_next_fail(server):
     """The timed-out entry keeps its slot while the server finishes the answers it abandoned."""
     server.delay, server.slots = 0.05, 1
     server.slow_ids, server.slow_delay = {"e1"}, 0.5
-    outcomes, stats, _ = judge([req(f"e{i}", {"a": "one"}) for i in range(4)], cfg(server, concurrency=1, timeout=0.25))
+    # the server generates in real time: the judge's wait for the abandoned answers must be real too
+    config = cfg(server, concurrency=1, timeout=0.25, sleep=asyncio.sleep)
+    outcomes, stats, _ = judge([req(f"e{i}", {"a": "one"}) for i in range(4)], config)
     assert [bool(o.errors) for o in outcomes] == [False, True, False, False] and stats.timeouts == 2
 
 

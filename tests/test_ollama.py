@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import issues_of, run_kblint, write_kb
+from conftest import issues_of, no_wait, run_kblint, write_kb
 from llm_server import FakeLLM
 
 from kblint.judge import JudgeConfig, JudgeItem, JudgeRequest, judge
@@ -21,7 +21,7 @@ def server():
 
 def cfg(server: FakeLLM, provider: str = "ollama", **kw) -> JudgeConfig:
     kw.setdefault("base_url", server.openai_url if provider == "openai" else server.ollama_url)
-    kw.setdefault("retry_base_delay", 0.001)
+    kw.setdefault("sleep", no_wait)  # the judge's clock: its waits pass at once
     kw.setdefault("timeout", 10.0)
     return JudgeConfig(provider=provider, model="test-model", api_key="k" if provider != "ollama" else None, **kw)
 
