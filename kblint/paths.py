@@ -113,37 +113,15 @@ def decodable(text: str) -> str:
     return _UNDECODABLE.sub(_escape, text) if _UNDECODABLE.search(text) else text
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024)  # a report shows each file's path with each of its issues
 def _display_path(cwd: str, path: str) -> str:
     return quote_name(_plain_display_path(cwd, path))
 
 
 @lru_cache(maxsize=1024)
 def _plain_display_path(cwd: str, path: str) -> str:
-    if path.startswith(cwd) and path[len(cwd) : len(cwd) + 1] == os.sep:
-        shown = path[len(cwd) + 1 :]
-    else:
-        path = _normalised(path)
-        head, tail = os.path.split(path)
-        if cwd.startswith(path) or not tail:
-            shown = _relative(cwd, path)  # PATH may be CWD or above it: not a file in a folder
-        else:  # a folder's files share its relative path, worked out once
-            folder = _relative(cwd, head)
-            shown = tail if folder == "." else os.path.join(folder, tail)
-    return shown.replace(os.sep, "/")
-
-
-def _normalised(path: str) -> str:
-    """PATH made absolute and normal, as relpath reads it. A path of the walk is so already, and
-    telling it is cheaper than normalising it again."""
-    if path.startswith("/") and "/." not in path and "//" not in path and not path.endswith("/"):
-        return path
-    return os.path.abspath(path)
-
-
-@lru_cache(maxsize=4096)
-def _relative(cwd: str, path: str) -> str:
     try:
-        return os.path.relpath(path, cwd)
+        shown = os.path.relpath(path, cwd)
     except ValueError:  # another drive (Windows)
-        return path
+        shown = path
+    return shown.replace(os.sep, "/")

@@ -11,7 +11,6 @@ to the same result.
 
 from __future__ import annotations
 
-import datetime
 import re
 from typing import Any
 
@@ -29,8 +28,6 @@ _CONSTRUCT = {
     )
 }
 _NULL = "tag:yaml.org,2002:null"
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
-_DATE_LENGTH = len("2024-01-31")
 
 # Characters that make the text anything but plain wherever they stand: comments, escapes, tabs,
 # and the characters YAML reads as line breaks or refuses. Most frontmatter is ASCII, searched for
@@ -200,10 +197,6 @@ def _plain(text: str) -> Any:
         if regexp.match(text):
             if tag == _NULL:
                 return None
-            if tag == _TIMESTAMP and len(text) == _DATE_LENGTH:  # YYYY-MM-DD: what PyYAML makes of it, directly
-                return datetime.date(
-                    int(text[:4]), int(text[5:7]), int(text[8:])
-                )  # an impossible date raises ValueError
             construct = _CONSTRUCT.get(tag)
             if construct is None:
                 raise _Unsure  # `<<` and `=` are merge and value keys
