@@ -240,11 +240,16 @@ async def test_the_judge_command_needs_an_llm(client: LanguageClient):
             await client.workspace_execute_command_async(lsp.ExecuteCommandParams("kblint.judgeEntry", wrong))
 
 
+async def start_on_notes(client: LanguageClient, tmp_path: Path, debounce_ms: int) -> None:
+    """A server of its own on a KB of ENTRIES, linting after DEBOUNCE_MS of quiet."""
+    root = write_kb(tmp_path / "notes", KB_YAML, ENTRIES)
+    client.root = root  # type: ignore[attr-defined]
+    await start(client, root, {"debounceMs": debounce_ms})
+
+
 @pytest_lsp.fixture(config=ClientServerConfig([*SERVER, "--stdio"], server_env=ENV))
 async def typing_client(lsp_client: LanguageClient, tmp_path: Path):
-    root = write_kb(tmp_path / "notes", KB_YAML, ENTRIES)
-    lsp_client.root = root  # type: ignore[attr-defined]
-    await start(lsp_client, root, {"debounceMs": 300})
+    await start_on_notes(lsp_client, tmp_path, 300)
     yield
     await lsp_client.shutdown_session()
 
@@ -287,10 +292,8 @@ def awaited(answer: Future) -> asyncio.Future:
 
 @pytest_lsp.fixture(config=ClientServerConfig([*SERVER, "--stdio"], server_env=ENV))
 async def plain_client(lsp_client: LanguageClient, tmp_path: Path):
-    root = write_kb(tmp_path / "notes", KB_YAML, ENTRIES)
-    lsp_client.root = root  # type: ignore[attr-defined]
-    await start(lsp_client, root, {"debounceMs": 0})
-    yield
+    await start_on_notes(lsp_client, tmp_path, 0)
+    yield  # the test shuts the server down itself
 
 
 @pytest.mark.asyncio
