@@ -121,6 +121,19 @@ def test_a_missing_required_key_is_at_the_frontmatter_and_scores_count_each_item
     assert report["kbs"][0]["score"] == pytest.approx(0.6)
 
 
+def test_a_broken_schema_item_does_not_run(tmp_path: Path):
+    # the second item takes the first's id: it is broken, and neither reported on nor scored
+    kb_yaml = SCHEMA_KB.replace("    applies_to: [note]\n", "    id: sourced\n    applies_to: [note]\n")
+    entry = "---\ntitle: T\ntags: [a]\nconfidence: low\nslug: Not_A_Slug\n---\nBody.\n"
+    report = _report(write_kb(tmp_path / "kb", kb_yaml, {"notes/t.md": entry}))
+    assert [i["message"] for i in issues_of(report, "config_error")] == [
+        "rubric item 'Slugs are lower case' is not enforced: duplicate item id 'sourced' (also used at kb.yaml line 3)"
+    ]
+    assert _violations(report, "t") == [(1, "metadata: 'sources' is a required property")]
+    # descriptive title and tags pass, outlinks and the sourced item fail: 2 of 4
+    assert report["kbs"][0]["score"] == pytest.approx(0.5)
+
+
 def test_errors_are_capped_per_item_and_entry(tmp_path: Path):
     schema = "{properties: {title: {}, tags: {}}, additionalProperties: {type: integer}}"
     kb_yaml = f"name: many\nevaluation_rubric:\n  - text: Numbers\n    json_schema: {schema}\n"

@@ -99,8 +99,9 @@ class Binding:
 
     @property
     def runs(self) -> bool:
-        """Whether kblint itself runs this item (a checker, a policy or a JSON Schema)."""
-        return self.kind in ("checker", "policy") or self.validator is not None
+        """Whether kblint itself runs this item (a checker, a policy or a JSON Schema; not once it
+        is broken, whatever it was bound to before)."""
+        return self.kind in ("checker", "policy") or (self.kind == "schema" and self.validator is not None)
 
     @property
     def scored(self) -> bool:
