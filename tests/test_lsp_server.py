@@ -304,11 +304,13 @@ async def test_every_request_is_answered(plain_client: LanguageClient):
     uri = uri_of(client, "people/bob.md")
     with pytest.raises(JsonRpcInvalidParams):
         await awaited(send_as_is(client, "malformed", lsp.TEXT_DOCUMENT_HOVER, {"textDocument": 42}))
-    # a malformed request written inside another request's params is data, not a request to answer
+    # malformed messages written inside another request's params are data, not messages to answer
     inner = {"jsonrpc": "2.0", "id": "inner", "method": lsp.TEXT_DOCUMENT_HOVER, "params": {"textDocument": 42}}
+    told = {"jsonrpc": "2.0", "method": lsp.TEXT_DOCUMENT_DID_OPEN, "params": {"textDocument": 42}}
     never: Future = Future()
     client.protocol._request_futures["inner"] = never  # an answer to "inner" would land here
-    outer = send_as_is(client, "outer", "workspace/executeCommand", {"command": "kblint.none", "arguments": [inner]})
+    arguments = {"command": "kblint.none", "arguments": [inner, told]}
+    outer = send_as_is(client, "outer", "workspace/executeCommand", arguments)
     with pytest.raises(JsonRpcException):
         await awaited(outer)
     position = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0))

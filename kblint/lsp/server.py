@@ -11,6 +11,7 @@ the command `kblint.judgeEntry`, never on typing.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 import time
@@ -75,13 +76,7 @@ class State:
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)  # path → its pending lint
 
 
-@dataclass(frozen=True, slots=True)
-class _Unread:
-    """A request whose params did not read as its method's: answered once it is known to be the
-    message itself, not a mapping nested in another one's params."""
-
-    id: int | str
-    method: str
+logger = logging.getLogger(__name__)
 
 
 class _Protocol(LanguageServerProtocol):
@@ -94,22 +89,34 @@ class _Protocol(LanguageServerProtocol):
         try:
             return super().structure_message(data)
         except JsonRpcException:
-            msg_id, method = data.get("id"), data.get("method")
-            if isinstance(msg_id, bool) or not isinstance(msg_id, (int, str)) or not isinstance(method, str):
-                raise  # a notification, a response, or no id to answer: pygls logs it
-            return _Unread(msg_id, method)  # json.loads reads nested mappings first: answered in handle_message
+            # json.loads reads nested mappings first: left as they are, and answered in handle_message,
+            # which sees only whole messages
+            return data
 
     def handle_message(self, message: Any) -> None:
+        if isinstance(message, dict):  # a whole message that did not read as one (structure_message)
+            self._answer_unread(message)
+            return
         method = getattr(message, "method", None)
         msg_id = getattr(message, "id", None)
         if self._shutdown and msg_id is not None and method not in (None, "exit"):
-            error: JsonRpcException = JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered")
-            self._send_response(msg_id, error=error.to_response_error())
-        elif isinstance(message, _Unread):
-            error = JsonRpcInvalidParams(f"the params of {message.method} are not what it takes")
-            self._send_response(message.id, error=error.to_response_error())
+            self._refuse(msg_id, JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered"))
+            return
+        super().handle_message(message)
+
+    def _answer_unread(self, data: dict[str, Any]) -> None:
+        msg_id, method = data.get("id"), data.get("method")
+        if data.get("jsonrpc") != "2.0" or isinstance(msg_id, bool) or not isinstance(msg_id, (int, str)):
+            logger.warning("a message that is no JSON-RPC 2.0 request, left unanswered: %.200r", data)
+        elif self._shutdown:
+            self._refuse(msg_id, JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered"))
+        elif isinstance(method, str):
+            self._refuse(msg_id, JsonRpcInvalidParams(f"the params of {method} are not what it takes"))
         else:
-            super().handle_message(message)
+            self._refuse(msg_id, JsonRpcInvalidRequest("a request names its method"))
+
+    def _refuse(self, msg_id: int | str, error: JsonRpcException) -> None:
+        self._send_response(msg_id, error=error.to_response_error())
 
 
 class KBServer(LanguageServer):
