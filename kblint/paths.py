@@ -121,7 +121,7 @@ def _display_path(cwd: str, path: str) -> str:
 @lru_cache(maxsize=1024)
 def _plain_display_path(cwd: str, path: str) -> str:
     try:
-        shown = os.path.relpath(path, cwd)
+        shown = os.path.relpath(path or os.curdir, cwd)  # an empty path is the current directory
     except ValueError:  # another drive (Windows)
         shown = path
     return shown.replace(os.sep, "/")

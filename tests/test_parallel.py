@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -15,7 +16,7 @@ def square(i: int) -> tuple[int, int]:
     return i * i, os.getpid()
 
 
-class Signal:
+class PipeEvent:
     """One process tells another that something happened, down a pipe: a test waits for the event,
     not for the clock."""
 
@@ -33,15 +34,35 @@ class Signal:
             assert ready, "the other process never signalled"
             self.seen = True
 
+    def close(self) -> None:
+        os.close(self.read_end)
+        os.close(self.write_end)
 
-def test_every_item_is_done_once_by_a_worker_or_here():
-    here, worked = os.getpid(), Signal()
+
+@pytest.fixture
+def event() -> Iterator[Callable[[], PipeEvent]]:
+    """Make PipeEvents, closed after the test."""
+    made: list[PipeEvent] = []
+
+    def make() -> PipeEvent:
+        made.append(PipeEvent())
+        return made[-1]
+
+    yield make
+    for e in made:
+        e.close()
+
+
+def test_every_item_is_done_once_by_a_worker_or_here(event):
+    here, started, worked = os.getpid(), event(), event()
 
     def square_in_turn(i: int) -> tuple[int, int]:
         if os.getpid() != here:
+            started.wait()  # the worker's items wait until this process has taken one ...
             worked.set()
         else:
-            worked.wait()  # this process's items wait until the worker has done one
+            started.set()
+            worked.wait()  # ... and this process's until the worker has done one
         return i * i, os.getpid()
 
     got = dict(in_processes(square_in_turn, list(range(60)), jobs=2))
@@ -65,8 +86,8 @@ def test_workers_inherit_what_the_work_needs():
     assert dict(in_processes(look_up, list(range(10)), jobs=3)) == table
 
 
-def test_a_failing_item_stops_the_run_with_its_error():
-    here, failing = os.getpid(), Signal()
+def test_a_failing_item_stops_the_run_with_its_error(event):
+    here, failing = os.getpid(), event()
 
     def fails_in_a_worker(i: int) -> int:
         if os.getpid() != here:
@@ -78,7 +99,7 @@ def test_a_failing_item_stops_the_run_with_its_error():
     with pytest.raises(WorkerFailed, match=r"a worker process failed: ValueError: item \d+ is bad"):
         list(in_processes(fails_in_a_worker, list(range(20)), jobs=2))
 
-    started = Signal()
+    started = event()
 
     def fails_here(i: int) -> int:
         if os.getpid() == here:
@@ -91,10 +112,10 @@ def test_a_failing_item_stops_the_run_with_its_error():
         list(in_processes(fails_here, list(range(20)), jobs=2))
 
 
-def test_a_worker_that_dies_stops_the_run():
+def test_a_worker_that_dies_stops_the_run(event):
     here = os.getpid()
 
-    died = Signal()
+    died = event()
 
     def dies_in_a_worker(i: int) -> int:
         if os.getpid() != here:

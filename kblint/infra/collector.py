@@ -15,9 +15,11 @@ def for_one_run() -> None:
 
 
 def for_a_long_life() -> None:
-    """For a server, once it holds what it serves (the language server: its indexed workspace):
-    what it holds is set aside for the collector, which then runs on what the server makes from
-    there on, without scanning the held objects again and again."""
+    """For a server, once it holds what it serves (the language server: its indexed workspace,
+    again after a KB is read anew): what it holds is set aside for the collector, which then runs
+    on what the server makes from there on, without scanning the held objects again and again.
+    What an earlier call set aside is looked at again first: some of it may be garbage by now."""
+    gc.unfreeze()
     gc.collect()
     gc.freeze()
     gc.enable()

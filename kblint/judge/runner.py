@@ -680,8 +680,9 @@ _THREAD = threading.local()
 def _tls_context() -> ssl.SSLContext:
     """The TLS settings httpx would make for each client, made once per thread: reading the
     certificate bundle is most of what making a client costs, and the language and MCP servers
-    judge many times (httpx sets the context's ALPN protocols on each connection: one context is
-    never shared between threads that may connect at once)."""
+    judge many times. httpx sets a context's ALPN protocols on each connection, which OpenSSL does
+    not allow while another thread connects with it: threads do not share one (a thread the MCP
+    server starts anew after one has idled makes its own)."""
     context: ssl.SSLContext | None = getattr(_THREAD, "tls", None)
     if context is None:
         import httpx
