@@ -100,7 +100,7 @@ class _Protocol(LanguageServerProtocol):
         method = getattr(message, "method", None)
         msg_id = getattr(message, "id", None)
         if self._shutdown and msg_id is not None and method not in (None, "exit"):
-            self._refuse(msg_id, JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered"))
+            self._refuse_after_shutdown(msg_id, method)
             return
         super().handle_message(message)
 
@@ -109,11 +109,14 @@ class _Protocol(LanguageServerProtocol):
         if data.get("jsonrpc") != "2.0" or isinstance(msg_id, bool) or not isinstance(msg_id, (int, str)):
             logger.warning("a message that is no JSON-RPC 2.0 request, left unanswered: %.200r", data)
         elif self._shutdown:
-            self._refuse(msg_id, JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered"))
+            self._refuse_after_shutdown(msg_id, method)
         elif isinstance(method, str):
             self._refuse(msg_id, JsonRpcInvalidParams(f"the params of {method} are not what it takes"))
         else:
             self._refuse(msg_id, JsonRpcInvalidRequest("a request names its method"))
+
+    def _refuse_after_shutdown(self, msg_id: int | str, method: object) -> None:
+        self._refuse(msg_id, JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered"))
 
     def _refuse(self, msg_id: int | str, error: JsonRpcException) -> None:
         self._send_response(msg_id, error=error.to_response_error())

@@ -258,7 +258,7 @@ class EntryGrades:
     criteria: list[Criterion]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "entry_id": self.entry_id, "criteria": [c.as_dict() for c in self.criteria]}
+        return dataclasses.asdict(self)
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> EntryGrades:
@@ -274,7 +274,7 @@ class LevelCounts:
     counts: dict[str, int]  # level id → entries, in the order of the levels
 
     def as_dict(self) -> dict[str, Any]:
-        return {"item": self.item, "counts": dict(self.counts)}
+        return dataclasses.asdict(self)
 
 
 @dataclass(slots=True)

@@ -46,7 +46,7 @@ def render(report: Report, *, color: bool = False, statistics: bool = False) -> 
 
 
 def _entries(n: int) -> str:
-    return f"{n} {'entry' if n == 1 else 'entries'}"
+    return plural(n, "entry", "entries")
 
 
 TOP_RULES = 5  # rules the summary names; --statistics lists them all
