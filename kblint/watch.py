@@ -8,13 +8,13 @@ watchfiles' watcher here, a list of batches in the tests.
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .infra import collector
 from .infra.git import gitignores, work_tree
 from .paths import display_path, is_within, printable
 from .report.words import plural
@@ -325,7 +325,7 @@ class _Loop:
             lines.append(summary_line(after, change, self.clock() - start))
         if lines:
             self._write("\n".join(lines) + "\n")
-        gc.collect()  # start-up turned the collector off, for one run: here the runs go on
+        collector.between_runs()  # start-up turned the collector off, for one run: here the runs go on
         return after
 
     def _full(self, report: Report) -> str:

@@ -477,7 +477,7 @@ def test_a_server_of_one_slot_is_not_made_slower_by_more_concurrency(server):
     timeouts, most = {}, {}
     for concurrency in (1, 4):
         server.reset()
-        outcomes, stats, _ = judge(requests, cfg(server, concurrency=concurrency, timeout=0.16))
+        outcomes, stats, _ = judge(requests, cfg(server, concurrency=concurrency, timeout=0.18))
         timeouts[concurrency], most[concurrency] = stats.timeouts, server.max_in_flight
         assert all(o.verdicts and not o.errors for o in outcomes), concurrency  # every entry judged
         assert server.count == len(requests)
