@@ -31,7 +31,7 @@ def _work_tree(ref: str, root: str, option: str) -> str:
 
 def _status_of(data: bytes) -> str | None:
     raw = parse(data)
-    if not hasattr(raw, "frontmatter"):
+    if isinstance(raw, ParseFailure):
         return None
     value = raw.frontmatter.get("status")
     if value is None or isinstance(value, (list, dict)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .checkers.core import body_has_section
+from .checkers.core import has_section
 from .model.entry import Entry, is_empty
 from .model.facts import EntryFacts
 from .model.kbschema import KBSchema
@@ -43,7 +43,7 @@ class EntryMeasures:
         return len(self.entry.tags)
 
     def has_section(self, heading: str) -> bool:
-        return body_has_section(self.entry, {"heading": heading}, None) is None  # type: ignore[arg-type]
+        return has_section(self.entry, heading)
 
     def words(self, up_to: int) -> int:
         """The body's words, counted no further than UP_TO (every word when UP_TO is negative)."""

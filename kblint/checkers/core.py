@@ -248,10 +248,15 @@ def body_has_section(entry: EntrySubject, params: Params, context: CheckContext)
         ---
         ### Sources
     """
-    want = _norm_heading(params["heading"])
-    if any(level == SECTION_LEVEL and _norm_heading(text) == want for level, text, _ in entry.headings):
+    if has_section(entry, params["heading"]):
         return None
     return f"Entry '{entry.id}' has no '## {params['heading']}' section"
+
+
+def has_section(entry: EntrySubject, heading: str) -> bool:
+    """Whether the body has the level-2 heading `## HEADING` (as body_has_section compares them)."""
+    want = _norm_heading(heading)
+    return any(level == SECTION_LEVEL and _norm_heading(text) == want for level, text, _ in entry.headings)
 
 
 def body_has_heading(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:

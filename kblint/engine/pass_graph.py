@@ -48,19 +48,13 @@ class _LinkWalk:
         seen: set[tuple[str, str]] = set()
         indexes = self.graph.indexes
         for fields in facts.links.link_keys():
-            _, target, _, link_kb, path, origin = fields
+            _, target, _, link_kb, path, _ = fields
             target_kb = link_kb or kb.name
             named = path if path is not None else target
             if (target_kb, named) in seen:
                 continue
             seen.add((target_kb, named))
-            index = indexes.get(target_kb)
-            # Most links name an entry's id: found at once, without the whole resolution.
-            found = index.by_id.get(target) if index is not None and path is None and origin is None else None
-            if found is not None:
-                self.linked(facts, found)
-            else:
-                self.link(kb, facts, LinkKey._make(fields), target_kb, named, index)
+            self.link(kb, facts, LinkKey._make(fields), target_kb, named, indexes.get(target_kb))
 
     def linked(self, facts: EntryFacts, resolved: EntryFacts | str) -> None:
         """FACTS links to RESOLVED (an entry, or FILE)."""

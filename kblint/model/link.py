@@ -78,9 +78,6 @@ class PackedLinks:
     def __repr__(self) -> str:
         return f"PackedLinks({list(self)!r})"
 
-    def __reduce__(self) -> tuple[type[PackedLinks], tuple[tuple[Any, ...]]]:
-        return PackedLinks, (self.values,)
-
 
 def link_key(link: Link, own_kb: str) -> tuple[str, str]:
     """What makes links distinct for counting (SPEC §3): the KB and the path or target they name."""

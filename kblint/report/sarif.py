@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -141,7 +140,6 @@ def find_base(report: Report) -> Base:
     return Base(top, True) if top is not None else Base(cwd, False)
 
 
-@lru_cache(maxsize=4096)
 def _location(root: str, path: str) -> dict[str, str]:
     """The artifactLocation of PATH: relative to ROOT (`%SRCROOT%`) when it is below it."""
     prefix = root.rstrip(os.sep) + os.sep

@@ -153,13 +153,6 @@ def score_bounds(items: Iterable[Binding]) -> tuple[float, float]:
     return (best / total, worst / total) if total else (1.0, 1.0)
 
 
-def _kb_threshold_line(schema: KBSchema) -> int:
-    line = getattr(schema, "pass_threshold_line", 0)
-    if not line and hasattr(schema.raw, "line_of"):
-        line = schema.raw.line_of("pass_threshold")
-    return max(int(line or 1), 1)
-
-
 def _names(types: list[str]) -> str:
     named = ", ".join(f"'{t}'" for t in types[:_NAMED])
     more = f" and {len(types) - _NAMED} more" if len(types) > _NAMED else ""
@@ -196,14 +189,14 @@ def threshold_issues(schema: KBSchema, plan: Plan, site: Site) -> list[Issue]:
     """The KB's pass_threshold over the types without one of their own, and each type's own
     (a type-level `pass_threshold`, when the schema has them)."""
     bounds = {name: score_bounds(plan.for_type(name)) for name in sorted(schema.types)}
-    own = {name: getattr(ts, "pass_threshold", None) for name, ts in schema.types.items()}
+    own = {name: ts.pass_threshold for name, ts in schema.types.items()}
     issues: list[Issue] = []
     if schema.pass_threshold is not None:
         kb_bounds = {name: b for name, b in bounds.items() if own.get(name) is None}
-        issues += _threshold_issues(schema.pass_threshold, kb_bounds, site, _kb_threshold_line(schema), "")
+        issues += _threshold_issues(schema.pass_threshold, kb_bounds, site, max(schema.pass_threshold_line, 1), "")
     for name, threshold in sorted(own.items()):
-        if isinstance(threshold, (int, float)):
-            line = getattr(schema.types[name], "pass_threshold_line", 0) or schema.types[name].line
+        if threshold is not None:
+            line = schema.types[name].pass_threshold_line or schema.types[name].line
             issues += _threshold_issues(threshold, {name: bounds[name]}, site, max(line, 1), f" of type '{name}'")
     return issues
 

@@ -30,9 +30,7 @@ _CONSTRUCT = {
 _NULL = "tag:yaml.org,2002:null"
 
 # Characters that make the text anything but plain wherever they stand: comments, escapes, tabs,
-# and the characters YAML reads as line breaks or refuses. Most frontmatter is ASCII, searched for
-# the ASCII ones alone (one character class, the quickest pattern for the regex engine to scan for).
-_NOT_PLAIN_ASCII = re.compile("[#\\\\\x00-\x09\x0b-\x1f\x7f]")
+# and the characters YAML reads as line breaks or refuses.
 _NOT_PLAIN = re.compile("[#\\\\\t\r\x85\u2028\u2029\ufeff]|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # What a plain scalar cannot start with: YAML reads an anchor, alias, tag, block scalar, directive
 # or reserved character there (inside a scalar, as in "R&D" or "a > b", they are text), and the
@@ -60,7 +58,7 @@ class _Unsure(Exception):
 
 def plain_characters(text: str) -> bool:
     """Whether TEXT has none of the characters that make it anything but plain."""
-    return (_NOT_PLAIN_ASCII if text.isascii() else _NOT_PLAIN).search(text) is None
+    return _NOT_PLAIN.search(text) is None
 
 
 def load(text: str, key_lines: dict[str, int] | None = None, first_line: int = 1) -> Any:
