@@ -48,9 +48,10 @@ def display_path(path: str, cwd: str | None = None) -> str:
     return _display_path(cwd or os.getcwd(), path)
 
 
-def plain_display_path(path: str) -> str:
-    """display_path without quoting (for a URI, which has escapes of its own)."""
-    return _plain_display_path(os.getcwd(), path)
+def plain_display_path(path: str, base: str | None = None) -> str:
+    """display_path without quoting (for a URI, which has escapes of its own); relative to BASE
+    instead of the current directory when it is given."""
+    return _plain_display_path(base or os.getcwd(), path)
 
 
 # What makes a name quoted: control characters (C0 and C1), the bidi controls, a quote, a

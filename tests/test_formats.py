@@ -267,6 +267,7 @@ def test_sarif_of_an_empty_report_validates(sarif_schema: dict):
 
 def test_github_escaping(tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     out = github.render(crafted_report(tmp_path))
     lines = out.splitlines()
     assert lines == [
@@ -277,6 +278,22 @@ def test_github_escaping(tmp_path: Path, monkeypatch):
         "::error file=kb.yaml,line=4,col=1,title=config_error::bad <item> & \x01control",
         "kblint: 2 errors, 1 warning, 1 info (info issues are not annotated)",
     ]
+
+
+def test_github_files_are_relative_to_the_checkout(tmp_path: Path, monkeypatch):
+    """A step that runs in a folder of the repository (`working-directory:`) still annotates the
+    right files: GitHub looks them up from GITHUB_WORKSPACE. A file outside it is shown as usual."""
+    step = tmp_path / "sub dir"
+    step.mkdir()
+    monkeypatch.chdir(step)
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    lines = github.render(crafted_report(tmp_path)).splitlines()
+    assert lines[0].startswith("::warning file=sub dir/we%3Aird%2C100%25.md,line=3,")
+    assert lines[2].startswith("::error file=kb.yaml,line=4,")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(step))
+    lines = github.render(crafted_report(tmp_path)).splitlines()
+    assert lines[0].startswith("::warning file=we%3Aird%2C100%25.md,")
+    assert lines[2].startswith("::error file=../kb.yaml,")  # outside the checkout: from here
 
 
 def test_github_escape_functions():

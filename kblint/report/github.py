@@ -8,10 +8,11 @@ when some are not shown.
 
 from __future__ import annotations
 
+import os
 import re
 
 from ..model.issue import Issue, Report
-from ..paths import CONTROLS, UNDECODABLE, plain_display_path, quote_name
+from ..paths import CONTROLS, UNDECODABLE, is_within, plain_display_path, quote_name
 from .words import plural
 
 COMMANDS = {"error": "error", "warning": "warning"}
@@ -36,10 +37,18 @@ _UNWRITABLE = re.compile(f"[{CONTROLS}{UNDECODABLE}]")
 _CARRIED = str.maketrans("", "", "\t\n\r")
 
 
-def file_property(path: str) -> str:
-    """The file an annotation is on: its path as GitHub knows it, or as git shows it (quoted, with
-    C escapes) when the path cannot be written as it is."""
-    shown = plain_display_path(path)
+def checkout() -> str | None:
+    """The repository GitHub checked out (`GITHUB_WORKSPACE`): it looks an annotation's file up
+    from there, whichever directory the step runs in."""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    return os.path.abspath(workspace) if workspace else None
+
+
+def file_property(path: str, root: str | None = None) -> str:
+    """The file an annotation is on: its path as GitHub knows it (relative to ROOT, the checkout,
+    when it is there; else as reports show paths), or as git shows it (quoted, with C escapes)
+    when the path cannot be written as it is."""
+    shown = plain_display_path(path, root if root is not None and is_within(path, root) else None)
     return escape_property(quote_name(shown) if _UNWRITABLE.search(shown.translate(_CARRIED)) else shown)
 
 
@@ -47,13 +56,13 @@ def title(issue: Issue) -> str:
     return f"{issue.rule}/{issue.checker}" if issue.checker else issue.rule
 
 
-def annotation(issue: Issue) -> str | None:
-    """The workflow command of an issue, or None for an info issue."""
+def annotation(issue: Issue, root: str | None = None) -> str | None:
+    """The workflow command of an issue, or None for an info issue (ROOT: the checkout)."""
     command = COMMANDS.get(issue.severity)
     if command is None:
         return None
     props = (
-        f"file={file_property(issue.path)},line={max(issue.line, 1)},"
+        f"file={file_property(issue.path, root)},line={max(issue.line, 1)},"
         f"col={max(issue.column, 1)},title={escape_property(title(issue))}"
     )
     message = issue.message
@@ -90,7 +99,8 @@ def limit_line(counts: dict[str, int]) -> str:
 
 
 def render(report: Report) -> str:
-    lines = [a for a in (annotation(i) for i in report.issues) if a is not None]
+    root = checkout()
+    lines = [a for a in (annotation(i, root) for i in report.issues) if a is not None]
     for message in report.unreadable:
         lines.append(f"::error title=kblint::{escape_data('could not lint: ' + message)}")
     if report.fatal:
