@@ -80,6 +80,14 @@ class Settings:
     config_file: str | None = None  # the configuration file that was read, if any
     sources: dict[str, str] = field(default_factory=dict)  # field → where its value came from (default: none)
 
+    def given_as(self, name: str) -> str:
+        """How the user gave the setting NAME, for a message about its value: `--name`, or `name`
+        and the configuration file that set it."""
+        source = self.sources.get(name)
+        if source is None or source == "command line":
+            return "--" + name.replace("_", "-")
+        return f"{name} in {source}"
+
 
 class ConfigError(Exception):
     """A configuration file kblint cannot use (exit 2), naming the file and the key."""

@@ -173,6 +173,18 @@ def test_per_file_ignores(tmp_path: Path):
     assert report["summary"]["hidden"]["per_file_ignores"] == 1  # a's broken link
 
 
+def test_a_name_is_checked_where_it_was_given(tmp_path: Path):
+    """An unknown name is told as the user gave it: in the configuration file, or as an option."""
+    kb = write_kb(tmp_path / "proj" / "s", LINKS_KB, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})
+    config = tmp_path / "proj" / "kblint.toml"
+    config.write_text('ignore = ["orphan_entry", "nosuchrule"]\n')
+    result = run_kblint("validate", str(kb), cwd=tmp_path / "proj")
+    assert result.code == 2
+    assert f"ignore in {config}: unknown rule, tier or checker 'nosuchrule'" in result.stderr
+    result = run_kblint("validate", str(kb), "--select", "brokn_link", cwd=tmp_path / "proj")
+    assert "--select: unknown rule, tier or checker 'brokn_link'; did you mean 'broken_link'?" in result.stderr
+
+
 def test_per_file_ignores_names_are_checked(tmp_path: Path):
     kb = write_kb(tmp_path / "proj" / "s", LINKS_KB, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})
     (tmp_path / "proj" / "kblint.toml").write_text('per_file_ignores = {"drafts/**" = ["brokn_link"]}\n')

@@ -34,8 +34,8 @@ def run(
     the passes are). OVERLAY: bytes to lint in place of what files of the KBs hold now (by
     absolute path), as `--fix` checks its edits before writing them; such a run uses no cache."""
     progress = progress or Progress()
-    filters.check_names(settings.select, "--select")
-    filters.check_names(settings.ignore, "--ignore")
+    filters.check_names(settings.select, settings.given_as("select"))
+    filters.check_names(settings.ignore, settings.given_as("ignore"))
     filters.per_file_ignores(settings.per_file_ignores)  # its names are checked before the run
     userpattern.set_budget(settings.limits.regex_timeout)
     kb_dir = settings.kb if settings.kb and os.path.isdir(settings.kb) else None
