@@ -23,6 +23,7 @@ FOCUS_TIERS = {"structure", "schema", "config"}
 RULE_TIER = {
     "parse_error": "structure",
     "duplicate_id": "structure",
+    "duplicate_key": "structure",
     "missing_title": "structure",
     "empty_body": "structure",
     "missing_type": "structure",
@@ -42,6 +43,7 @@ RULE_TIER = {
 RULES_SEVERITY = {
     "parse_error": "error",
     "duplicate_id": "error",
+    "duplicate_key": "warning",
     "missing_title": "error",
     "empty_body": "warning",
     "missing_type": "info",
@@ -71,6 +73,12 @@ EXPECTED: dict[str, list[tuple[str, int, int, str, str | None]]] = {
         ("other/alpha-copy.md", 2, 1, "error", "id"),
         ("numbers/7.md", 1, 1, "error", "id"),
         ("number-id.md", 5, 1, "error", "id"),  # `id: 7`, a number taken as its text
+    ],
+    "duplicate_key": [  # at the later occurrence; a nested key names no field of the entry
+        ("commented.md", 7, 1, "warning", "status"),  # read by PyYAML (a comment)
+        ("flow.md", 6, 25, "warning", None),  # `{source: one, source: two}`
+        ("nested.md", 8, 3, "warning", None),
+        ("top-level.md", 5, 1, "warning", "title"),
     ],
     "missing_title": [
         ("no-title.md", 1, 1, "error", "title"),
@@ -559,6 +567,27 @@ def test_a_kb_yaml_key_a_letter_away_from_one_kblint_reads_is_a_config_error(tmp
     assert errors == [  # Pyrite's own keys (display) are left alone; a likely typo is a warning
         (2, "warning", "unknown key 'validaton' (did you mean 'validation'?): left out"),
         (6, "warning", "type 'note': unknown key 'requird' (did you mean 'required'?): left out"),
+    ]
+
+
+def test_a_key_given_twice_in_kb_yaml_or_cross_kb_links_is_a_config_warning(tmp_path):
+    """YAML keeps the last of two equal keys without a word: in kb.yaml a whole `types:` may go."""
+    kb_yaml = (
+        "name: twice\ntypes:\n  note: {required: [title]}\ntypes:\n  memo:\n    required: [a]\n    required: [b]\n"
+    )
+    kb = write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})
+    (kb / "cross-kb-links.yaml").write_text("- source: a\n  target: b\n  target: c\n  kb: other\n")
+    result = run_kblint("validate", "kb", "--format", "json", "--no-cache", cwd=tmp_path)
+    found = [(i["path"], i["line"], i["severity"], i["message"]) for i in issues_of(result.json, "config_error")]
+    assert found == [
+        (
+            "kb/cross-kb-links.yaml",
+            3,
+            "warning",
+            "key 'target' is given twice (first on line 2): only the last value is read",
+        ),
+        ("kb/kb.yaml", 4, "warning", "key 'types' is given twice (first on line 2): only the last value is read"),
+        ("kb/kb.yaml", 7, "warning", "key 'required' is given twice (first on line 6): only the last value is read"),
     ]
 
 

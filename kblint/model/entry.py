@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..paths import stem
 from ..rules import Site
-from ..yamlread import DEFAULT_LIMITS, Limits, YamlError, load_frontmatter
+from ..yamlread import DEFAULT_LIMITS, Limits, RepeatedKey, YamlError, load_frontmatter
 from .link import Link, outlink_count
 from .markdown import Heading, Span, fences, headings, markdown_links, split_kb_prefix, strip_code, wikilinks
 
@@ -49,6 +49,7 @@ class RawEntry:
     fm_text: str  # the frontmatter's YAML text; its first line is line 2 of the file
     key_lines: dict[str, int]  # file line of each top-level key
     bad_dates: list[tuple[int, str]]  # (file line, text) of values that look like dates but are none
+    repeated_keys: list[RepeatedKey] = field(default_factory=list)  # keys given twice (file lines)
     _fm_lines: list[str] | None = field(default=None, repr=False)
 
     @property
@@ -149,6 +150,7 @@ def split_and_load(text: str, limits: Limits = DEFAULT_LIMITS) -> RawEntry | Par
         fm_text=fm_text,
         key_lines=loaded.key_lines,
         bad_dates=loaded.bad_dates,
+        repeated_keys=loaded.repeated_keys,
     )
 
 

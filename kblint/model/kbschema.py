@@ -17,7 +17,7 @@ from typing import Any
 from ..infra.files import OUTSIDE, FileProblem, leads_outside, read_regular_file
 from ..paths import printable
 from ..userpattern import pattern_error
-from ..yamlread import DEFAULT_LIMITS
+from ..yamlread import DEFAULT_LIMITS, RepeatedKey
 from ..yamlread.lines import LineDict, YamlFileError, decode_yaml_bytes, line_of, load_text, yaml_kind
 
 # Field type vocabularies (Pyrite's and the common one) → canonical name.
@@ -568,16 +568,33 @@ def add_plugin_types(schema: KBSchema, plugin_types: Iterable[PluginType]) -> No
         schema.problems.extend(ConfigProblem(1, f"plugin {ptype.source}: {p.message}") for p in problems)
 
 
-def load_yaml_file(path: str, root: str | None = None) -> Any:
+def load_yaml_file(path: str, root: str | None = None, problems: list[ConfigProblem] | None = None) -> Any:
     """A YAML file's data with line numbers; raises YamlFileError. A file of the KB at ROOT that
-    is a symlink to a file outside it is not read, nor one over the default size limit."""
+    is a symlink to a file outside it is not read, nor one over the default size limit. PROBLEMS,
+    when given, gets a warning for each key given twice in a mapping."""
     if root is not None and leads_outside(root, path):
         raise YamlFileError(path, 1, OUTSIDE)
     try:
         data = read_regular_file(path, DEFAULT_LIMITS.max_file_bytes)
     except FileProblem as exc:
         raise YamlFileError(path, 1, f"cannot read: {exc.reason}") from None
-    return load_text(decode_yaml_bytes(data, path), path)
+    return _load_text(decode_yaml_bytes(data, path), path, problems)
+
+
+def _load_text(text: str, path: str, problems: list[ConfigProblem] | None) -> Any:
+    repeated: list[RepeatedKey] = []
+    data = load_text(text, path, repeated=repeated)
+    if problems is not None:
+        problems.extend(
+            ConfigProblem(
+                r.line,
+                f"key '{printable(r.key)}' is given twice (first on line {r.first_line}): only the last value is read",
+                path=path,
+                severity="warning",
+            )
+            for r in repeated
+        )
+    return data
 
 
 def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]) -> None:
@@ -623,13 +640,19 @@ def _threshold(value: Any, line: int, problems: list[ConfigProblem]) -> float | 
 def load_kb_schema(root: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
     """Load ROOT/kb.yaml. Raises YamlFileError when it is not valid YAML or not a mapping."""
     path = os.path.join(root, "kb.yaml")
-    return _schema_of(load_yaml_file(path, root), root, path, plugin_types)
+    repeated: list[ConfigProblem] = []
+    schema = _schema_of(load_yaml_file(path, root, repeated), root, path, plugin_types)
+    schema.problems[:0] = repeated
+    return schema
 
 
 def schema_from_text(text: str, path: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
     """The schema the kb.yaml TEXT at PATH describes. Raises YamlFileError as load_kb_schema does."""
-    data = load_text(text.removeprefix("\ufeff"), path)
-    return _schema_of(data, os.path.dirname(os.path.abspath(path)), path, plugin_types)
+    repeated: list[ConfigProblem] = []
+    data = _load_text(text.removeprefix("\ufeff"), path, repeated)
+    schema = _schema_of(data, os.path.dirname(os.path.abspath(path)), path, plugin_types)
+    schema.problems[:0] = repeated
+    return schema
 
 
 # The keys kblint reads at the top of kb.yaml and in a type; others (Pyrite's `display`,
@@ -725,7 +748,7 @@ def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str |
     if not os.path.lexists(path):
         return None, []
     try:
-        data = load_yaml_file(path, root)
+        data = load_yaml_file(path, root, problems)
     except YamlFileError as exc:
         problems.append(ConfigProblem(exc.line, exc.reason, path=path))
         return path, []

@@ -106,6 +106,12 @@ _TABLE = [
         "error",
         "Entries of one KB share an id; reported on each of them, naming the others.",
     ),
+    (
+        "duplicate_key",
+        "structure",
+        "warning",
+        "A frontmatter key is given twice in one mapping: YAML keeps the last value and drops the other.",
+    ),
     ("missing_title", "structure", "error", "The title is missing, empty or whitespace."),
     (
         "empty_body",

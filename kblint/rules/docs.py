@@ -226,6 +226,17 @@ _DOCS = [
         ),
     ),
     RuleDoc(
+        "duplicate_key",
+        "A key is given twice in one mapping of the frontmatter (at the top, or inside a nested "
+        "mapping such as `metadata:`). YAML keeps the last value and drops the earlier one without a "
+        "word, so an edit to the first occurrence changes nothing. The issue is on the later "
+        "occurrence and names the line of the first. (The same in `kb.yaml` or "
+        "`cross-kb-links.yaml` is a `config_error` warning.)",
+        "Keep one occurrence of the key, with the value meant, and delete the other.",
+        Example(_notes(a="---\ntitle: Harbor contract\nstatus: draft\nstatus: signed\n---\nSigned in May.\n")),
+        Example(_notes(a="---\ntitle: Harbor contract\nstatus: signed\n---\nSigned in May.\n")),
+    ),
+    RuleDoc(
         "missing_title",
         "The frontmatter has no `title`, or it is empty or only whitespace.",
         "Add a `title:` to the frontmatter that says what the entry is about.",

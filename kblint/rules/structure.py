@@ -1,4 +1,4 @@
-"""Structure rules that need only the entry: missing_title, empty_body, missing_type.
+"""Structure rules that need only the entry: duplicate_key, missing_title, empty_body, missing_type.
 
 The graph-wide structure rules (duplicate_id, broken_link, unresolved_external, orphan_entry)
 live in `kblint.rules.links`; parse_error is made where files are read (`kblint.engine.pass_entries`).
@@ -10,6 +10,21 @@ from ..model.entry import Entry
 from ..model.issue import Issue
 from ..model.kbschema import BODYLESS_TYPES
 from . import RULES
+
+
+def duplicate_keys(entry: Entry) -> list[Issue]:
+    rule = RULES["duplicate_key"]
+    return [
+        rule.issue(
+            entry.site,
+            f"Key '{r.key}' is given twice (first on line {r.first_line}): only the last value is read",
+            line=r.line,
+            column=r.column,
+            field=r.key if r.top else None,
+            discriminator=f"{r.key}:{r.line}",
+        )
+        for r in entry.raw.repeated_keys
+    ]
 
 
 def missing_title(entry: Entry) -> Issue | None:
@@ -41,4 +56,4 @@ def missing_type(entry: Entry, defaulted: bool) -> Issue | None:
 
 def check(entry: Entry, defaulted: bool) -> list[Issue]:
     found = (missing_title(entry), empty_body(entry), missing_type(entry, defaulted))
-    return [issue for issue in found if issue is not None]
+    return duplicate_keys(entry) + [issue for issue in found if issue is not None]

@@ -10,7 +10,7 @@ walk of the data take forever. Either is a `YamlError` with its line, as invalid
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -177,12 +177,25 @@ _EntryLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)
 
 @dataclass(slots=True)
 class Frontmatter:
-    """What a frontmatter's YAML holds, where its top-level keys are, and the values that look like
-    dates but are none. Lines are counted from the first line of the YAML (load_frontmatter)."""
+    """What a frontmatter's YAML holds, where its top-level keys are, the values that look like
+    dates but are none, and the top-level keys given more than once. Lines are counted from the
+    first line of the YAML (load_frontmatter)."""
 
     data: Any
     key_lines: dict[str, int]  # the first line of each top-level key
     bad_dates: list[tuple[int, str]]  # (line, the value as written)
+    repeated_keys: list[RepeatedKey] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatedKey:
+    """A mapping key given again: YAML keeps the value of its last occurrence."""
+
+    key: str
+    line: int  # where it is given again
+    column: int
+    first_line: int  # where it was given first
+    top: bool = True  # a key of the top-level mapping
 
 
 def _top_key_lines(node: yaml.Node | None, first_line: int) -> dict[str, int]:
@@ -192,6 +205,35 @@ def _top_key_lines(node: yaml.Node | None, first_line: int) -> dict[str, int]:
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag != MERGE_TAG:
                 lines.setdefault(key_node.value, key_node.start_mark.line + first_line)
     return lines
+
+
+def repeated_keys(node: yaml.Node | None, first_line: int = 1) -> list[RepeatedKey]:
+    """The keys given again in a mapping of NODE's tree, at any depth (a node that aliases show
+    again is looked at once). Lines are counted from FIRST_LINE."""
+    repeated: list[RepeatedKey] = []
+    visited: set[int] = set()
+    todo = [node] if node is not None else []
+    while todo:
+        current = todo.pop()
+        if id(current) in visited or isinstance(current, yaml.ScalarNode):
+            continue
+        visited.add(id(current))
+        if isinstance(current, yaml.SequenceNode):
+            todo.extend(current.value)
+            continue
+        seen: dict[tuple[str, str], int] = {}  # (tag, text): `true` and `"true"` are two keys
+        for key_node, value_node in current.value:
+            todo.append(value_node)
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
+                continue
+            line = key_node.start_mark.line + first_line
+            known = (key_node.tag, key_node.value)
+            if known in seen:
+                column = key_node.start_mark.column + 1
+                repeated.append(RepeatedKey(key_node.value, line, column, seen[known], top=current is node))
+            else:
+                seen[known] = line
+    return sorted(repeated, key=lambda r: (r.line, r.column))
 
 
 def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int = 1) -> Frontmatter:
@@ -206,6 +248,7 @@ def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int
     try:
         node = loader.get_single_node()
         key_lines = _top_key_lines(node, first_line)
+        repeated = repeated_keys(node, first_line)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise limit_error(exc, text, limits) from None
@@ -215,7 +258,7 @@ def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int
         raise YamlError(f"{type(exc).__name__}: {exc}") from None
     finally:
         loader.dispose()
-    return Frontmatter(data, key_lines, [(line + first_line, value) for line, value in loader.bad_dates])
+    return Frontmatter(data, key_lines, [(line + first_line, value) for line, value in loader.bad_dates], repeated)
 
 
 # For editing YAML in place (`kblint migrate`): nodes with exact character offsets, and a plain load.

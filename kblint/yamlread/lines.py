@@ -11,7 +11,18 @@ from typing import Any
 import yaml
 
 from ..paths import display_path
-from . import DEFAULT_LIMITS, Limits, YamlError, _Loader, check_limits, limit_error, may_alias, nesting_bound
+from . import (
+    DEFAULT_LIMITS,
+    Limits,
+    RepeatedKey,
+    YamlError,
+    _Loader,
+    check_limits,
+    limit_error,
+    may_alias,
+    nesting_bound,
+    repeated_keys,
+)
 
 # libyaml's composer recurses in C for every level of nesting: far below this depth, the C stack
 # holds; above it the text is read event by event first (check_limits).
@@ -145,8 +156,9 @@ class _Converter:
                         out.key_lines[k] = source.line_of(k)
 
 
-def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> Any:
-    """Parse YAML text into LineDict/LineList/scalars; raises YamlFileError with a line."""
+def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS, repeated: list[RepeatedKey] | None = None) -> Any:
+    """Parse YAML text into LineDict/LineList/scalars; raises YamlFileError with a line. REPEATED,
+    when given, gets the keys given twice in a mapping (YAML keeps the last value)."""
     loader = _Loader(text)
     try:
         if (
@@ -154,6 +166,8 @@ def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> Any:
         ):  # aliases to count, or deep enough to read first
             check_limits(text, limits)
         node = loader.get_single_node()
+        if repeated is not None:
+            repeated.extend(repeated_keys(node))
         return None if node is None else _Converter(loader, limits).value(node)
     except YamlError as exc:
         raise YamlFileError(path, exc.line, f"invalid YAML: {exc.reason}") from None

@@ -129,6 +129,8 @@ def _mapping(
         if m is None:
             raise _Unsure
         key = _key(m.group(1))
+        if key in data:
+            raise _Unsure  # a key given twice: PyYAML's reader says where
         if key_lines is not None:
             key_lines.setdefault(key, lines[i][2])
         rest = body[m.end() :]
@@ -165,7 +167,11 @@ def _value(text: str) -> Any:
     if first == "[":
         return [_scalar(part, flow=True) for part in _flow_items(text, "]")]
     if first == "{":
-        return dict(_flow_pairs(text))
+        pairs = _flow_pairs(text)
+        found = dict(pairs)
+        if len(found) < len(pairs):
+            raise _Unsure  # a key given twice: PyYAML's reader says where
+        return found
     return _scalar(text, flow=False)
 
 
