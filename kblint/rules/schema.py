@@ -81,10 +81,11 @@ def loader_dates(entry: Entry) -> tuple[list[Issue], set[str]]:
         name = entry.raw.key_on_line(line)
         if name is not None:
             fields.add(name)
+        subject = f"Field '{name}'" if name else "Value"
         issues.append(
             RULES["invalid_date"].issue(
                 entry.site,
-                f"Value {text!r} is not a real date" + (f" (field '{name}')" if name else ""),
+                f"{subject} is not a real date (YYYY-MM-DD): {show(text)}",
                 line=line,
                 field=name,
                 discriminator=text,
