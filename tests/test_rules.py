@@ -453,6 +453,21 @@ def test_missing_type_entries_are_checked_as_notes():
     assert issues_of(report, "unknown_type") == []
 
 
+def test_missing_type_under_a_nested_subdirectory_names_the_type_its_fix_writes(tmp_path):
+    """A type is inferred from the top folder alone: an entry under a type's deeper subdirectory
+    is told so, and --fix gives it that type."""
+    kb = write_kb(tmp_path / "kb", "name: mt\ntypes:\n  memo:\n    subdirectory: research/notes\n", {})
+    (kb / "research" / "notes").mkdir(parents=True)
+    (kb / "research" / "notes" / "x.md").write_text("---\ntitle: X\n---\nBody.\n")
+    report = run_kblint("validate", "kb", "--format", "json", "--no-cache", cwd=tmp_path).json
+    assert [i["message"] for i in issues_of(report, "missing_type")] == [
+        "Entry 'x' has no type and it is under research/notes/, the subdirectory of type 'memo', "
+        "but a type is inferred from the top folder alone; checked as 'note'"
+    ]
+    run_kblint("validate", "kb", "--fix", "--no-cache", cwd=tmp_path)
+    assert (kb / "research" / "notes" / "x.md").read_text() == "---\ntitle: X\ntype: memo\n---\nBody.\n"
+
+
 def test_broken_link_messages_name_the_target():
     found = by_path(lint(fixture("broken_link", "fail")).json, "broken_link")
     targets = {

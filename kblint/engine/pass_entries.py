@@ -90,7 +90,7 @@ def lint_source(
     schema = ctx.schema
     entry, defaulted = build_entry(raw, schema, path, relpath)
     cross_sources = _add_cross_links(entry, ctx.cross_by_source)
-    issues = structure_rules.check(entry, defaulted)
+    issues = structure_rules.check(entry, schema, defaulted)
     issues.extend(schema_rules.check(entry, schema, located=located))
     suppress, malformed = suppressions(raw)
     issues.extend(RULES["invalid_suppression"].issue(entry.site, m.message, line=m.line) for m in malformed)

@@ -209,10 +209,7 @@ def _insert_before(t: Target) -> int:
 def fix_type(issue: Issue, t: Target) -> bytes | None:
     if "type" in t.raw.frontmatter or t.entry.type_source != "default":
         return None
-    relpath = t.relpath
-    owners = [
-        ts.name for ts in t.schema.types.values() if ts.subdirectory and relpath.startswith(ts.subdirectory + "/")
-    ]
+    owners = t.schema.types_holding(t.relpath)
     if len(owners) != 1 or not scalars.can_write(owners[0], ""):
         return None
     name = owners[0]

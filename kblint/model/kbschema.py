@@ -208,6 +208,11 @@ class KBSchema:
                 return ts.name
         return None
 
+    def types_holding(self, relpath: str) -> list[str]:
+        """The types whose subdirectory holds the KB-relative RELPATH, at any depth (a type is
+        inferred only from the top folder: `type_for_subdirectory`)."""
+        return [ts.name for ts in self.types.values() if ts.subdirectory and relpath.startswith(ts.subdirectory + "/")]
+
 
 # ---------------------------------------------------------------------------------------------
 # System intent and core types (SPEC §4, Pyrite-compatible).

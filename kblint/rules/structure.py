@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..model.entry import Entry
 from ..model.issue import Issue
-from ..model.kbschema import BODYLESS_TYPES
+from ..model.kbschema import BODYLESS_TYPES, KBSchema
 from . import RULES
 
 
@@ -45,15 +45,23 @@ def empty_body(entry: Entry) -> Issue | None:
     return RULES["empty_body"].issue(entry.site, f"Entry '{entry.id}' has an empty body")
 
 
-def missing_type(entry: Entry, defaulted: bool) -> Issue | None:
+def missing_type(entry: Entry, schema: KBSchema, defaulted: bool) -> Issue | None:
     if not defaulted:
         return None
     top = entry.relpath.split("/", 1)[0] if "/" in entry.relpath else ""
-    where = f"its top folder '{top}' is no type's subdirectory" if top else "it is at the KB's top"
+    holding = schema.types_holding(entry.relpath)
+    if len(holding) == 1:
+        sub = schema.types[holding[0]].subdirectory
+        where = (
+            f"it is under {sub}/, the subdirectory of type '{holding[0]}', "
+            "but a type is inferred from the top folder alone"
+        )
+    else:
+        where = f"its top folder '{top}' is no type's subdirectory" if top else "it is at the KB's top"
     message = f"Entry '{entry.id}' has no type and {where}; checked as 'note'"
     return RULES["missing_type"].issue(entry.site, message, field="type")
 
 
-def check(entry: Entry, defaulted: bool) -> list[Issue]:
-    found = (missing_title(entry), empty_body(entry), missing_type(entry, defaulted))
+def check(entry: Entry, schema: KBSchema, defaulted: bool) -> list[Issue]:
+    found = (missing_title(entry), empty_body(entry), missing_type(entry, schema, defaulted))
     return duplicate_keys(entry) + [issue for issue in found if issue is not None]
