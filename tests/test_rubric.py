@@ -199,7 +199,7 @@ def test_clean_kb_checkers_exit_0_and_kb_by_name(tmp_path: Path):
 
 def test_judgment_summary_in_text(forms_kb: Path):
     out = run_kblint("validate", str(forms_kb), "--fail-on", "never").stdout
-    assert "judgment: 3 judgment items not evaluated on 3 entries (6 checks): no LLM configured" in out
+    assert "judgment: 6 checks not evaluated on 3 entries (the rubric has 3 judgment items): no LLM configured" in out
 
 
 def test_scores_and_pass_threshold(tmp_path: Path):

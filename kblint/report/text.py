@@ -155,9 +155,10 @@ def _judgment_line(report: Report) -> str | None:
     if not judgment.enabled:
         if not report.judgment_items:
             return None
+        rubrics = "the rubric has" if len(report.kbs) == 1 else "the rubrics have"
         return (
-            f"judgment: {plural(report.judgment_items, 'judgment item')} not evaluated on "
-            f"{_entries(report.entries)} ({plural(judgment.not_evaluated, 'check')}): {judgment.reason}"
+            f"judgment: {plural(judgment.not_evaluated, 'check')} not evaluated on {_entries(report.entries)} "
+            f"({rubrics} {plural(report.judgment_items, 'judgment item')}): {judgment.reason}"
         )
     tokens = f"{judgment.prompt_tokens} prompt + {judgment.completion_tokens} completion tokens"
     line = (
