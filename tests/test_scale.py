@@ -133,6 +133,8 @@ def test_shards_together_equal_the_whole_run(tmp_path: Path):
         assert not any(i["rule"] in graph_rules for i in part["issues"])
     assert run_kblint("validate", path, "--shard", "4/3").code == 2
     assert run_kblint("validate", path, "--shard", "x").code == 2
+    text = run_kblint("validate", path, "--no-cache", "--shard", "2/3").stdout
+    assert "harbor-investigation (fixtures/example, shard 2/3): " in text  # a part, said so
 
 
 def test_run_cache_takes_an_unchanged_run_and_nothing_else(tmp_path: Path):

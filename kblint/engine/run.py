@@ -191,6 +191,7 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
         judgment_items=outcome.judgment_items,
         dry_run=outcome.dry_run,
         duplicates=outcome.duplicates,
+        shard=settings.shard,
     )
     filters.apply_baseline(report, settings.write_baseline, settings.baseline)
     by_kb = {kb.name: kb for kb in outcome.kbs}

@@ -305,6 +305,7 @@ class Report:
     fatal: str | None = None  # the run could not do its job (exit 2), e.g. --llm-required without an LLM
     unreadable: list[str] = field(default_factory=list)  # kb.yaml files that could not be read
     duplicates: DuplicateSummary = field(default_factory=DuplicateSummary)
+    shard: str | None = None  # with --shard: K/N, the part of the files this report covers
     _roots: dict[str, str] | None = field(default=None, repr=False)  # KB name → directory
 
     def fingerprint(self, issue: Issue) -> str:

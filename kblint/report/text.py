@@ -62,12 +62,13 @@ def summary_lines(report: Report, *, statistics: bool = False) -> list[str]:
         fixable = sum(1 for issue in report.issues if issue.fixable)
         if fixable:
             lines.append(f"  [*] {fixable} fixable with --fix (--diff shows the changes first)")
+    shard = f", shard {report.shard}" if report.shard else ""
     for kb in report.kbs:
         score = f", score {kb.score:.2f}" if kb.score is not None else ""
         if kb.incomplete:
             score = f", score incomplete: {kb.incomplete}"
         lines.append(
-            f"{kb.name} ({display_path(kb.root)}): {plural(kb.files, 'file')}, "
+            f"{kb.name} ({display_path(kb.root)}{shard}): {plural(kb.files, 'file')}, "
             f"{_entries(kb.entries)}: {counts_text(kb.counts)}{score}"
         )
     if len(report.kbs) > 1 or report.unreadable:
