@@ -229,6 +229,16 @@ def test_a_candidate_learns_what_it_duplicates_before_it_is_saved():
     assert {Path(i["path"]).name for i in report["issues"]} == {"new.md"}  # only the candidate is reported on
 
 
+def test_a_short_candidate_is_compared_by_title_only():
+    """A body under min_words is not measured: a candidate of one line is a possible duplicate by
+    its title alone, with no similarity to show."""
+    title = SERVICE_OBJECTS.split("title: ", 1)[1].split("\n", 1)[0]
+    report = _gate(f"---\ntitle: {title}\ntype: decision\ntags: [payments, design]\n---\nA stub for now.\n")
+    found = issues_of(report, "possible_duplicate")
+    assert ("new", "service-objects") in _pairs(report)
+    assert all("similarity" not in i and "alike" not in i["message"] for i in found), found
+
+
 def test_with_a_judge_a_candidate_is_compared_with_its_closest_entries(server: FakeLLM, tmp_path: Path):
     # half of an existing body: below the threshold, yet close enough for the judge to look
     half = " ".join(BODY.split()[: len(BODY.split()) // 2]) + " Payouts now run hourly instead of nightly."

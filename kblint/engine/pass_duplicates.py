@@ -25,6 +25,7 @@ from ..model.likeness import (
     agreement,
     body_keys,
     dated,
+    has_body,
     name_hash,
     same_body,
     same_title,
@@ -191,8 +192,8 @@ def _measured(group: _Group, candidates: list[tuple[int, int]], settings: Duplic
         sim = None
         if same_body(f.sketch, g.sketch):
             sim = 1.0
-        elif newcomer or agreement(f.sketch, g.sketch) >= MIN_AGREEMENT:
-            sim = _measure(group, i, j, reads)
+        elif (newcomer and has_body(f.sketch) and has_body(g.sketch)) or agreement(f.sketch, g.sketch) >= MIN_AGREEMENT:
+            sim = _measure(group, i, j, reads)  # a newcomer's bodies are measured when both are long enough
         alike = same_name or (sim is not None and sim >= settings.threshold)
         if alike or (newcomer and sim is not None and sim >= RELATED):
             newer, older = _newer_first(group.member(i), group.member(j))

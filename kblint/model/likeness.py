@@ -162,6 +162,11 @@ def body_keys(sketches: list[bytes]) -> list[int]:
     return [int.from_bytes(data[8:16], "little") if len(data) >= _HEAD.size else 0 for data in sketches]
 
 
+def has_body(data: bytes) -> bool:
+    """Whether a sketch's body is long enough to compare (else it is compared by title only)."""
+    return len(data) >= _HEAD.size and data[8:16] != _NO_TITLE
+
+
 def same_title(a: bytes, b: bytes) -> bool:
     """Whether two sketches' entries have one title (not none)."""
     return a[:8] == b[:8] and a[:8] != _NO_TITLE
