@@ -234,6 +234,9 @@ def summary_line(report: Report, change: Diff, seconds: float) -> str:
     from .report.text import counts_text
 
     now = f"{plural(len(report.issues), 'issue')} ({counts_text(report.counts)})" if report.issues else "no issues"
+    fixable = sum(1 for issue in report.issues if issue.fixable)
+    if fixable:
+        now += f", {fixable} fixable with --fix"
     if report.problems:
         now += f", {plural(len(report.problems), 'KB')} not linted"
     if not change:
@@ -284,7 +287,7 @@ class _Loop:
 
     def run(self, changes: Changes) -> int:
         try:
-            report, warnings = self.lint()
+            report, warnings = self._lint()
         except RunFailed as exc:
             self._say(str(exc))
             return 2
@@ -311,7 +314,7 @@ class _Loop:
         next run is compared with."""
         start = self.clock()
         try:
-            after, warnings = self.lint()
+            after, warnings = self._lint()
         except RunFailed as exc:
             self._say(str(exc))
             return before  # the next run is compared with the last one that linted
@@ -327,6 +330,14 @@ class _Loop:
             self._write("\n".join(lines) + "\n")
         collector.between_runs()  # start-up turned the collector off, for one run: here the runs go on
         return after
+
+    def _lint(self) -> tuple[Report, list[str]]:
+        """A run, its issues that --fix would clear marked as the text report marks them (`[*]`)."""
+        from .fix.plan import mark_fixable
+
+        report, warnings = self.lint()
+        mark_fixable(report, self.settings.limits)
+        return report, warnings
 
     def _full(self, report: Report) -> str:
         from .report.text import issue_line, render

@@ -114,6 +114,16 @@ def test_first_run_is_the_usual_report_then_each_run_prints_what_changed(kb: Pat
     assert watched == str(kb)
 
 
+def test_what_fix_would_clear_is_marked_as_in_the_text_report(kb: Path):
+    steps = [edit(kb / "b.md", NOTE.format(title="B", body="See [[A]]."))]  # another case of the id
+    _, blocks, _, _ = watch(lint(kb), steps, kb)
+    assert blocks[1].splitlines()[1:] == [
+        "+ kb/b.md:6:5: info noncanonical_link [*] Link 'A' names entry 'a' by its id in another case; "
+        "link it by its id",
+        "1 issue (0 errors, 0 warnings, 1 info), 1 fixable with --fix: 1 new, 0 fixed (1.00 s)",
+    ]
+
+
 def test_new_and_deleted_files(kb: Path):
     steps = [
         edit(kb / "c.md", "---\ntype: note\ntitle: C\n---\n", ADDED),
