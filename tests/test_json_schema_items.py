@@ -220,6 +220,33 @@ def test_a_ref_resolves_within_the_schema_and_one_that_does_not_is_a_checker_err
     )
 
 
+def test_a_ref_to_a_file_or_a_web_address_is_never_fetched(tmp_path: Path):
+    """kb.yaml is untrusted: a `$ref` outside the schema is a checker_error, and nothing is read or
+    asked for (the file would fail the entry; the listening socket would have a connection)."""
+    import socket
+
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"type": "integer"}')
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
+        kb_yaml = (
+            f"name: refs\nevaluation_rubric:\n  - text: File\n    json_schema: {{$ref: '{outside.as_uri()}'}}\n"
+            f"  - text: Web\n    json_schema: {{$ref: '{url}'}}\n  - text: Self\n    json_schema: {{$ref: '#'}}\n"
+        )
+        report = _report(write_kb(tmp_path / "kb", kb_yaml, {"x.md": "---\ntitle: X\ntags: [t]\n---\nBody.\n"}))
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert [i for i in issues_of(report, "rubric_violation") if i["checker"] == JSON_SCHEMA] == []
+    assert sorted(e["message"] for e in issues_of(report, "checker_error")) == [
+        f"JSON Schema item 'File': $ref '{outside.as_uri()}' does not resolve (nothing is fetched from elsewhere)",
+        "JSON Schema item 'Self': the schema refers to itself without end ($ref)",
+        f"JSON Schema item 'Web': $ref '{url}' does not resolve (nothing is fetched from elsewhere)",
+    ]
+
+
 def test_plan_coverage_and_checkers_output(kb: Path):
     plan = build_plan(load_kb_schema(str(kb)))
     item = next(b for b in plan.scopes[1].items if b.id == "sourced")

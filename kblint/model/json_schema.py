@@ -110,7 +110,24 @@ def compile_schema(schema: dict[str, Any]) -> Any:
     if patterns and _has_key(schema, "unevaluatedProperties"):
         # jsonschema's unevaluatedProperties matches patternProperties itself, with `re` and no time budget
         raise InvalidSchema("unevaluatedProperties cannot be used with patterns: use additionalProperties")
-    return _budgeted(base)(schema, format_checker=base.FORMAT_CHECKER)
+    return _budgeted(base)(schema, format_checker=base.FORMAT_CHECKER, registry=_registry())
+
+
+@cache
+def _registry() -> Any:
+    """What a `$ref` may name besides the schema itself: the drafts' metaschemas, which the
+    library holds. Any other URI (a file, a web address) is refused, never fetched: kb.yaml is
+    untrusted input."""
+    from jsonschema_specifications import REGISTRY
+    from referencing import Registry
+
+    return REGISTRY.combine(Registry(retrieve=_refuse))  # type: ignore[call-arg]  # an attrs alias mypy misses
+
+
+def _refuse(uri: str) -> Any:
+    from referencing.exceptions import NoSuchResource
+
+    raise NoSuchResource(uri)
 
 
 def _has_key(schema: Any, key: str) -> bool:
@@ -152,6 +169,8 @@ def validation_errors(validator: Any, instance: Any) -> list[SchemaError]:
     except Unresolvable as exc:
         ref = getattr(exc, "ref", None)
         raise CannotValidate(f"$ref {ref!r} does not resolve (nothing is fetched from elsewhere)") from None
+    except RecursionError:
+        raise CannotValidate("the schema refers to itself without end ($ref)") from None
     found.sort(key=lambda e: ([_step_key(s) for s in e.path], e.keyword, e.message))
     return found
 
