@@ -355,6 +355,22 @@ def test_duplicate_id_names_the_other_paths():
         assert f"'{issue['entry_id']}'" in issue["message"]
 
 
+def test_many_entries_of_one_id_name_a_few_others_and_count_the_rest(tmp_path):
+    """Each of N entries of one id names at most five others: N issues of bounded length, not N²
+    paths (a pull request of thousands of copies must not print gigabytes)."""
+    entries = {f"e{i:02}.md": "---\nid: same\ntitle: T\n---\nBody.\n" for i in range(40)}
+    write_kb(tmp_path / "kb", "name: many\n", entries)
+    report = run_kblint("validate", "kb", "--format", "json", "--no-cache", cwd=tmp_path).json
+    found = {Path(i["path"]).name: i["message"] for i in issues_of(report, "duplicate_id")}
+    assert len(found) == 40
+    assert found["e00.md"] == (
+        "Duplicate id 'same' (also in kb/e01.md, kb/e02.md, kb/e03.md, kb/e04.md, kb/e05.md and 34 more)"
+    )
+    assert found["e03.md"] == (
+        "Duplicate id 'same' (also in kb/e00.md, kb/e01.md, kb/e02.md, kb/e04.md, kb/e05.md and 34 more)"
+    )
+
+
 def test_unquoted_impossible_date_is_reported_and_the_entry_still_checked():
     path = fixture("invalid_date", "fail")
     report = lint(path).json

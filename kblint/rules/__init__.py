@@ -104,7 +104,7 @@ _TABLE = [
         "duplicate_id",
         "structure",
         "error",
-        "Entries of one KB share an id; reported on each of them, naming the others.",
+        "Entries of one KB share an id; reported on each of them, naming the others (five, then a count).",
     ),
     (
         "duplicate_key",

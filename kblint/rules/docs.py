@@ -209,8 +209,8 @@ _DOCS = [
     RuleDoc(
         "duplicate_id",
         "Two or more entries of one KB have the same id (the `id` field, or the file stem when "
-        "there is none). Each of them is reported, naming the others, since a link to that id "
-        "cannot say which one it means.",
+        "there is none). Each of them is reported, naming the others (five of them, and how many "
+        "more), since a link to that id cannot say which one it means.",
         "Give each entry a unique `id` (or rename one of the files), and update the links to it.",
         Example(
             _notes(

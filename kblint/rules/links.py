@@ -78,6 +78,9 @@ def unmatched_cross_source(kb_name: str, cross_links_path: str, source: str, lin
     )
 
 
+_NAMED_OTHERS = 5  # the other entries of one id a duplicate_id names, before "and N more"
+
+
 def duplicate_ids(kb_name: str, facts: list[EntryFacts], involve: bool = False) -> list[Issue]:
     """duplicate_id on each reported entry that shares its id with another of the KB. INVOLVE
     (--changed-since): also on unreported entries that share an id with a reported one."""
@@ -90,13 +93,16 @@ def duplicate_ids(kb_name: str, facts: list[EntryFacts], involve: bool = False) 
         if len(members) < 2:  # noqa: PLR2004 - a pair at least
             continue
         involved = involve and any(m.reported for m in members)
+        shown = [(m, display_path(m.path)) for m in members[: _NAMED_OTHERS + 1]]
         for f in members:
             if f.reported or involved:
-                others = ", ".join(display_path(o.path) for o in members if o is not f)
+                others = [path for m, path in shown if m is not f][:_NAMED_OTHERS]
+                more = len(members) - 1 - len(others)
+                also = ", ".join(others) + (f" and {more} more" if more else "")
                 issues.append(
                     RULES["duplicate_id"].issue(
                         f.site,
-                        f"Duplicate id '{entry_id}' (also in {others})",
+                        f"Duplicate id '{entry_id}' (also in {also})",
                         line=f.id_line,
                         field="id",
                         discriminator=entry_id,
