@@ -6,7 +6,9 @@ pause before linting while typing, and the missing extra."""
 from __future__ import annotations
 
 import asyncio
+import io
 import os
+import subprocess
 import sys
 from collections import Counter
 from concurrent.futures import Future
@@ -20,6 +22,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInva
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from test_lsp_workspace import ENTRIES, KB_YAML, person
+
+from kblint.lsp.transport import SKIPPED, BoundedInput
 
 ENV = {k: v for k, v in os.environ.items() if k not in ("KBLINT_LLM", "OPENAI_API_KEY")}
 SERVER = [sys.executable, "-m", "kblint", "server"]
@@ -320,3 +324,49 @@ async def test_every_request_is_answered(plain_client: LanguageClient):
     with pytest.raises(JsonRpcInvalidRequest, match="shutting down"):
         await asyncio.wait_for(client.text_document_hover_async(position), 20)
     client.exit(None)
+
+
+@pytest.mark.asyncio
+async def test_a_change_to_a_document_not_opened_is_left_out(plain_client: LanguageClient):
+    """A client's mistake costs a line on standard error, not an error shown to the user."""
+    client = plain_client
+    ghost = uri_of(client, "people/ghost.md")
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(version=2, uri=ghost),
+            [lsp.TextDocumentContentChangeWholeDocument(text="---\ntitle: Ghost\n---\n")],
+        )
+    )
+    position = lsp.HoverParams(lsp.TextDocumentIdentifier(uri_of(client, "people/bob.md")), lsp.Position(0, 0))
+    await asyncio.wait_for(client.text_document_hover_async(position), 20)  # the server goes on
+    assert [m.message for m in client.messages if "Error" in m.message] == []
+    await client.shutdown_async(None)
+    client.exit(None)
+
+
+@pytest.mark.parametrize(
+    ("sent", "said"),
+    [
+        (  # more bytes than any message needs: read and dropped, never held (nor an OverflowError)
+            b"Content-Length: 99999999999999999999999999\r\n\r\n{}",
+            "kblint server: a message of 99999999999999999999999999 bytes is over the limit of 67108864 bytes: skipped",
+        ),
+        (
+            b"Content-Length: 5\r\n\r\n{{{{{",
+            "kblint server: Unable to handle message: JSONDecodeError: "
+            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+        ),
+    ],
+)
+def test_bytes_that_are_no_message_cost_one_line_and_no_traceback(sent: bytes, said: str):
+    done = subprocess.run([*SERVER], input=sent, capture_output=True, env=ENV, timeout=60)
+    assert done.returncode == 0
+    assert done.stderr.decode().splitlines() == [said]
+
+
+def test_bounded_input_drops_a_body_over_the_limit_and_reads_on():
+    stream = io.BytesIO(b"x" * 25 + b"Content-Length: 2\r\n")
+    bounded = BoundedInput(stream, limit=10)
+    assert bounded.read(25) == SKIPPED  # dropped, in pieces
+    assert bounded.readline() == b"Content-Le"  # a line no longer than the limit
+    assert bounded.readline() == b"ngth: 2\r\n"

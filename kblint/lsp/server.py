@@ -15,13 +15,16 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
@@ -31,6 +34,7 @@ from ..model.issue import Issue
 from ..report import issue_url
 from . import actions, editing
 from .ranges import Span, issue_span, lines_of
+from .transport import SKIPPED_METHOD, BoundedInput, one_line_logs
 from .workspace import HeldKB, HeldWorkspace, workspace_roots
 
 DEBOUNCE = 0.15  # seconds of quiet after a change before the entry is linted again
@@ -99,10 +103,22 @@ class _Protocol(LanguageServerProtocol):
             return
         method = getattr(message, "method", None)
         msg_id = getattr(message, "id", None)
+        if method == SKIPPED_METHOD:
+            return  # a message over the size limit, dropped (BoundedInput said so)
         if self._shutdown and msg_id is not None and method not in (None, "exit"):
             self._refuse_after_shutdown(msg_id, method)
             return
         super().handle_message(message)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Iterator[Any]:
+        """pygls's, for a document the client opened; a change to another is left out (pygls
+        would fail on it and show the user a KeyError)."""
+        uri = params.text_document.uri
+        if unquote(uri) not in self.workspace.text_documents:
+            logger.warning("a change to %s, which the client has not opened: left out", uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
 
     def _answer_unread(self, data: dict[str, Any]) -> None:
         msg_id, method = data.get("id"), data.get("method")
@@ -474,4 +490,5 @@ def serve(options: ServerOptions) -> None:
     what anything else prints goes to standard error, where it cannot break a message."""
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    build_server(options).start_io(sys.stdin.buffer, protocol_out)
+    one_line_logs()
+    build_server(options).start_io(BoundedInput(sys.stdin.buffer), protocol_out)  # type: ignore[arg-type]
