@@ -3,6 +3,7 @@
 No `from __future__ import annotations` here: typer reads each command's annotations on every run,
 and strings would have to be evaluated again each time, at start-up."""
 
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -214,6 +215,7 @@ def validate(
         panel=JUDGMENT,
         metavar="SECONDS",
         min=0.001,
+        max=86_399.0,
         help="Seconds an LLM request may take (default 600 for a local server, 60 for a hosted one).",
     ),
     llm_max_output: Optional[int] = _opt(
@@ -317,6 +319,10 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
         settings = resolve(flags, config)
     except ConfigError as exc:
         _fail(str(exc))
+    for name in ("llm_timeout", "llm_min_confidence"):  # click's number ranges let NaN through
+        value = getattr(settings, name)
+        if isinstance(value, float) and math.isnan(value):
+            _fail(f"{settings.given_as(name)}: expected a number, got nan")
     if settings.fail_on not in FAIL_ON_CHOICES:
         _fail(f"--fail-on: expected one of {', '.join(FAIL_ON_CHOICES)}, got '{settings.fail_on}'")
     if settings.min_severity not in SEVERITIES:

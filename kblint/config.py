@@ -132,7 +132,7 @@ _LLM_KEYS = {
     "model": ("llm_model", "str"),
     "base_url": ("llm_base_url", "str"),
     "concurrency": ("llm_concurrency", "int"),
-    "min_confidence": ("llm_min_confidence", "float"),
+    "min_confidence": ("llm_min_confidence", "confidence"),
     "max_calls": ("max_llm_calls", "int"),
     "timeout": ("llm_timeout", "seconds"),
     "max_output": ("llm_max_output", "int"),
@@ -162,8 +162,8 @@ _PATH_KEYS = ("output", "baseline", "cache_dir")
 
 
 _A_DAY = 86_400.0
-_NUMBERS = {  # number kinds: the values each allows
-    "float": lambda v: True,
+_NUMBERS = {  # number kinds: the values each allows (NaN compares false: none)
+    "confidence": lambda v: 0 <= v <= 1,
     "seconds": lambda v: 0 < v < _A_DAY,
     "fraction": lambda v: 0 < v <= 1,
 }
@@ -197,7 +197,7 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
         "str": "a string",
         "bool": "true or false",
         "int": "a whole number, 0 or more",
-        "float": "a number",
+        "confidence": "a number from 0 to 1",
         "seconds": "a number of seconds above 0",
         "fraction": "a number above 0 and at most 1",
         "scope": "one of kb, workspace",
@@ -247,6 +247,8 @@ def _read_toml(path: str, *, pyproject: bool) -> dict[str, Any] | None:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deep to read") from None
     if pyproject:
         tool = data.get("tool")
         table = tool.get("kblint") if isinstance(tool, dict) else None
@@ -278,6 +280,8 @@ def load_config(path: str | None, cwd: str | None = None) -> tuple[str | None, d
             target_values = {"limits": limits, "duplicates": duplicates}.get(key, values)
             target_values.update(_table_values(file, prefix, key, value))
             continue
+        if key in _TABLES:
+            raise ConfigError(f"{file}: '{prefix}{key}' must be a table ([{prefix}{key}]), got {value!r}")
         if key not in _FILE_KEYS:
             import difflib
 

@@ -74,12 +74,31 @@ def test_a_quick_pattern_still_decides(tmp_path: Path):
         ('[limits]\nregex_timeout = "x"\n', "'limits.regex_timeout' must be a number"),
         ("[limits]\nmax_file_bytez = 5\n", "unknown key 'limits.max_file_bytez'"),
         ("[limits]\nmax_path_depth = -1\n", "'limits.max_path_depth' must be a whole number, 0 or more, got -1"),
+        ("limits = 5\n", "'limits' must be a table ([limits]), got 5"),
+        ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "invalid TOML: nested too deep to read"),
+        ("[llm]\nmin_confidence = nan\n", "'llm.min_confidence' must be a number from 0 to 1, got nan"),
+        ("[llm]\ntimeout = inf\n", "'llm.timeout' must be a number of seconds above 0, got inf"),
     ],
 )
 def test_bad_limits_are_a_configuration_error(tmp_path: Path, toml: str, message: str):
     kb = _kb(tmp_path)
     (kb / "kblint.toml").write_text(toml)
     result = run_kblint("validate", ".", cwd=kb)
+    assert result.code == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--llm-timeout", "nan"], "--llm-timeout: expected a number, got nan"),
+        (["--llm-min-confidence", "nan"], "--llm-min-confidence: expected a number, got nan"),
+        (["--llm-timeout", "inf"], "'--llm-timeout': inf is not in the range 0.001<=x<=86399.0"),
+    ],
+)
+def test_numbers_past_reason_are_refused(tmp_path: Path, option: list[str], message: str):
+    """A request that may wait for ever, or a confidence nothing compares with, is a usage error."""
+    result = run_kblint("validate", str(_kb(tmp_path)), *option)
     assert result.code == 2
     assert message in result.stderr and "Traceback" not in result.stderr
 
