@@ -712,9 +712,12 @@ def cache_clear(
 ) -> None:
     """Empty the cache: judge verdicts and lint results."""
     from .infra.resultcache import clear as clear_results
+    from .infra.resultcache import is_kblint_cache
     from .judge import cache_clear as clear
 
     directory = _cache_dir(cache_dir, config)
+    if os.path.lexists(directory) and not is_kblint_cache(directory):
+        _fail(f"{directory} is no kblint cache (it has no .gitignore that kblint wrote): nothing removed")
     verdicts = clear(directory)
     clear_results(directory)
     typer.echo(f"{directory}: removed {verdicts} cached verdicts and the cached lint results")

@@ -448,7 +448,7 @@ def test_api_key_never_written_to_the_cache(server, tmp_path):
     for provider in ("openai", "anthropic"):
         judge([req("e1", ITEMS, body=f"body for {provider}")], cfg(server, provider=provider, cache_dir=str(tmp_path)))
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert len(files) == 10
+    assert len(files) == 11  # ten verdicts, and the .gitignore that marks the cache as kblint's
     for p in files:
         assert KEY not in p.read_text() and "SECRET" not in p.read_text()
     assert (

@@ -116,6 +116,17 @@ def test_cache_clear_removes_results(tmp_path: Path):
     assert out.code == 0 and not (cache / "results").exists()
 
 
+def test_cache_clear_leaves_a_directory_kblint_did_not_make(tmp_path: Path):
+    """`--cache-dir` (or cache_dir in the configuration) may name any folder: one without the
+    .gitignore kblint writes in its caches is not emptied."""
+    thesis = tmp_path / "work" / "results" / "thesis.txt"
+    thesis.parent.mkdir(parents=True)
+    thesis.write_text("years of work")
+    out = run_kblint("cache", "clear", "--cache-dir", str(tmp_path / "work"))
+    assert out.code == 2 and "is no kblint cache" in out.stderr and "nothing removed" in out.stderr
+    assert thesis.read_text() == "years of work"
+
+
 def test_shards_together_equal_the_whole_run(tmp_path: Path):
     path = str(FIXTURES / "example")
     whole = report(path, "--no-cache")

@@ -132,8 +132,12 @@ def result_of(text: str) -> tuple[EntryFacts, list[Issue], tuple[str, ...]]:
 # Keys
 
 
+_MARK = "# created by kblint: the cache is not for version control\n"  # the first line of its .gitignore
+
+
 def ensure_dir(cache_dir: str, sub: str) -> str:
-    """CACHE_DIR/SUB, created, with a .gitignore in CACHE_DIR; raises CacheUnusable."""
+    """CACHE_DIR/SUB, created, with a .gitignore in CACHE_DIR (which also marks it as kblint's:
+    `is_kblint_cache`); raises CacheUnusable."""
     directory = os.path.join(cache_dir, sub)
     for path in (cache_dir, directory):
         if os.path.islink(path):  # it could lead anywhere: kblint writes and prunes only its own
@@ -143,7 +147,7 @@ def ensure_dir(cache_dir: str, sub: str) -> str:
         ignore = os.path.join(cache_dir, ".gitignore")
         if not os.path.exists(ignore):
             with open(ignore, "w", encoding="utf-8") as fh:
-                fh.write("# created by kblint: the cache is not for version control\n*\n")
+                fh.write(_MARK + "*\n")
     except OSError as exc:  # named by what the system refused: makedirs names the directory it could not make
         raise _unusable(exc.filename or cache_dir, exc) from None
     return directory
@@ -483,6 +487,15 @@ def info(cache_dir: str) -> dict[str, int]:
                 out[name] += 1
                 out["bytes"] += e.stat().st_size
     return out
+
+
+def is_kblint_cache(cache_dir: str) -> bool:
+    """Whether CACHE_DIR is a cache kblint made: its .gitignore is the one kblint writes."""
+    try:
+        with open(os.path.join(cache_dir, ".gitignore"), encoding="utf-8", errors="replace") as fh:
+            return fh.readline(len(_MARK) + 1) == _MARK
+    except OSError:
+        return False
 
 
 def clear(cache_dir: str) -> None:

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from ..infra.files import FileProblem, read_regular_file
+from ..infra.resultcache import CacheUnusable, ensure_dir
 from .model import GRADED, PROMPT_VERSION, VERDICTS, JudgeConfig, Verdict
 
 SUBDIR = "judgment"
@@ -46,8 +47,10 @@ _MAX_VERDICT_BYTES = 1 << 20  # a verdict is a few hundred bytes; a larger file 
 
 class VerdictCache:
     def __init__(self, cache_dir: str | os.PathLike):
+        self.cache_dir = os.fspath(cache_dir)
         self.root = Path(cache_dir) / SUBDIR
         self.write_errors = 0
+        self.made = False  # the cache directory is there, marked as kblint's (ensure_dir)
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -84,6 +87,9 @@ class VerdictCache:
             **({"evidence": verdict.evidence} if verdict.evidence else {}),
         }
         try:
+            if not self.made:
+                ensure_dir(self.cache_dir, SUBDIR)
+                self.made = True
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
             try:
@@ -94,7 +100,7 @@ class VerdictCache:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
                 raise
-        except OSError:
+        except (OSError, CacheUnusable):
             self.write_errors += 1  # the cache is best effort: a read-only disk does not fail the run
 
 
