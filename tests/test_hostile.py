@@ -200,6 +200,10 @@ def test_an_entry_symlinked_from_outside_the_kb_is_not_read(tmp_path: Path, outs
     report = _validate(kb)
     assert _messages(report, "parse_error") == ["a symlink to a file outside the KB: not read"]
     assert report["kbs"][0]["files"] == 4 and report["kbs"][0]["entries"] == 3
+    # named on the command line through a symlinked folder, the file is not read either
+    os.symlink(outside, kb / "out")
+    named = run_kblint("validate", "out/o.md", "--format", "json", "--no-cache", cwd=kb).json
+    assert _messages(named, "parse_error") == ["cannot read the file: a symlink to a file outside the KB: not read"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -107,13 +107,12 @@ def _megabytes(n: int) -> str:
 _MAX_SYMLINKS = 40  # as the kernel's own limit on following symlinks in one path
 
 
-OUTSIDE = "a symlink to a file outside the KB: not read"
+OUTSIDE = "a symlink to a file outside the KB: not read"  # the file's own symlink, or a folder's
 
 
 def leads_outside(root: str, path: str) -> bool:
-    """Whether the file at PATH, below the KB directory ROOT, is a symlink that leads outside it."""
-    if not os.path.islink(path):
-        return False
+    """Whether the file at PATH, below the KB directory ROOT, is reached through a symlink (its
+    own, or a folder's on the way) that leads outside it."""
     relpath = relative_to(path, root)
     return why_not_within(os.path.realpath(root), relpath) == "outside the KB"
 
