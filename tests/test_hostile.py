@@ -8,6 +8,7 @@ import json
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -500,6 +501,18 @@ def test_frontmatter_nested_too_deep_is_a_parse_error(tmp_path: Path, depth: int
     report = _validate(kb)
     (message,) = _messages(report, "parse_error")
     assert "nesting deeper than 100 levels (the limit)" in message
+
+
+def test_a_message_that_quotes_a_huge_value_is_cut(tmp_path: Path):
+    kb = _kb(tmp_path, **{"long.md": "---\ntitle: Long\ntype: note\n---\n[[" + "x" * 100_000 + "]]\n"})
+    (message,) = _messages(_validate(kb), "broken_link")
+    assert message.startswith("Link target 'xxx") and message.endswith("…") and len(message) == 1000
+
+
+def test_a_number_too_long_to_read_is_a_parse_error_in_kblints_words(tmp_path: Path):
+    kb = _kb(tmp_path, **{"long.md": "---\ntitle: Long\ntype: note\nn: " + "9" * 100_000 + "\n---\nBody.\n"})
+    (message,) = _messages(_validate(kb), "parse_error")
+    assert message == f"invalid YAML in frontmatter: a number of more than {sys.get_int_max_str_digits()} digits"
 
 
 @pytest.mark.parametrize("levels", [6, 9])

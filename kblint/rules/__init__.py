@@ -79,7 +79,7 @@ class Rule:
             rule=self.name,
             severity=severity or self.severity,
             tier=self.tier if tier is None else tier,
-            message=printable(message),
+            message=_bounded(printable(message)),
             kb_name=site.kb_name,
             entry_id=decodable(site.entry_id) if site.entry_id is not None else None,
             path=site.path,
@@ -90,6 +90,13 @@ class Rule:
             entry_type=site.entry_type,
             **details,
         )
+
+
+MAX_MESSAGE = 1000  # characters of a message: one that quotes what an entry holds (a 3 MB link target) is cut
+
+
+def _bounded(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
 
 
 _TABLE = [

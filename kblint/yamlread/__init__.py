@@ -10,6 +10,7 @@ walk of the data take forever. Either is a `YamlError` with its line, as invalid
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -254,6 +255,10 @@ def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int
         raise limit_error(exc, text, limits) from None
     except RecursionError:
         raise YamlError("nesting too deep") from None
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python's bound on the digits of a number
+            raise YamlError(f"a number of more than {sys.get_int_max_str_digits()} digits") from None
+        raise YamlError(f"{type(exc).__name__}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - whatever a constructor raises is a parse error, never a crash
         raise YamlError(f"{type(exc).__name__}: {exc}") from None
     finally:
