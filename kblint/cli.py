@@ -335,14 +335,7 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
         settings.sources["format"] = "default (GITHUB_ACTIONS=true)" if in_actions else "default"
     if settings.format not in FORMATS:
         _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{settings.format}'")
-    written = {os.path.abspath(settings.output)} if settings.output else set()
-    for spec in settings.reports:
-        fmt, _, file = spec.partition(":")
-        if fmt not in FORMATS or not file:
-            _fail(f"--report {spec}: expected FORMAT:FILE with FORMAT one of {', '.join(FORMATS)}")
-        if os.path.abspath(file) in written:
-            _fail(f"--report {spec}: {file} is already a report of this run (--output, --report): one file, one report")
-        written.add(os.path.abspath(file))
+    _check_written_files(settings, FORMATS)
     if settings.stdin and settings.paths:
         _fail("--stdin reads the entry from standard input: give no PATH with it")
     if settings.stdin_path and not settings.stdin:
@@ -350,6 +343,27 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
     if (settings.fix or settings.diff) and settings.stdin:
         _fail(f"--{'fix' if settings.fix else 'diff'} edits files: it does not read an entry from --stdin")
     return settings
+
+
+def _check_written_files(settings: "Settings", formats: tuple[str, ...]) -> None:
+    """The files a run writes (--output, --report, --write-baseline): one report each, and never
+    an entry of a KB."""
+    from .paths import display_path
+    from .workspace import nearest_kb_root
+
+    written = {os.path.abspath(settings.output)} if settings.output else set()
+    for spec in settings.reports:
+        fmt, _, file = spec.partition(":")
+        if fmt not in formats or not file:
+            _fail(f"--report {spec}: expected FORMAT:FILE with FORMAT one of {', '.join(formats)}")
+        if os.path.abspath(file) in written:
+            _fail(f"--report {spec}: {file} is already a report of this run (--output, --report): one file, one report")
+        written.add(os.path.abspath(file))
+    if settings.write_baseline:
+        written.add(os.path.abspath(settings.write_baseline))
+    for path in sorted(written):
+        if path.endswith(".md") and os.path.isfile(path) and nearest_kb_root(path) is not None:
+            _fail(f"{display_path(path)} is an entry of a KB: kblint writes no report or baseline over it")
 
 
 def _watch(flags: dict[str, Any], config: Optional[str], settings: "Settings") -> NoReturn:

@@ -503,6 +503,17 @@ def test_frontmatter_nested_too_deep_is_a_parse_error(tmp_path: Path, depth: int
     assert "nesting deeper than 100 levels (the limit)" in message
 
 
+@pytest.mark.parametrize("option", ["--write-baseline", "--output", "--report"])
+def test_a_report_or_baseline_is_never_written_over_an_entry(tmp_path: Path, option: str):
+    kb = _kb(tmp_path)
+    target = "json:ok.md" if option == "--report" else "ok.md"
+    result = run_kblint("validate", ".", option, target, cwd=kb)
+    assert (
+        result.code == 2 and "ok.md is an entry of a KB: kblint writes no report or baseline over it" in result.stderr
+    )
+    assert (kb / "ok.md").read_text() == OK
+
+
 def test_a_message_that_quotes_a_huge_value_is_cut(tmp_path: Path):
     kb = _kb(tmp_path, **{"long.md": "---\ntitle: Long\ntype: note\n---\n[[" + "x" * 100_000 + "]]\n"})
     (message,) = _messages(_validate(kb), "broken_link")
