@@ -276,6 +276,13 @@ def test_an_entry_named_after_a_file_that_is_not_utf8_has_no_lone_surrogate_in_a
     assert '"candidate_id": "\\\\377"' in verdicts and "\\udc" not in verdicts and "\udcff" not in verdicts
 
 
+def test_a_markdown_link_escaping_bytes_that_are_no_utf8_finds_the_file_so_named(tmp_path: Path):
+    kb = _kb(tmp_path, **{"a.md": "---\ntitle: A\ntype: note\n---\nSee [b](%ff%fe.md) and [c](%ff%fd.md).\n"})
+    (kb / os.fsdecode(b"\xff\xfe.md")).write_text("---\ntitle: B\ntype: note\n---\nSee [a](a.md).\n")
+    report = _validate(kb)
+    assert _messages(report, "broken_link") == ["Link target '\\377\\375' not found"]  # as git quotes it
+
+
 def test_a_baseline_of_odd_names_is_written_and_read(odd_kb: Path):
     first = run_kblint("validate", ".", "--write-baseline", "base.json", "--no-cache", cwd=odd_kb)
     assert first.code == 0, first.stderr

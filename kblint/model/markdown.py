@@ -258,7 +258,8 @@ def markdown_links(text: str, body_line: int, entry_dir: str) -> Iterator[Link]:
         opening = brackets.of(m.start())
         if opening is None or (opening > 0 and text[opening - 1] == "!"):
             continue  # no link text, or an image
-        href = unquote(href.split("#", 1)[0])
+        # escaped bytes that are no UTF-8 are kept as a file name that is no UTF-8 holds them
+        href = unquote(href.split("#", 1)[0], errors="surrogateescape")
         if not href.endswith(".md"):
             continue
         path = link_relpath(posixpath.join(entry_dir, href))  # a path from `/` is from the KB's root
