@@ -48,7 +48,7 @@ class Result:
         return json.loads(self.stdout)
 
 
-_DROPPED_ENV = ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "KBLINT_LLM")
+_DROPPED_ENV = ("GITHUB_ACTIONS", "GITHUB_WORKSPACE", "NO_COLOR", "FORCE_COLOR", "KBLINT_LLM")
 
 
 class _Stdin:

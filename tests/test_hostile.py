@@ -7,6 +7,7 @@ import ast
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -400,7 +401,9 @@ def test_an_unusable_cache_directory_is_one_warning(tmp_path: Path):
     result = run_kblint("validate", ".", "--cache-dir", "afile/cache", cwd=kb)
     assert result.code == 0
     assert result.stderr.count("warning") == 1 and "running without it" in result.stderr
-    (kb / "cache").mkdir()
+    run_kblint("validate", ".", "--cache-dir", "cache", cwd=kb)  # a cache kblint made
+    shutil.rmtree(kb / "cache" / "results")
+    shutil.rmtree(kb / "cache" / "runs")
     (kb / "cache" / "results").write_text("")  # where the cache puts its results: a file is in the way
     result = run_kblint("validate", ".", "--cache-dir", "cache", cwd=kb)
     assert result.code == 0
@@ -687,8 +690,11 @@ def test_a_named_file_symlinked_from_outside_is_not_read(tmp_path: Path, outside
     assert issue["rule"] == "parse_error" and issue["message"].endswith("a symlink to a file outside the KB: not read")
 
 
-@pytest.mark.parametrize("linked", [".kblint_cache", ".kblint_cache/runs"])
-def test_a_symlinked_cache_directory_is_not_used(tmp_path: Path, linked: str):
+@pytest.mark.parametrize(
+    ("linked", "said"),
+    [(".kblint_cache", "is a symlink"), (".kblint_cache/runs", "holds files kblint did not write")],
+)
+def test_a_symlinked_cache_directory_is_not_used(tmp_path: Path, linked: str, said: str):
     kb = _kb(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -698,7 +704,7 @@ def test_a_symlinked_cache_directory_is_not_used(tmp_path: Path, linked: str):
     (kb / linked).parent.mkdir(parents=True, exist_ok=True)
     os.symlink(elsewhere, kb / linked)
     result = run_kblint("validate", ".", cwd=kb)
-    assert result.code == 0 and "is a symlink" in result.stderr
+    assert result.code == 0 and said in result.stderr
     assert all(p.read_text() == "mine" for p in precious) and sorted(elsewhere.iterdir()) == precious
 
 

@@ -418,8 +418,8 @@ def test_partial_answer_caches_the_answered_items(server, tmp_path):
 def test_cache_info_and_clear(server, tmp_path):
     assert cache_info(tmp_path / "none") == {"path": str(tmp_path / "none" / "judgment"), "entries": 0, "bytes": 0}
     assert cache_clear(tmp_path / "none") == 0
-    (tmp_path / "other.txt").write_text("kept")
     judge([req("e1", {"a": "one", "b": "two"})], cfg(server, cache_dir=str(tmp_path)))
+    (tmp_path / "other.txt").write_text("kept")  # put into the cache, which kblint made
     info = cache_info(tmp_path)
     assert info["entries"] == 2 and info["bytes"] > 0
     files = list((tmp_path / "judgment").glob("*/*.json"))

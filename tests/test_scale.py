@@ -125,6 +125,12 @@ def test_cache_clear_leaves_a_directory_kblint_did_not_make(tmp_path: Path):
     out = run_kblint("cache", "clear", "--cache-dir", str(tmp_path / "work"))
     assert out.code == 2 and "is no kblint cache" in out.stderr and "nothing removed" in out.stderr
     assert thesis.read_text() == "years of work"
+    # nor does a run take it for a cache, and mark it so that a later clear would empty it
+    run = run_kblint("validate", str(workspace(tmp_path)), "--cache-dir", str(tmp_path / "work"))
+    assert "holds files kblint did not write: not used as a cache" in run.stderr
+    assert not (tmp_path / "work" / ".gitignore").exists()
+    assert run_kblint("cache", "clear", "--cache-dir", str(tmp_path / "work")).code == 2
+    assert thesis.read_text() == "years of work"
 
 
 def test_shards_together_equal_the_whole_run(tmp_path: Path):

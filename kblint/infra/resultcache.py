@@ -136,21 +136,44 @@ _MARK = "# created by kblint: the cache is not for version control\n"  # the fir
 
 
 def ensure_dir(cache_dir: str, sub: str) -> str:
-    """CACHE_DIR/SUB, created, with a .gitignore in CACHE_DIR (which also marks it as kblint's:
-    `is_kblint_cache`); raises CacheUnusable."""
+    """CACHE_DIR/SUB, created; raises CacheUnusable. CACHE_DIR gets kblint's .gitignore, which also
+    marks it as kblint's (`is_kblint_cache`), when kblint makes it or finds it empty: a folder that
+    holds other files is not taken for a cache (nor emptied by `kblint cache clear`)."""
     directory = os.path.join(cache_dir, sub)
     for path in (cache_dir, directory):
         if os.path.islink(path):  # it could lead anywhere: kblint writes and prunes only its own
             raise CacheUnusable(f"{path} is a symlink")
     try:
+        if not is_kblint_cache(cache_dir):
+            if os.path.isdir(cache_dir) and os.listdir(cache_dir):
+                raise CacheUnusable(f"{cache_dir} holds files kblint did not write: not used as a cache")
+            os.makedirs(cache_dir, exist_ok=True)
+            _mark(cache_dir)
         os.makedirs(directory, exist_ok=True)
-        ignore = os.path.join(cache_dir, ".gitignore")
-        if not os.path.exists(ignore):
-            with open(ignore, "w", encoding="utf-8") as fh:
-                fh.write(_MARK + "*\n")
     except OSError as exc:  # named by what the system refused: makedirs names the directory it could not make
         raise _unusable(exc.filename or cache_dir, exc) from None
     return directory
+
+
+def _mark(cache_dir: str) -> None:
+    """Write kblint's .gitignore into CACHE_DIR in one write: a run that starts meanwhile reads
+    it whole or not at all (and a run that marked it first has written the same)."""
+    try:
+        fd = os.open(os.path.join(cache_dir, ".gitignore"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return
+    try:
+        os.write(fd, (_MARK + "*\n").encode())
+    finally:
+        os.close(fd)
+
+
+def is_kblint_cache(cache_dir: str) -> bool:
+    """Whether CACHE_DIR is a cache kblint made: its .gitignore is the one kblint writes."""
+    try:
+        return read_regular_file(os.path.join(cache_dir, ".gitignore"), 65_536).startswith(_MARK.encode())
+    except FileProblem:
+        return False
 
 
 def _file_bytes(path: str | None) -> bytes:
@@ -487,15 +510,6 @@ def info(cache_dir: str) -> dict[str, int]:
                 out[name] += 1
                 out["bytes"] += e.stat().st_size
     return out
-
-
-def is_kblint_cache(cache_dir: str) -> bool:
-    """Whether CACHE_DIR is a cache kblint made: its .gitignore is the one kblint writes."""
-    try:
-        with open(os.path.join(cache_dir, ".gitignore"), encoding="utf-8", errors="replace") as fh:
-            return fh.readline(len(_MARK) + 1) == _MARK
-    except OSError:
-        return False
 
 
 def clear(cache_dir: str) -> None:
