@@ -349,7 +349,11 @@ async def test_a_change_to_a_document_not_opened_is_left_out(plain_client: Langu
     [
         (  # more bytes than any message needs: read and dropped, never held (nor an OverflowError)
             b"Content-Length: 99999999999999999999999999\r\n\r\n{}",
-            "kblint server: a message of 99999999999999999999999999 bytes is over the limit of 67108864 bytes: skipped",
+            "kblint server: a Content-Length of 26 digits: the rest of the input is dropped",
+        ),
+        (  # more digits than Python makes a number of
+            b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n{}",
+            "kblint server: a Content-Length of 5000 digits: the rest of the input is dropped",
         ),
         (
             b"Content-Length: 5\r\n\r\n{{{{{",

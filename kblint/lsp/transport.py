@@ -9,6 +9,7 @@ goes on.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from typing import BinaryIO
 
@@ -18,6 +19,9 @@ _SKIP_CHUNK = 1024 * 1024
 # server leave alone (a `$/` method), so the message is dropped and the server goes on.
 SKIPPED_METHOD = "$/kblint/skipped"
 SKIPPED = b'{"jsonrpc": "2.0", "method": "$/kblint/skipped", "params": {}}'
+
+_LENGTH = re.compile(rb"Content-Length: (\d+)\r\n")
+_PAST_ANY_MESSAGE = 10**30  # bytes: no client sends them, so the rest of the input is dropped
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +36,22 @@ class BoundedInput:
 
     def readline(self) -> bytes:
         """A header line, or its first LIMIT bytes (the rest comes as the next line: no header
-        reads as one, so it is passed over)."""
-        return self.raw.readline(self.limit)
+        reads as one, so it is passed over). A length of more digits than Python makes a number
+        of is given as one that is merely over the limit: `read` then drops what follows."""
+        line = self.raw.readline(self.limit)
+        m = _LENGTH.fullmatch(line)
+        if m is not None and len(m.group(1)) > len(str(self.limit)):
+            log.warning("a Content-Length of %d digits: the rest of the input is dropped", len(m.group(1)))
+            return b"Content-Length: %d\r\n" % _PAST_ANY_MESSAGE
+        return line
 
     def read(self, size: int) -> bytes:
         """The body of SIZE bytes the header announced; over the limit, it is read and dropped
         (so that the next message is found where it starts) and SKIPPED stands in for it."""
         if size <= self.limit:
             return self.raw.read(size)
-        log.warning("a message of %d bytes is over the limit of %d bytes: skipped", size, self.limit)
+        if size != _PAST_ANY_MESSAGE:  # readline said why
+            log.warning("a message of %d bytes is over the limit of %d bytes: skipped", size, self.limit)
         left = size
         while left > 0 and (chunk := self.raw.read(min(left, _SKIP_CHUNK))):
             left -= len(chunk)
