@@ -347,23 +347,41 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
 
 def _check_written_files(settings: "Settings", formats: tuple[str, ...]) -> None:
     """The files a run writes (--output, --report, --write-baseline): one report each, and never
-    an entry of a KB."""
-    from .paths import display_path
-    from .workspace import nearest_kb_root
-
-    written = {os.path.abspath(settings.output)} if settings.output else set()
+    a file of a KB (an entry, whether it exists yet or not, kb.yaml, cross-kb-links.yaml)."""
+    targets = [("--output", settings.output)] if settings.output else []
     for spec in settings.reports:
         fmt, _, file = spec.partition(":")
         if fmt not in formats or not file:
             _fail(f"--report {spec}: expected FORMAT:FILE with FORMAT one of {', '.join(formats)}")
-        if os.path.abspath(file) in written:
-            _fail(f"--report {spec}: {file} is already a report of this run (--output, --report): one file, one report")
-        written.add(os.path.abspath(file))
+        targets.append((f"--report {spec}", file))
     if settings.write_baseline:
-        written.add(os.path.abspath(settings.write_baseline))
-    for path in sorted(written):
-        if path.endswith(".md") and os.path.isfile(path) and nearest_kb_root(path) is not None:
-            _fail(f"{display_path(path)} is an entry of a KB: kblint writes no report or baseline over it")
+        targets.append(("--write-baseline", settings.write_baseline))
+    written: dict[str, str] = {}
+    for option, file in targets:
+        real = os.path.realpath(file)
+        if real in written:
+            _fail(f"{option}: {file} is already written by {written[real]} in this run: one file, one report")
+        written[real] = option
+        if _is_kb_file(real):
+            _fail(f"{option}: {file} is a file of a KB: kblint writes no report or baseline over it")
+
+
+def _is_kb_file(path: str) -> bool:
+    """Whether PATH is (or would be) an entry of a KB, or a KB's kb.yaml or cross-kb-links.yaml."""
+    from .workspace import nearest_kb_root
+
+    root = nearest_kb_root(path)
+    if root is None:
+        return False
+    return (
+        path.endswith(".md")
+        or os.path.dirname(path) == root
+        and os.path.basename(path)
+        in (
+            "kb.yaml",
+            "cross-kb-links.yaml",
+        )
+    )
 
 
 def _watch(flags: dict[str, Any], config: Optional[str], settings: "Settings") -> NoReturn:

@@ -67,8 +67,16 @@ def test_formats_are_offered():
 
 def test_a_file_named_for_two_reports_is_a_usage_error(tmp_path: Path):
     twice = run_kblint("validate", EXAMPLE, "-o", str(tmp_path / "r.json"), "--report", f"sarif:{tmp_path}/./r.json")
-    assert twice.code == 2 and "r.json is already a report of this run" in twice.stderr
+    assert twice.code == 2 and "r.json is already written by --output in this run" in twice.stderr
     assert not (tmp_path / "r.json").exists()
+    baseline = run_kblint(
+        "validate", EXAMPLE, "-o", str(tmp_path / "r.json"), "--write-baseline", str(tmp_path / "r.json")
+    )
+    assert (
+        baseline.code == 2
+        and "--write-baseline: " in baseline.stderr
+        and "already written by --output" in baseline.stderr
+    )
 
 
 def test_sarif_validates_against_the_official_schema(example_sarif: dict, sarif_schema: dict):

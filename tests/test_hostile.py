@@ -514,14 +514,18 @@ def test_frontmatter_nested_too_deep_is_a_parse_error(tmp_path: Path, depth: int
 
 
 @pytest.mark.parametrize("option", ["--write-baseline", "--output", "--report"])
-def test_a_report_or_baseline_is_never_written_over_an_entry(tmp_path: Path, option: str):
+@pytest.mark.parametrize("name", ["ok.md", "new.md", "kb.yaml", "link-to-ok.json"])
+def test_a_report_or_baseline_is_never_written_over_a_file_of_a_kb(tmp_path: Path, option: str, name: str):
+    """Not over an entry (named through a symlink too), nor where an entry would be read, nor
+    over kb.yaml."""
     kb = _kb(tmp_path)
-    target = "json:ok.md" if option == "--report" else "ok.md"
-    result = run_kblint("validate", ".", option, target, cwd=kb)
-    assert (
-        result.code == 2 and "ok.md is an entry of a KB: kblint writes no report or baseline over it" in result.stderr
-    )
-    assert (kb / "ok.md").read_text() == OK
+    os.symlink(kb / "ok.md", tmp_path / "link-to-ok.json")
+    target = kb / name if name != "link-to-ok.json" else tmp_path / name
+    given = f"json:{target}" if option == "--report" else str(target)
+    result = run_kblint("validate", ".", option, given, cwd=kb)
+    assert result.code == 2 and "is a file of a KB: kblint writes no report or baseline over it" in result.stderr
+    assert (kb / "ok.md").read_text() == OK and (kb / "kb.yaml").read_text() == KB_YAML
+    assert not (kb / "new.md").exists()
 
 
 def test_a_message_that_quotes_a_huge_value_is_cut(tmp_path: Path):

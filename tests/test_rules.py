@@ -601,6 +601,23 @@ def test_a_kb_yaml_key_a_letter_away_from_one_kblint_reads_is_a_config_error(tmp
     ]
 
 
+def test_a_repeated_key_keeps_its_fingerprint_when_lines_move_and_other_rules_point_at_the_value_read(tmp_path):
+    kb_yaml = "name: fp\ntypes:\n  note:\n    workflow: {states: [draft, done]}\n"
+    kb = write_kb(
+        tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\nstatus: bogus\nstatus: wrong\n---\nA.\n"}
+    )
+
+    def found() -> dict[str, tuple[int, str]]:
+        report = run_kblint("validate", "kb", "--format", "json", "--no-cache", cwd=tmp_path).json
+        return {i["rule"]: (i["line"], i["fingerprint"]) for i in report["issues"] if i["field"] == "status"}
+
+    before = found()
+    assert before["duplicate_key"][0] == before["invalid_status"][0] == 5  # where 'wrong', the value read, is
+    (kb / "a.md").write_text("---\ntitle: A\ntags: [moved]\ntype: note\nstatus: bogus\nstatus: wrong\n---\nA.\n")
+    after = found()
+    assert after["duplicate_key"] == (6, before["duplicate_key"][1])
+
+
 def test_a_key_given_twice_in_kb_yaml_or_cross_kb_links_is_a_config_warning(tmp_path):
     """YAML keeps the last of two equal keys without a word: in kb.yaml a whole `types:` may go."""
     kb_yaml = (

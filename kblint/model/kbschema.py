@@ -79,6 +79,7 @@ class ConfigProblem:
     field: str | None = None
     path: str | None = None  # the file it is in; None for kb.yaml
     severity: str | None = None  # None: config_error's own (error); a likely typo is a warning
+    discriminator: str | None = None  # what tells it from others in its fingerprint (None: its message)
 
 
 @dataclass(slots=True)
@@ -591,13 +592,8 @@ def _load_text(text: str, path: str, problems: list[ConfigProblem] | None) -> An
     data = load_text(text, path, repeated=repeated)
     if problems is not None:
         problems.extend(
-            ConfigProblem(
-                r.line,
-                f"key '{printable(r.key)}' is given twice (first on line {r.first_line}): only the last value is read",
-                path=path,
-                severity="warning",
-            )
-            for r in repeated
+            ConfigProblem(r.line, printable(r.message), path=path, severity="warning", discriminator=f"{r.key}#{n}")
+            for n, r in enumerate(repeated, 1)
         )
     return data
 

@@ -30,7 +30,7 @@ def config_errors(schema: KBSchema, plan: Plan) -> list[Issue]:
             problem.message,
             line=problem.line,
             field=problem.field,
-            discriminator=problem.message,
+            discriminator=problem.message if problem.discriminator is None else problem.discriminator,
             severity=problem.severity,
         )
         for problem in schema.problems

@@ -14,17 +14,22 @@ from . import RULES
 
 def duplicate_keys(entry: Entry) -> list[Issue]:
     rule = RULES["duplicate_key"]
-    return [
-        rule.issue(
-            entry.site,
-            f"Key '{r.key}' is given twice (first on line {r.first_line}): only the last value is read",
-            line=r.line,
-            column=r.column,
-            field=r.key if r.top else None,
-            discriminator=f"{r.key}:{r.line}",
+    issues = []
+    for n, r in enumerate(entry.raw.repeated_keys):
+        # the fingerprint holds the key and how many repeats come before, not the line: stable
+        # when lines move above it
+        earlier = sum(1 for other in entry.raw.repeated_keys[:n] if other.key == r.key)
+        issues.append(
+            rule.issue(
+                entry.site,
+                r.message[0].upper() + r.message[1:],
+                line=r.line,
+                column=r.column,
+                field=r.key if r.top else None,
+                discriminator=f"{r.key}#{earlier + 1}",
+            )
         )
-        for r in entry.raw.repeated_keys
-    ]
+    return issues
 
 
 def missing_title(entry: Entry) -> Issue | None:

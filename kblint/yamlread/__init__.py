@@ -179,8 +179,8 @@ _EntryLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)
 @dataclass(slots=True)
 class Frontmatter:
     """What a frontmatter's YAML holds, where its top-level keys are, the values that look like
-    dates but are none, and the top-level keys given more than once. Lines are counted from the
-    first line of the YAML (load_frontmatter)."""
+    dates but are none, and the keys given more than once in one of its mappings. Lines are
+    counted from the first line of the YAML (load_frontmatter)."""
 
     data: Any
     key_lines: dict[str, int]  # the first line of each top-level key
@@ -198,19 +198,25 @@ class RepeatedKey:
     first_line: int  # where it was given first
     top: bool = True  # a key of the top-level mapping
 
+    @property
+    def message(self) -> str:
+        return f"key '{self.key}' is given twice (first on line {self.first_line}): only the last value is read"
+
 
 def _top_key_lines(node: yaml.Node | None, first_line: int) -> dict[str, int]:
+    """The line of each top-level key: of its last occurrence, whose value is the one read."""
     lines: dict[str, int] = {}
     if isinstance(node, yaml.MappingNode):
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag != MERGE_TAG:
-                lines.setdefault(key_node.value, key_node.start_mark.line + first_line)
+                lines[key_node.value] = key_node.start_mark.line + first_line
     return lines
 
 
-def repeated_keys(node: yaml.Node | None, first_line: int = 1) -> list[RepeatedKey]:
+def repeated_keys(node: yaml.Node | None, loader: yaml.BaseLoader, first_line: int = 1) -> list[RepeatedKey]:
     """The keys given again in a mapping of NODE's tree, at any depth (a node that aliases show
-    again is looked at once). Lines are counted from FIRST_LINE."""
+    again is looked at once), compared as LOADER makes them (`yes` and `true` are one key, `1`
+    and `"1"` two). Lines are counted from FIRST_LINE."""
     repeated: list[RepeatedKey] = []
     visited: set[int] = set()
     todo = [node] if node is not None else []
@@ -222,19 +228,35 @@ def repeated_keys(node: yaml.Node | None, first_line: int = 1) -> list[RepeatedK
         if isinstance(current, yaml.SequenceNode):
             todo.extend(current.value)
             continue
-        seen: dict[tuple[str, str], int] = {}  # (tag, text): `true` and `"true"` are two keys
+        seen: dict[object, int] = {}
         for key_node, value_node in current.value:
             todo.append(value_node)
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
                 continue
             line = key_node.start_mark.line + first_line
-            known = (key_node.tag, key_node.value)
+            known = _key_of(key_node, loader)
             if known in seen:
                 column = key_node.start_mark.column + 1
                 repeated.append(RepeatedKey(key_node.value, line, column, seen[known], top=current is node))
             else:
                 seen[known] = line
     return sorted(repeated, key=lambda r: (r.line, r.column))
+
+
+_NUMBER_TAGS = tuple(f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "null"))
+
+
+def _key_of(node: yaml.ScalarNode, loader: yaml.BaseLoader) -> object:
+    """A mapping key as LOADER's constructor makes it, for the kinds whose many spellings are one
+    value (`yes` and `true`, `1` and `0x1`, `~` and `null`); text as it is; any other kind by its
+    tag and text. The constructor is called as it is, outside the loader's bookkeeping of what it
+    has built, which a failure would leave in disorder."""
+    if node.tag in _NUMBER_TAGS:
+        try:
+            return loader.yaml_constructors[node.tag](loader, node)
+        except (ValueError, OverflowError, yaml.YAMLError):
+            pass  # a number past Python's digits: the loader says so when it builds the document
+    return node.value if node.tag == STR_TAG else (node.tag, node.value)
 
 
 def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int = 1) -> Frontmatter:
@@ -249,7 +271,7 @@ def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int
     try:
         node = loader.get_single_node()
         key_lines = _top_key_lines(node, first_line)
-        repeated = repeated_keys(node, first_line)
+        repeated = repeated_keys(node, loader, first_line)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise limit_error(exc, text, limits) from None

@@ -167,7 +167,7 @@ def load_text(text: str, path: str, limits: Limits = DEFAULT_LIMITS, repeated: l
             check_limits(text, limits)
         node = loader.get_single_node()
         if repeated is not None:
-            repeated.extend(repeated_keys(node))
+            repeated.extend(repeated_keys(node, loader))
         return None if node is None else _Converter(loader, limits).value(node)
     except YamlError as exc:
         raise YamlFileError(path, exc.line, f"invalid YAML: {exc.reason}") from None
