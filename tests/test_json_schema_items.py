@@ -11,7 +11,14 @@ import pytest
 from conftest import issues_of, run_kblint, write_kb
 from test_startup import loaded_modules
 
-from kblint.model.json_schema import JSON_SCHEMA, MAX_ERRORS, InvalidSchema, compile_schema, json_path
+from kblint.model.json_schema import (
+    JSON_SCHEMA,
+    MAX_ERRORS,
+    InvalidSchema,
+    compile_schema,
+    json_path,
+    validation_errors,
+)
 from kblint.model.kbschema import load_kb_schema
 from kblint.model.plan import build_plan
 
@@ -245,6 +252,25 @@ def test_a_ref_to_a_file_or_a_web_address_is_never_fetched(tmp_path: Path):
         "JSON Schema item 'Self': the schema refers to itself without end ($ref)",
         f"JSON Schema item 'Web': $ref '{url}' does not resolve (nothing is fetched from elsewhere)",
     ]
+
+
+def test_a_schema_whose_refs_expand_past_reason_is_refused_and_a_recursive_one_is_not():
+    """`anyOf` of two refs to the level below, 40 levels deep, would try 2**40 parts on one value;
+    a schema that refers to itself (a tree) is bounded by the value it validates."""
+    levels: dict = {"d0": {"type": "integer"}}
+    for i in range(1, 40):
+        levels[f"d{i}"] = {"anyOf": [{"$ref": f"#/$defs/d{i - 1}"}] * 2}
+    with pytest.raises(InvalidSchema, match="expand it to more than 100000 parts"):
+        compile_schema({"$defs": levels, "properties": {"title": {"$ref": "#/$defs/d39"}}})
+    tree = {
+        "$defs": {
+            "node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}
+        }
+    }
+    validator = compile_schema({**tree, "$ref": "#/$defs/node"})
+    assert validation_errors(validator, {"children": [{"children": []}, {"children": 5}]})[0].json_path == (
+        "metadata.children[1].children"
+    )
 
 
 def test_plan_coverage_and_checkers_output(kb: Path):

@@ -47,6 +47,9 @@ from .. import userpattern
 JSON_SCHEMA = "json_schema"  # the checker its issues name, for --select, --ignore and suppressions
 MAX_ERRORS = 20  # errors reported for one item on one entry
 MAX_MESSAGE = 300  # characters of one error's message (one that quotes a whole mapping is cut)
+# Parts of a schema with its local $refs written out: `anyOf` of two refs to the level below, 40
+# levels deep, is 2**40 parts to try on one value (a schema that refers to itself counts once).
+MAX_EXPANDED = 100_000
 ROOT = "metadata"  # what the paths call the frontmatter
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _DATA_KEYWORDS = ("const", "enum", "examples", "default")  # their values are data, not schemas
@@ -107,6 +110,10 @@ def compile_schema(schema: dict[str, Any]) -> Any:
         problem = userpattern.pattern_error(pattern)
         if problem is not None:
             raise InvalidSchema(f"{json_path(list(where), 'json_schema')}: invalid pattern {pattern!r}: {problem}")
+    if _expanded_size(schema, schema, {}, set()) > MAX_EXPANDED:
+        raise InvalidSchema(
+            f"the schema's $refs expand it to more than {MAX_EXPANDED} parts: validating an entry could take for ever"
+        )
     if patterns and _has_key(schema, "unevaluatedProperties"):
         # jsonschema's unevaluatedProperties matches patternProperties itself, with `re` and no time budget
         raise InvalidSchema("unevaluatedProperties cannot be used with patterns: use additionalProperties")
@@ -128,6 +135,43 @@ def _refuse(uri: str) -> Any:
     from referencing.exceptions import NoSuchResource
 
     raise NoSuchResource(uri)
+
+
+def _expanded_size(node: Any, root: Any, sizes: dict[int, int], open_: set[int]) -> int:
+    """How many parts NODE has with the local `$ref`s (`#/...`) it holds written out in place:
+    what validating one value may walk, whatever the value. SIZES keeps the size of each part
+    already counted; a part that refers back to one being counted (OPEN_) counts once."""
+    if not isinstance(node, (dict, list)):
+        return 1
+    if id(node) in sizes:
+        return sizes[id(node)]
+    if id(node) in open_:
+        return 1  # recursion: bounded by the value's own depth
+    open_.add(id(node))
+    children = node.values() if isinstance(node, dict) else node
+    total = 1 + sum(_expanded_size(child, root, sizes, open_) for child in children)
+    ref = node.get("$ref") if isinstance(node, dict) else None
+    if isinstance(ref, str) and ref.startswith("#"):
+        target = _local_target(root, ref)
+        if target is not None:
+            total += _expanded_size(target, root, sizes, open_)
+    open_.discard(id(node))
+    sizes[id(node)] = total = min(total, MAX_EXPANDED + 1)
+    return total
+
+
+def _local_target(root: Any, ref: str) -> Any:
+    """The part of ROOT a `#/a/b` JSON pointer names, or None."""
+    node = root
+    for escaped in ref[1:].split("/")[1:] if ref != "#" else []:
+        step = escaped.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and step in node:
+            node = node[step]
+        elif isinstance(node, list) and step.isdigit() and int(step) < len(node):
+            node = node[int(step)]
+        else:
+            return None
+    return node
 
 
 def _has_key(schema: Any, key: str) -> bool:
