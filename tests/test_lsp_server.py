@@ -368,6 +368,18 @@ def test_bytes_that_are_no_message_cost_one_line_and_no_traceback(sent: bytes, s
     assert done.stderr.decode().splitlines() == [said]
 
 
+def test_bounded_input_finds_the_next_header_after_a_message_without_a_length():
+    """A header with no usable Content-Length leaves its body to be read as a header line: the
+    next message's header, glued to it, is found again."""
+    stream = io.BytesIO(b'Content-Type: x\r\n\r\n{"a": 1}Content-Length: 2\r\n\r\n{}')
+    bounded = BoundedInput(stream)
+    assert [bounded.readline(), bounded.readline(), bounded.readline()] == [
+        b"Content-Type: x\r\n",
+        b"\r\n",
+        b"Content-Length: 2\r\n",
+    ]
+
+
 def test_bounded_input_drops_a_body_over_the_limit_and_reads_on():
     stream = io.BytesIO(b"x" * 25 + b"Content-Length: 2\r\n")
     bounded = BoundedInput(stream, limit=10)

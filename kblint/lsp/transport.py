@@ -39,6 +39,10 @@ class BoundedInput:
         reads as one, so it is passed over). A length of more digits than Python makes a number
         of is given as one that is merely over the limit: `read` then drops what follows."""
         line = self.raw.readline(self.limit)
+        at = line.find(b"Content-Length: ")
+        if at > 0:  # glued to what a message without a length left: the next message starts here
+            log.warning("%d bytes that no header announced: dropped", at)
+            line = line[at:]
         m = _LENGTH.fullmatch(line)
         if m is not None and len(m.group(1)) > len(str(self.limit)):
             log.warning("a Content-Length of %d digits: the rest of the input is dropped", len(m.group(1)))
