@@ -5,6 +5,7 @@ and strings would have to be evaluated again each time, at start-up."""
 
 import math
 import os
+import stat
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, List, NoReturn, Optional
@@ -364,6 +365,17 @@ def _check_written_files(settings: "Settings", formats: tuple[str, ...]) -> None
         written[real] = option
         if _is_kb_file(real):
             _fail(f"{option}: {file} is a file of a KB: kblint writes no report or baseline over it")
+        if _hard_linked(real):
+            _fail(f"{option}: {file} has other names (hard links), which may be entries: kblint writes nothing over it")
+
+
+def _hard_linked(path: str) -> bool:
+    """Whether PATH is a regular file with more names than one: writing it would write them all."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
 
 
 def _is_kb_file(path: str) -> bool:
@@ -752,6 +764,9 @@ def cache_clear(
         _fail(f"{directory} is no kblint cache (it has no .gitignore that kblint wrote): nothing removed")
     verdicts = clear(directory)
     clear_results(directory)
+    left = [name for name in ("judgment", "results", "runs") if os.path.lexists(os.path.join(directory, name))]
+    if left:
+        _fail(f"{directory}: could not remove {', '.join(left)} (permissions?)")
     typer.echo(f"{directory}: removed {verdicts} cached verdicts and the cached lint results")
 
 

@@ -528,6 +528,23 @@ def test_a_report_or_baseline_is_never_written_over_a_file_of_a_kb(tmp_path: Pat
     assert not (kb / "new.md").exists()
 
 
+def test_a_report_is_not_written_over_a_file_with_other_names(tmp_path: Path):
+    """A hard link to an entry outside the KB: writing it would write the entry."""
+    kb = _kb(tmp_path)
+    os.link(kb / "ok.md", tmp_path / "report.json")
+    result = run_kblint("validate", ".", "--output", str(tmp_path / "report.json"), cwd=kb)
+    assert result.code == 2 and "has other names (hard links)" in result.stderr
+    assert (kb / "ok.md").read_text() == OK
+
+
+def test_cache_clear_says_when_it_could_not_remove(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    kb = _kb(tmp_path)
+    run_kblint("validate", ".", "--cache-dir", "cache", cwd=kb)
+    monkeypatch.setattr(shutil, "rmtree", lambda *args, **kwargs: None)  # as a read-only disk leaves them
+    result = run_kblint("cache", "clear", "--cache-dir", "cache", cwd=kb)
+    assert result.code == 2 and "could not remove results, runs (permissions?)" in result.stderr
+
+
 def test_a_message_that_quotes_a_huge_value_is_cut(tmp_path: Path):
     kb = _kb(tmp_path, **{"long.md": "---\ntitle: Long\ntype: note\n---\n[[" + "x" * 100_000 + "]]\n"})
     (message,) = _messages(_validate(kb), "broken_link")
