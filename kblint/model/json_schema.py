@@ -53,6 +53,7 @@ MAX_EXPANDED = 100_000
 ROOT = "metadata"  # what the paths call the frontmatter
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _DATA_KEYWORDS = ("const", "enum", "examples", "default")  # their values are data, not schemas
+_DEFINITIONS = ("$defs", "definitions")  # schemas used only through $ref
 
 
 class InvalidSchema(Exception):
@@ -110,7 +111,11 @@ def compile_schema(schema: dict[str, Any]) -> Any:
         problem = userpattern.pattern_error(pattern)
         if problem is not None:
             raise InvalidSchema(f"{json_path(list(where), 'json_schema')}: invalid pattern {pattern!r}: {problem}")
-    if _expanded_size(schema, schema, {}, set()) > MAX_EXPANDED:
+    try:
+        too_large = _expanded_size(schema, schema, {}, set()) > MAX_EXPANDED
+    except RecursionError:
+        too_large = True  # $refs that lead through thousands of parts
+    if too_large:
         raise InvalidSchema(
             f"the schema's $refs expand it to more than {MAX_EXPANDED} parts: validating an entry could take for ever"
         )
@@ -148,7 +153,8 @@ def _expanded_size(node: Any, root: Any, sizes: dict[int, int], open_: set[int])
     if id(node) in open_:
         return 1  # recursion: bounded by the value's own depth
     open_.add(id(node))
-    children = node.values() if isinstance(node, dict) else node
+    # definitions are walked where a $ref leads to them, not where they are written
+    children = [v for k, v in node.items() if k not in _DEFINITIONS] if isinstance(node, dict) else node
     total = 1 + sum(_expanded_size(child, root, sizes, open_) for child in children)
     ref = node.get("$ref") if isinstance(node, dict) else None
     if isinstance(ref, str) and ref.startswith("#"):
