@@ -385,15 +385,7 @@ def _is_kb_file(path: str) -> bool:
     root = nearest_kb_root(path)
     if root is None:
         return False
-    return (
-        path.endswith(".md")
-        or os.path.dirname(path) == root
-        and os.path.basename(path)
-        in (
-            "kb.yaml",
-            "cross-kb-links.yaml",
-        )
-    )
+    return path.endswith(".md") or path in (os.path.join(root, "kb.yaml"), os.path.join(root, "cross-kb-links.yaml"))
 
 
 def _watch(flags: dict[str, Any], config: Optional[str], settings: "Settings") -> NoReturn:
@@ -758,13 +750,13 @@ def cache_clear(
     from .infra.resultcache import clear as clear_results
     from .infra.resultcache import is_kblint_cache
     from .judge import cache_clear as clear
+    from .judge.cache import SUBDIR
 
     directory = _cache_dir(cache_dir, config)
     if os.path.lexists(directory) and not is_kblint_cache(directory):
         _fail(f"{directory} is no kblint cache (it has no .gitignore that kblint wrote): nothing removed")
     verdicts = clear(directory)
-    clear_results(directory)
-    left = [name for name in ("judgment", "results", "runs") if os.path.lexists(os.path.join(directory, name))]
+    left = ([SUBDIR] if os.path.lexists(os.path.join(directory, SUBDIR)) else []) + clear_results(directory)
     if left:
         _fail(f"{directory}: could not remove {', '.join(left)} (permissions?)")
     typer.echo(f"{directory}: removed {verdicts} cached verdicts and the cached lint results")

@@ -512,6 +512,8 @@ def info(cache_dir: str) -> dict[str, int]:
     return out
 
 
-def clear(cache_dir: str) -> None:
+def clear(cache_dir: str) -> list[str]:
+    """Remove the lint results and stored runs; the folders that could not be removed."""
     for sub in (_RESULTS, _RUNS):
         shutil.rmtree(os.path.join(cache_dir, sub), ignore_errors=True)
+    return [sub for sub in (_RESULTS, _RUNS) if os.path.lexists(os.path.join(cache_dir, sub))]

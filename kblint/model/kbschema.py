@@ -641,19 +641,15 @@ def _threshold(value: Any, line: int, problems: list[ConfigProblem]) -> float | 
 def load_kb_schema(root: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
     """Load ROOT/kb.yaml. Raises YamlFileError when it is not valid YAML or not a mapping."""
     path = os.path.join(root, "kb.yaml")
-    repeated: list[ConfigProblem] = []
-    schema = _schema_of(load_yaml_file(path, root, repeated), root, path, plugin_types)
-    schema.problems[:0] = repeated
-    return schema
+    read: list[ConfigProblem] = []
+    return _schema_of(load_yaml_file(path, root, read), root, path, plugin_types, read)
 
 
 def schema_from_text(text: str, path: str, plugin_types: Iterable[PluginType] = ()) -> KBSchema:
     """The schema the kb.yaml TEXT at PATH describes. Raises YamlFileError as load_kb_schema does."""
-    repeated: list[ConfigProblem] = []
-    data = _load_text(text.removeprefix("\ufeff"), path, repeated)
-    schema = _schema_of(data, os.path.dirname(os.path.abspath(path)), path, plugin_types)
-    schema.problems[:0] = repeated
-    return schema
+    read: list[ConfigProblem] = []
+    data = _load_text(text.removeprefix("\ufeff"), path, read)
+    return _schema_of(data, os.path.dirname(os.path.abspath(path)), path, plugin_types, read)
 
 
 # The keys kblint reads at the top of kb.yaml and in a type; others (Pyrite's `display`,
@@ -695,7 +691,10 @@ def _misspelt_keys(spec: LineDict, known: tuple[str, ...], where: str, problems:
                 problems.append(ConfigProblem(spec.line_of(key), message, severity="warning"))
 
 
-def _schema_of(data: Any, root: str, path: str, plugin_types: Iterable[PluginType]) -> KBSchema:
+def _schema_of(
+    data: Any, root: str, path: str, plugin_types: Iterable[PluginType], read: list[ConfigProblem]
+) -> KBSchema:
+    """The schema kb.yaml's DATA describes; READ: what reading the file found (keys given twice)."""
     if data is None:
         data = LineDict(1)
     if not isinstance(data, LineDict):
@@ -704,6 +703,7 @@ def _schema_of(data: Any, root: str, path: str, plugin_types: Iterable[PluginTyp
     schema.kb_yaml = path
     schema.raw = data
     problems = schema.problems
+    problems.extend(read)
     _kb_settings(schema, data, problems)
     _misspelt_keys(data, KB_KEYS, "", problems)
     schema.rubric = _rubric(data.get("evaluation_rubric"), "kb", None, problems, data.line_of("evaluation_rubric"))

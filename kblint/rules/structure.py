@@ -6,6 +6,8 @@ live in `kblint.rules.links`; parse_error is made where files are read (`kblint.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..model.entry import Entry
 from ..model.issue import Issue
 from ..model.kbschema import BODYLESS_TYPES, KBSchema
@@ -15,10 +17,11 @@ from . import RULES
 def duplicate_keys(entry: Entry) -> list[Issue]:
     rule = RULES["duplicate_key"]
     issues = []
-    for n, r in enumerate(entry.raw.repeated_keys):
-        # the fingerprint holds the key and how many repeats come before, not the line: stable
-        # when lines move above it
-        earlier = sum(1 for other in entry.raw.repeated_keys[:n] if other.key == r.key)
+    repeats: Counter[str] = Counter()
+    for r in entry.raw.repeated_keys:
+        # the fingerprint holds the key and how many of its repeats come before, not the line:
+        # stable when lines move above it
+        repeats[r.key] += 1
         issues.append(
             rule.issue(
                 entry.site,
@@ -26,7 +29,7 @@ def duplicate_keys(entry: Entry) -> list[Issue]:
                 line=r.line,
                 column=r.column,
                 field=r.key if r.top else None,
-                discriminator=f"{r.key}#{earlier + 1}",
+                discriminator=f"{r.key}#{repeats[r.key]}",
             )
         )
     return issues

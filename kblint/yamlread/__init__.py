@@ -183,7 +183,7 @@ class Frontmatter:
     counted from the first line of the YAML (load_frontmatter)."""
 
     data: Any
-    key_lines: dict[str, int]  # the first line of each top-level key
+    key_lines: dict[str, int]  # the line of each top-level key (of its last occurrence, whose value is read)
     bad_dates: list[tuple[int, str]]  # (line, the value as written)
     repeated_keys: list[RepeatedKey] = field(default_factory=list)
 
