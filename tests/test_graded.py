@@ -70,7 +70,20 @@ def test_an_entry_score_is_the_weighted_mean_of_level_scores(tmp_path: Path):
     # system items: descriptive_title passes, has_tags passes, has_outlinks fails (weight 1 each);
     # tags reaches 0.7 with weight 3: (1 + 1 + 0 + 3 * 0.7) / 6 = 0.683
     assert by_entry(lint(kb), "score_below_threshold") == {
-        "three": "Entry 'three' scores 0.68, below the KB's pass_threshold 0.75"
+        "three": "Entry 'three' scores 0.68, below the pass_threshold 0.75 of the KB"
+    }
+
+
+def test_a_score_equal_to_the_threshold_passes_it(tmp_path: Path):
+    kb_yaml = (
+        TAGS_KB.replace("pass_threshold: 0.6\n", "pass_threshold: 0.8\n")
+        .replace("    id: tags\n", "    id: tags\n    weight: 4\n")
+        .replace("score: 0.7,", "score: 0.9,")
+    )
+    kb = write_kb(tmp_path / "graded", kb_yaml, {"three.md": entry(3), "one.md": entry(1)})
+    # three: (1 + 1 + 0 + 4 × 0.9) / 7, which float arithmetic makes 0.7999999999999999
+    assert by_entry(lint(kb), "score_below_threshold") == {
+        "one": "Entry 'one' scores 0.29, below the pass_threshold 0.80 of the KB"
     }
 
 
@@ -111,7 +124,7 @@ def test_type_threshold_beats_the_kb_threshold(tmp_path: Path):
     strict_low = strict.replace("tags: [t0, t1, t2, t3, t4, t5]", "tags: [t0, t1, t2]")
     (kb / "s.md").write_text(strict_low)
     found = by_entry(lint(kb), "score_below_threshold")
-    assert list(found) == ["s"] and "below type 'strict''s pass_threshold 0.99" in found["s"]
+    assert list(found) == ["s"] and "below the pass_threshold 0.99 of type 'strict'" in found["s"]
 
 
 def test_a_required_item_without_an_outcome_makes_the_score_incomplete(tmp_path: Path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.kbschema import KBSchema
-from ..model.levels import Level
+from ..model.levels import Level, reaches
 from ..model.plan import Binding
 from ..rules import RULES
 
@@ -53,9 +53,9 @@ def below_threshold(facts: EntryFacts, schema: KBSchema) -> Issue | None:
     else of its KB (SCHEMA)."""
     threshold = schema.threshold_for(facts.type)
     score = entry_score(facts)
-    if threshold is None or score >= threshold:
+    if threshold is None or reaches(score, threshold):
         return None
     ts = schema.types.get(facts.type)
-    whose = f"type '{facts.type}''s" if ts is not None and ts.pass_threshold is not None else "the KB's"
-    message = f"Entry '{facts.id}' scores {score:.2f}, below {whose} pass_threshold {threshold:.2f}"
+    whose = f"of type '{facts.type}'" if ts is not None and ts.pass_threshold is not None else "of the KB"
+    message = f"Entry '{facts.id}' scores {score:.2f}, below the pass_threshold {threshold:.2f} {whose}"
     return RULES["score_below_threshold"].issue(facts.site, message, discriminator="score")

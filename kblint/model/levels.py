@@ -25,6 +25,12 @@ from ..policy import Evaluator, Measures
 
 LEVEL_KEYS = ("id", "score", "label", "description", "indicators", "when")
 FEWEST_LEVELS = 2
+_ROUNDING = 1e-9  # a score is a weighted mean of floats: (1 + 1 + 4 × 0.9) / 7 is 0.7999999999999999
+
+
+def reaches(score: float, threshold: float) -> bool:
+    """Whether SCORE is at or above THRESHOLD, as written in kb.yaml: up to float rounding."""
+    return score >= threshold - _ROUNDING
 
 
 @dataclass(frozen=True, slots=True)

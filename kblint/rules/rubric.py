@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from .. import policy
 from ..model.issue import Issue
 from ..model.kbschema import KBSchema, RubricItem
+from ..model.levels import reaches
 from . import RULES, Site
 
 if TYPE_CHECKING:
@@ -135,7 +136,6 @@ def _only_capitalised(text: str) -> bool:
 # rubric_threshold_unreachable / rubric_threshold_trivial.
 
 _NAMED = 3  # types named in a message before "and N more"
-_EPSILON = 1e-9  # scores are sums of products of floats: 3 × 0.6 is not quite 1.8
 
 
 def score_bounds(items: Iterable[Binding]) -> tuple[float, float]:
@@ -166,7 +166,7 @@ def _threshold_issues(
     best and worst scores of the types it applies to, if any."""
     if not bounds:
         return []
-    short = sorted((best, name) for name, (best, _) in bounds.items() if threshold > best + _EPSILON)
+    short = sorted((best, name) for name, (best, _) in bounds.items() if not reaches(best, threshold))
     if short:
         rule = RULES["rubric_threshold_unreachable"]
         message = (
@@ -175,7 +175,7 @@ def _threshold_issues(
         )
     else:
         worst = min(w for _, w in bounds.values())
-        if threshold > worst + _EPSILON:
+        if not reaches(worst, threshold):
             return []
         rule = RULES["rubric_threshold_trivial"]
         message = (
