@@ -45,11 +45,24 @@ class YamlError(Exception):
         self.column = column
 
 
+# What libyaml was reading when it failed, for the constructs that a character opens and closes.
+_OPENED = {
+    "while parsing a flow sequence": "for the '[' on an earlier line",
+    "while parsing a flow mapping": "for the '{' on an earlier line",
+    "while scanning a quoted scalar": "in the text quoted on an earlier line",
+}
+
+
 def mark_error(exc: yaml.YAMLError, text: str) -> YamlError:
-    """PyYAML's error about TEXT as one line with its position."""
+    """PyYAML's error about TEXT as one line with its position. When libyaml fails on a later line
+    than the `[`, `{` or quote it was reading from, the reason says so: the cause is most often
+    that one left open, and libyaml notices only further on (at the end of the text, often)."""
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         reason = exc.problem or exc.context or "invalid YAML"
+        opened, start = _OPENED.get(exc.context or ""), exc.context_mark
+        if opened and start is not None and mark is not None and start.line < mark.line:
+            reason = f"{reason} {opened}"
         if mark is not None:
             return YamlError(reason, mark.line + 1, mark.column + 1)
         return YamlError(reason)
