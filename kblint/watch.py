@@ -229,8 +229,9 @@ def diff_lines(change: Diff, color: bool) -> list[str]:
     return lines
 
 
-def summary_line(report: Report, change: Diff, seconds: float) -> str:
-    """`3 issues (1 error, 2 warnings, 0 info): 1 new, 2 fixed (0.08 s)`, or `no change in issues: …`."""
+def summary_line(report: Report, change: Diff, seconds: float, configured: bool = False) -> str:
+    """`3 issues (1 error, 2 warnings, 0 info): 1 new, 2 fixed (0.08 s)`, or `no change in issues: …`.
+    CONFIGURED: the configuration file changed, so issues it now hides are gone, not fixed."""
     from .report.text import counts_text
 
     now = f"{plural(len(report.issues), 'issue')} ({counts_text(report.counts)})" if report.issues else "no issues"
@@ -241,6 +242,8 @@ def summary_line(report: Report, change: Diff, seconds: float) -> str:
         now += f", {plural(len(report.problems), 'KB')} not linted"
     if not change:
         return f"no change in issues: {now} ({seconds:.2f} s)"
+    if configured:
+        return f"{now}: {len(change.new)} new, {len(change.fixed)} gone, the configuration changed ({seconds:.2f} s)"
     return f"{now}: {len(change.new)} new, {len(change.fixed)} fixed ({seconds:.2f} s)"
 
 
@@ -325,11 +328,18 @@ class _Loop:
         lines = [] if quiet else ["", changed_line(batch, time.strftime("%H:%M:%S"))]
         lines += diff_lines(change, self.color)
         if not quiet:
-            lines.append(summary_line(after, change, self.clock() - start))
+            lines.append(summary_line(after, change, self.clock() - start, self._configures(batch)))
         if lines:
             self._write("\n".join(lines) + "\n")
         collector.between_runs()  # start-up turned the collector off, for one run: here the runs go on
         return after
+
+    def _configures(self, batch: Batch) -> bool:
+        """Whether BATCH touches the configuration file, or a file that may become it."""
+        from .config import CONFIG_FILES
+
+        config = os.path.abspath(self.settings.config_file) if self.settings.config_file else None
+        return any(path == config or os.path.basename(path) in CONFIG_FILES for _, path in batch)
 
     def _lint(self) -> tuple[Report, list[str]]:
         """A run, its issues that --fix would clear marked as the text report marks them (`[*]`)."""
