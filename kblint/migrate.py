@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import io
 import json
 import os
 import re
@@ -144,7 +145,7 @@ def _span(node: Node, text: str, counts: dict[int, int], seq: Node | None, item:
         return None
     if counts.get(id(node), 0) > 1 or counts.get(id(seq), 0) > 1:
         return None  # shared through an anchor: editing it would change other places
-    if node.value != item.raw or node.start_mark.line + 1 != item.line:
+    if node.value != item.raw or yamlread.position(node.start_mark, text)[0] + 1 != item.line:
         return None
     start, end = node.start_mark.index, node.end_mark.index
     source = text[start:end]
@@ -391,12 +392,16 @@ def propose(kb_dir: str) -> MigrationResult:
     return MigrationResult(path=path, proposals=proposals, left=left, original=original, migrated=migrated)
 
 
+def _lines(text: str) -> list[str]:
+    """TEXT's lines as editors break them (`str.splitlines` also breaks at U+2028 and others)."""
+    return io.StringIO(text, newline="").readlines()
+
+
 def unified_diff(result: MigrationResult) -> str:
     """The change as a unified diff of kb.yaml ("" when nothing changes)."""
     if not result.changed:
         return ""
-    a = result.original.splitlines(keepends=True)
-    b = result.migrated.splitlines(keepends=True)
+    a, b = _lines(result.original), _lines(result.migrated)
     out = []
     name = result.path if os.path.isabs(result.path) else os.path.normpath(result.path)
     before, after = (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")

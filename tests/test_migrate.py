@@ -495,3 +495,16 @@ def test_corpus_kbs_migrate_cleanly(tmp_path: Path):
             if a != b
         ]
         assert len(changed) == len(result.proposals)
+
+
+def test_a_line_separator_in_an_earlier_item_leaves_lines_and_diff_as_editors_see_them(tmp_path: Path):
+    kb_yaml = 'name: k\nevaluation_rubric:\n  - "Judge\u2028this"\n  - Entry has at least two tags\n'
+    (tmp_path / "kb.yaml").write_text(kb_yaml, encoding="utf-8")
+    result = propose(str(tmp_path))
+    assert [(p.text, p.line) for p in result.proposals] == [("Entry has at least two tags", 4)]
+    diff = unified_diff(result)
+    assert "No newline" not in diff
+    assert (
+        '-  - Entry has at least two tags\n+  - {text: Entry has at least two tags, policy: "tags count >= 2"}\n'
+        in diff
+    )

@@ -112,6 +112,35 @@ def test_fences_allow_trailing_whitespace_and_empty_frontmatter_is_a_mapping():
     assert raw.body == "Body\n"
 
 
+@pytest.mark.parametrize("char", ["\u2028", "\u2029", "\x85"])
+def test_lines_after_a_character_libyaml_takes_for_a_line_break(char: str, tmp_path: Path):
+    """A quoted value may hold U+2028, U+2029 or U+0085, which libyaml counts as line breaks and
+    editors do not: what comes after keeps its line."""
+    text = f'---\ntitle: "A{char}B"\ntype: event\ndate: 2024-13-01\nimportance: 99\ntags: [a, a]\n---\nBody.\n'
+    raw = parse(text.encode())
+    assert isinstance(raw, RawEntry)
+    assert [raw.key_line(k) for k in ("type", "date", "importance")] == [3, 4, 5]
+    assert raw.bad_dates == [(4, "2024-13-01")]
+    repeated = parse(text.replace("tags: [a, a]", "tags: a\ntags: b").encode())
+    assert isinstance(repeated, RawEntry) and [(k.line, k.column) for k in repeated.repeated_keys] == [(7, 1)]
+    broken = parse(text.replace("tags: [a, a]", "tags: [a, b").encode())
+    assert isinstance(broken, ParseFailure) and (broken.line, broken.column) == (7, 1)
+    kb = write_kb(
+        tmp_path / "k", f'name: k\nevaluation_rubric:\n  - "Judge{char}this"\n  - {{text: t, checker: nope}}\n', {}
+    )
+    (error,) = issues_of(run_kblint("validate", str(kb), "--format", "json").json, "config_error")
+    assert error["line"] == 4
+
+
+def test_an_undefined_alias_is_not_called_a_collection_that_contains_it():
+    failure = parse(b"---\na: &a x\nb: [*a]\nc: [*b]\ntitle: A\n---\nBody.\n")
+    assert isinstance(failure, ParseFailure) and (failure.line, failure.column) == (4, 5)
+    assert failure.message.endswith("found undefined alias *b: no anchor &b comes before it")
+    failure = parse(b"---\na: &a [1, *a]\ntitle: A\n---\nBody.\n")
+    assert isinstance(failure, ParseFailure)
+    assert failure.message.endswith("alias *a refers to a collection that contains it")
+
+
 def test_top_level_key_lines():
     raw = parse(b"---\nid: a\ntitle: A\nlinks:\n  - target: b\nstatus: draft\n---\n")
     assert isinstance(raw, RawEntry)
@@ -288,11 +317,11 @@ def test_frontmatter_loads_exactly_as_pyyaml_does(lines):
     """The fast resolver and constructor for plain frontmatter give PyYAML's own result, or its error."""
     import yaml
 
-    from kblint.yamlread import _timestamp_or_text
+    from kblint.yamlread import _Loader, _timestamp_or_text
 
     text = "\n".join(lines)
 
-    class Reference(yaml.CSafeLoader):  # PyYAML's own resolver and constructor
+    class Reference(_Loader):  # PyYAML's own resolver and constructor (libyaml's safe loader)
         pass
 
     Reference.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)

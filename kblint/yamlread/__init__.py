@@ -18,7 +18,41 @@ import yaml
 
 from . import plain
 
-_Loader: type[yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SafeLoader: type[yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_UNSEEN_BREAKS = ("\x85", "\u2028", "\u2029")  # line breaks to libyaml, not to editors nor to kblint
+
+
+def position(mark: yaml.Mark, text: str) -> tuple[int, int]:
+    """MARK's 0-based line and column in TEXT, with lines broken where editors break them: at
+    `\n`, `\r\n` and `\r`. libyaml also breaks them at U+0085, U+2028 and U+2029 (a quoted
+    value may hold one), which would put everything after one a line too far."""
+    return _editor_position(text, mark.index) if _breaks_unseen(text) else (mark.line, mark.column)
+
+
+def _breaks_unseen(text: str) -> bool:
+    return any(c in text for c in _UNSEEN_BREAKS)
+
+
+def _editor_position(text: str, at: int) -> tuple[int, int]:
+    line = text.count("\n", 0, at) + text.count("\r", 0, at) - text.count("\r\n", 0, at)
+    return line, at - max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) - 1
+
+
+class _Loader(_SafeLoader):
+    """libyaml's safe loader, with the positions of its marks as editors count lines (`position`)."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+        self.breaks_unseen = _breaks_unseen(text)
+
+    def position(self, mark: yaml.Mark) -> tuple[int, int]:
+        """MARK's 0-based line and column."""
+        return _editor_position(self.text, mark.index) if self.breaks_unseen else (mark.line, mark.column)
+
+    def line(self, mark: yaml.Mark) -> int:
+        """MARK's 0-based line."""
+        return self.position(mark)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +94,13 @@ def mark_error(exc: yaml.YAMLError, text: str) -> YamlError:
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         reason = exc.problem or exc.context or "invalid YAML"
+        if mark is None:
+            return YamlError(reason)
+        line, column = position(mark, text)
         opened, start = _OPENED.get(exc.context or ""), exc.context_mark
-        if opened and start is not None and mark is not None and start.line < mark.line:
+        if opened and start is not None and position(start, text)[0] < line:
             reason = f"{reason} {opened}"
-        if mark is not None:
-            return YamlError(reason, mark.line + 1, mark.column + 1)
-        return YamlError(reason)
+        return YamlError(reason, line + 1, column + 1)
     if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
         at = exc.position if isinstance(exc.position, int) and 0 <= exc.position <= len(text) else 0
         code = exc.character if isinstance(exc.character, int) else ord(exc.character)
@@ -117,7 +152,7 @@ def check_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
         while not isinstance(event := loader.get_event(), yaml.StreamEndEvent):
             if isinstance(event, _OPENS):
                 if len(sizes) > limits.max_depth:
-                    raise YamlError(f"nesting deeper than {limits.max_depth} levels (the limit)", *_at(event))
+                    raise YamlError(f"nesting deeper than {limits.max_depth} levels (the limit)", *_at(event, loader))
                 sizes.append(1)
                 anchors.append(event.anchor)
             elif isinstance(event, _CLOSES):
@@ -132,11 +167,11 @@ def check_limits(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
                     closed[event.anchor] = 1
             elif isinstance(event, yaml.AliasEvent):
                 if event.anchor not in closed:
-                    raise YamlError(f"alias *{event.anchor} refers to a collection that contains it", *_at(event))
+                    raise YamlError(_alias_problem(event.anchor, anchors), *_at(event, loader))
                 added += closed[event.anchor]
                 if added > limits.max_alias_nodes:
                     raise YamlError(
-                        f"aliases expand to more than {limits.max_alias_nodes} nodes (the limit)", *_at(event)
+                        f"aliases expand to more than {limits.max_alias_nodes} nodes (the limit)", *_at(event, loader)
                     )
                 sizes[-1] += closed[event.anchor]
     except yaml.YAMLError as exc:
@@ -165,9 +200,18 @@ def limit_error(exc: yaml.YAMLError, text: str, limits: Limits) -> YamlError:
     )
 
 
-def _at(event: yaml.Event) -> tuple[int, int]:
-    mark = event.start_mark
-    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+def _alias_problem(anchor: str, open_anchors: list[str | None]) -> str:
+    """Why an alias to ANCHOR, which names nothing complete, cannot be read."""
+    if anchor in open_anchors:
+        return f"alias *{anchor} refers to a collection that contains it"
+    return f"found undefined alias *{anchor}: no anchor &{anchor} comes before it"
+
+
+def _at(event: yaml.Event, loader: _Loader) -> tuple[int, int]:
+    if event.start_mark is None:
+        return 1, 1
+    line, column = loader.position(event.start_mark)
+    return line + 1, column + 1
 
 
 class _EntryLoader(_Loader):
@@ -182,7 +226,7 @@ def _timestamp_or_text(loader: _EntryLoader, node: yaml.ScalarNode) -> Any:
     try:
         return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
     except (ValueError, OverflowError):
-        loader.bad_dates.append((node.start_mark.line, node.value))
+        loader.bad_dates.append((loader.line(node.start_mark), node.value))
         return node.value
 
 
@@ -216,17 +260,17 @@ class RepeatedKey:
         return f"key '{self.key}' is given twice (first on line {self.first_line}): only the last value is read"
 
 
-def _top_key_lines(node: yaml.Node | None, first_line: int) -> dict[str, int]:
+def _top_key_lines(node: yaml.Node | None, loader: _Loader, first_line: int) -> dict[str, int]:
     """The line of each top-level key: of its last occurrence, whose value is the one read."""
     lines: dict[str, int] = {}
     if isinstance(node, yaml.MappingNode):
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag != MERGE_TAG:
-                lines[key_node.value] = key_node.start_mark.line + first_line
+                lines[key_node.value] = loader.line(key_node.start_mark) + first_line
     return lines
 
 
-def repeated_keys(node: yaml.Node | None, loader: yaml.BaseLoader, first_line: int = 1) -> list[RepeatedKey]:
+def repeated_keys(node: yaml.Node | None, loader: _Loader, first_line: int = 1) -> list[RepeatedKey]:
     """The keys given again in a mapping of NODE's tree, at any depth (a node that aliases show
     again is looked at once), compared as LOADER makes them (`yes` and `true` are one key, `1`
     and `"1"` two). Lines are counted from FIRST_LINE."""
@@ -246,11 +290,11 @@ def repeated_keys(node: yaml.Node | None, loader: yaml.BaseLoader, first_line: i
             todo.append(value_node)
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == MERGE_TAG:
                 continue
-            line = key_node.start_mark.line + first_line
+            line, column = loader.position(key_node.start_mark)
+            line += first_line
             known = _key_of(key_node, loader)
             if known in seen:
-                column = key_node.start_mark.column + 1
-                repeated.append(RepeatedKey(key_node.value, line, column, seen[known], top=current is node))
+                repeated.append(RepeatedKey(key_node.value, line, column + 1, seen[known], top=current is node))
             else:
                 seen[known] = line
     return sorted(repeated, key=lambda r: (r.line, r.column))
@@ -283,7 +327,7 @@ def load_frontmatter(text: str, limits: Limits = DEFAULT_LIMITS, first_line: int
     loader = _EntryLoader(text)
     try:
         node = loader.get_single_node()
-        key_lines = _top_key_lines(node, first_line)
+        key_lines = _top_key_lines(node, loader, first_line)
         repeated = repeated_keys(node, loader, first_line)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:

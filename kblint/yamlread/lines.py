@@ -97,7 +97,7 @@ class _Converter:
     """Nodes → LineDict, LineList and scalars, with one loader to construct the scalars. A node
     that aliases make appear again is converted once; nesting beyond the limit is an error."""
 
-    def __init__(self, loader: yaml.CSafeLoader, limits: Limits):
+    def __init__(self, loader: _Loader, limits: Limits):
         self.loader = loader
         self.limits = limits
         self.converted: dict[int, Any] = {}  # id of a collection node → its value
@@ -111,7 +111,9 @@ class _Converter:
             return found
         self.depth += 1
         if self.depth > self.limits.max_depth:
-            raise YamlError(f"nesting deeper than {self.limits.max_depth} levels (the limit)", node.start_mark.line + 1)
+            raise YamlError(
+                f"nesting deeper than {self.limits.max_depth} levels (the limit)", self.loader.line(node.start_mark) + 1
+            )
         found = self.converted[id(node)] = (
             self.mapping(node) if isinstance(node, yaml.MappingNode) else self.sequence(node)
         )
@@ -119,10 +121,10 @@ class _Converter:
         return found
 
     def sequence(self, node: yaml.SequenceNode) -> LineList:
-        out = LineList(node.start_mark.line + 1)
+        out = LineList(self.loader.line(node.start_mark) + 1)
         for item in node.value:
             out.append(self.value(item))
-            out.item_lines.append(item.start_mark.line + 1)
+            out.item_lines.append(self.loader.line(item.start_mark) + 1)
         return out
 
     def scalar(self, node: yaml.Node) -> Any:
@@ -134,7 +136,7 @@ class _Converter:
             return node.value
 
     def mapping(self, node: yaml.MappingNode) -> LineDict:
-        out = LineDict(node.start_mark.line + 1)
+        out = LineDict(self.loader.line(node.start_mark) + 1)
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
                 self.merge(out, self.value(value_node))
@@ -143,7 +145,7 @@ class _Converter:
             if isinstance(key, (dict, list)):
                 key = str(key)
             out[key] = self.value(value_node)
-            out.key_lines[key] = key_node.start_mark.line + 1
+            out.key_lines[key] = self.loader.line(key_node.start_mark) + 1
         return out
 
     @staticmethod
