@@ -34,6 +34,11 @@ def load(path: str) -> set[str]:
         raise UsageError(f"--baseline {path}:{exc.lineno}: not a kblint baseline (invalid JSON: {exc.msg})") from None
     except ValueError:  # not UTF-8
         raise UsageError(f"--baseline {path}: not a kblint baseline (not UTF-8 JSON)") from None
+    except RecursionError:
+        raise UsageError(f"--baseline {path}: not a kblint baseline (JSON nested too deep)") from None
     if not isinstance(data, dict) or data.get("kblint_baseline") != 1 or not isinstance(data.get("issues"), list):
         raise UsageError(f"--baseline {path}: not a kblint baseline file (write one with --write-baseline)")
-    return {row["fingerprint"] for row in data["issues"] if isinstance(row, dict) and "fingerprint" in row}
+    rows = data["issues"]
+    if not all(isinstance(row, dict) and isinstance(row.get("fingerprint"), str) for row in rows):
+        raise UsageError(f"--baseline {path}: not a kblint baseline (an issue without a fingerprint text)")
+    return {row["fingerprint"] for row in rows}

@@ -162,11 +162,21 @@ def test_fingerprints_stable_under_unrelated_edits_and_distinct(tmp_path: Path):
     assert moved == before
 
 
-def test_bad_baseline_file_is_exit_2(kb: Path, tmp_path: Path):
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        ("[1, 2]", "write one with --write-baseline"),
+        ('{"kblint_baseline": 1, "issues": [{"fingerprint": []}]}', "an issue without a fingerprint text"),
+        ('{"kblint_baseline": 1, "issues": [{"rule": "x"}]}', "an issue without a fingerprint text"),
+        ("[" * 100_000, "JSON nested too deep"),
+    ],
+)
+def test_bad_baseline_file_is_exit_2(kb: Path, tmp_path: Path, content: str, why: str):
     bad = tmp_path / "b.json"
-    bad.write_text("[1, 2]", encoding="utf-8")
+    bad.write_text(content, encoding="utf-8")
     result = run_kblint("validate", str(kb), "--baseline", str(bad))
-    assert result.code == 2 and "not a kblint baseline" in result.stderr
+    assert result.code == 2
+    assert result.stderr.startswith(f"kblint: --baseline {bad}: not a kblint baseline") and why in result.stderr
 
 
 # --- --changed-since ----------------------------------------------------------------------------
