@@ -508,3 +508,17 @@ def test_a_line_separator_in_an_earlier_item_leaves_lines_and_diff_as_editors_se
         '-  - Entry has at least two tags\n+  - {text: Entry has at least two tags, policy: "tags count >= 2"}\n'
         in diff
     )
+
+
+def test_migrate_reads_what_validate_reads(tmp_path: Path):
+    """libyaml reads a tab after a plain item, which PyYAML's Python reader refuses; and its marks
+    count characters, however many bytes they take."""
+    kb_yaml = 'name: k\nnote: "x😀é"\nevaluation_rubric:\n  - Entry has at least two tags\t\n'
+    (tmp_path / "kb.yaml").write_text(kb_yaml, encoding="utf-8")
+    result = propose(str(tmp_path))
+    assert [(p.text, p.line) for p in result.proposals] == [("Entry has at least two tags", 4)]
+    assert write(result)
+    text = (tmp_path / "kb.yaml").read_text(encoding="utf-8")
+    assert text == kb_yaml.replace(
+        "- Entry has at least two tags", '- {text: Entry has at least two tags, policy: "tags count >= 2"}'
+    )

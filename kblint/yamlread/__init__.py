@@ -354,9 +354,10 @@ STR_TAG = "tag:yaml.org,2002:str"
 
 
 def compose_with_offsets(text: str, limits: Limits = DEFAULT_LIMITS) -> yaml.Node | None:
-    """TEXT's node tree, whose marks give character offsets into TEXT; raises YamlError."""
+    """TEXT's node tree, whose marks give character offsets into TEXT (libyaml counts characters
+    of a text, not bytes); raises YamlError."""
     check_limits(text, limits)
-    loader = yaml.SafeLoader(text)  # the Python reader: its marks count characters
+    loader = _Loader(text)  # the reader validate uses: PyYAML's Python reader refuses some of what it reads
     try:
         return loader.get_single_node()
     except yaml.YAMLError as exc:
