@@ -328,3 +328,23 @@ def test_a_rubric_item_of_another_kind_is_named_in_yamls_words(tmp_path: Path):
     kb = write_kb(tmp_path / "k", "name: k\nevaluation_rubric:\n  - [a, b]\n  - 7\n", {"one.md": entry(1)})
     messages = [e["message"] for e in issues_of(lint(kb), "config_error")]
     assert [m.rsplit(", got ", 1)[1] for m in messages] == ["a list", "a number"]
+
+
+@pytest.mark.parametrize(
+    ("given", "why"), [("[1]", "got a list"), ("''", "got an empty one"), ("{a: 1}", "got a mapping")]
+)
+def test_an_item_id_that_is_no_text_is_a_config_error(tmp_path: Path, given: str, why: str):
+    kb_yaml = f'name: k\nevaluation_rubric:\n  - {{text: Tags, id: {given}, policy: "tags count >= 1"}}\n  - {{text: T, id: 7, policy: "tags count >= 1"}}\n'
+    errors = issues_of(lint(write_kb(tmp_path / "k", kb_yaml, {"one.md": entry(1)})), "config_error")
+    assert [(e["line"], e["message"]) for e in errors] == [
+        (3, f"rubric item 'Tags' is not enforced: id must be a non-empty text, {why}")
+    ]
+
+
+@pytest.mark.parametrize(("given", "kind"), [("[a]", "a list"), ("{a: 1}", "a mapping")])
+def test_a_validation_pattern_that_is_no_text_is_a_config_error(tmp_path: Path, given: str, kind: str):
+    kb_yaml = f"name: k\nvalidation:\n  rules:\n    - {{field: title, pattern: {given}}}\n    - {{field: title, pattern: 5}}\n"
+    errors = issues_of(lint(write_kb(tmp_path / "k", kb_yaml, {"one.md": entry(1)})), "config_error")
+    assert [(e["line"], e["message"]) for e in errors] == [
+        (4, f"validation rule for 'title': pattern must be a regular expression, got {kind}")
+    ]

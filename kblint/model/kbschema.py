@@ -506,11 +506,14 @@ def _validation_rule(raw: dict[Any, Any], line: int, problems: list[ConfigProble
     if "enum" in raw:
         rule.enum = list(raw["enum"]) if isinstance(raw["enum"], list) else [raw["enum"]]
     if "pattern" in raw:
-        error = pattern_error(str(raw["pattern"]))
-        if error is None:
-            rule.pattern = str(raw["pattern"])
-        else:
+        pattern = raw["pattern"]
+        error = None if isinstance(pattern, (dict, list)) else pattern_error(str(pattern))
+        if isinstance(pattern, (dict, list)):
+            problem(f"pattern must be a regular expression, got {yaml_kind(pattern)}")
+        elif error is not None:
             problem(f"invalid pattern: {error}")
+        else:
+            rule.pattern = str(pattern)
     if "format" in raw:
         rule.format = str(raw["format"])
         if rule.format.upper() not in ("ISO8601", "DATE", "DATETIME", "URL"):

@@ -273,7 +273,10 @@ MAX_WEIGHT = 1_000_000  # of one rubric item
 def _common_keys(b: Binding, raw: dict[Any, Any], schema: KBSchema) -> str | None:
     """Read `id`, `severity`, `weight` and `applies_to` into B; what is wrong with them, if anything."""
     if raw.get("id") is not None:
-        b.id = str(raw["id"])
+        ident = raw["id"]
+        if isinstance(ident, (dict, list, bool)) or not str(ident).strip():
+            return f"id must be a non-empty text, got {yaml_kind(ident) if ident != '' else 'an empty one'}"
+        b.id = str(ident)
         b.id_given = True
     severity = raw.get("severity", "warning")
     if severity not in ("error", "warning", "info"):
