@@ -469,6 +469,16 @@ def test_missing_type_entries_are_checked_as_notes():
     assert issues_of(report, "unknown_type") == []
 
 
+@pytest.mark.parametrize(("value", "kind"), [("[note]", "a list"), ("{a: 1}", "a mapping")])
+def test_a_title_or_type_that_is_no_text_is_named_so(tmp_path, value: str, kind: str):
+    kb = write_kb(tmp_path / "k", "name: k\n", {"c.md": f"---\ntitle: {value}\ntype: {value}\n---\nBody.\n"})
+    report = lint(str(kb), "--select", "missing_title,missing_type").json
+    assert [(i["line"], i["rule"], i["message"]) for i in report["issues"]] == [
+        (2, "missing_title", f"Entry 'c' has a title that is {kind}, not a text"),
+        (3, "missing_type", f"Entry 'c' has a type that is {kind}, not a text; checked as 'note'"),
+    ]
+
+
 def test_missing_type_under_a_nested_subdirectory_names_the_type_its_fix_writes(tmp_path):
     """A type is inferred from the top folder alone: an entry under a type's deeper subdirectory
     is told so, and --fix gives it that type."""

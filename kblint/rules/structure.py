@@ -11,6 +11,7 @@ from collections import Counter
 from ..model.entry import Entry
 from ..model.issue import Issue
 from ..model.kbschema import BODYLESS_TYPES, KBSchema
+from ..yamlread.lines import yaml_kind
 from . import RULES
 
 
@@ -39,12 +40,16 @@ def missing_title(entry: Entry) -> Issue | None:
     if entry.title is not None and entry.title.strip():
         return None
     present = "title" in entry.raw.frontmatter
+    given = entry.raw.frontmatter.get("title")
+    what = "no title" if not present else _not_a_text(given, "title") or "an empty title"
     return RULES["missing_title"].issue(
-        entry.site,
-        f"Entry '{entry.id}' has {'an empty title' if present else 'no title'}",
-        line=entry.key_line("title") if present else 1,
-        field="title",
+        entry.site, f"Entry '{entry.id}' has {what}", line=entry.key_line("title") if present else 1, field="title"
     )
+
+
+def _not_a_text(value: object, key: str) -> str | None:
+    """`a title that is a list, not a text`, for a list or a mapping where a text belongs."""
+    return f"a {key} that is {yaml_kind(value)}, not a text" if isinstance(value, (list, dict)) else None
 
 
 def empty_body(entry: Entry) -> Issue | None:
@@ -56,6 +61,10 @@ def empty_body(entry: Entry) -> Issue | None:
 def missing_type(entry: Entry, schema: KBSchema, defaulted: bool) -> Issue | None:
     if not defaulted:
         return None
+    wrong = _not_a_text(entry.raw.frontmatter.get("type"), "type")
+    if wrong is not None:
+        message = f"Entry '{entry.id}' has {wrong}; checked as 'note'"
+        return RULES["missing_type"].issue(entry.site, message, line=entry.key_line("type"), field="type")
     top = entry.relpath.split("/", 1)[0] if "/" in entry.relpath else ""
     holding = schema.types_holding(entry.relpath)
     if len(holding) == 1:
