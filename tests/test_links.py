@@ -284,6 +284,7 @@ def test_broken_link_message_names_the_near_id(tmp_path: Path):
         ("links:\n  - b\n  - target: [b, c]\n", 7, "links item 2 has a target that is a list"),
         ("links:\n  - {to: '   '}\n", 6, "links item 1 has an empty 'target'"),
         ("links: {relation: x}\n", 5, "links has no 'target' (it has: relation)"),
+        ("links:\n  - {target: null, relation: x}\n", 6, "links item 1 has an empty 'target'"),
         ("references: [b, '']\n", 5, "references item 2 is not a link: an empty string"),
         ("references:\n  - true\n", 6, "references item 1 is not a link: true or false"),
         ("references: {a: b}\n", 5, "references must be a list of links, got a mapping"),

@@ -668,3 +668,9 @@ def test_a_workflow_transition_item_without_from_and_to_is_a_config_error_at_its
             "(or a mapping of `from -> to: why`): left out",
         )
     ]
+
+
+def test_dates_inside_a_shown_value_read_as_dates(tmp_path):
+    kb = write_kb(tmp_path / "k", "name: k\n", {"a.md": "---\ntitle: A\ntype: event\ndate: [2024-01-01]\n---\nB.\n"})
+    (issue,) = issues_of(lint(str(kb)).json, "invalid_date")
+    assert issue["message"] == "Field 'date' is not a real date (YYYY-MM-DD): ['2024-01-01']"

@@ -34,8 +34,19 @@ _SHOWN_CHARS = 60  # a value quoted in a message is cut to this length
 def show(value: Any) -> str:
     if isinstance(value, (_dt.date, _dt.datetime)):
         return value.isoformat()
-    text = repr(value)
+    text = repr(_dates_as_text(value))
     return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+def _dates_as_text(value: Any) -> Any:
+    """VALUE with the dates inside it as their ISO text, which reads better than their repr."""
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_dates_as_text(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _dates_as_text(v) for k, v in value.items()}
+    return value
 
 
 def is_real_date(value: Any) -> bool:

@@ -176,6 +176,8 @@ def _no_link(item: Any, key: str) -> str | None:
     if isinstance(item, dict) and key == "links":
         target = item.get("target", item.get("to"))
         if target in (None, ""):
+            if "target" in item or "to" in item:
+                return "has an empty 'target'"
             return f"has no 'target' (it has: {', '.join(str(k) for k in item) or 'nothing'})"
         if target_text(target) is not None:
             return None
