@@ -337,6 +337,8 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
     if settings.format not in FORMATS:
         _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{settings.format}'")
     _check_written_files(settings, FORMATS)
+    if settings.changed_since is not None and not settings.changed_since.strip():
+        _fail(f"{settings.given_as('changed_since')}: expected a git revision (a commit, branch or tag), got ''")
     if settings.stdin and settings.paths:
         _fail("--stdin reads the entry from standard input: give no PATH with it")
     if settings.stdin_path and not settings.stdin:

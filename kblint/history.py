@@ -8,6 +8,7 @@ import os
 from .errors import UsageError
 from .infra import git
 from .model.entry import ParseFailure, as_tags, entry_id, parse
+from .paths import printable
 from .policy import NEW, UNCHANGED
 
 
@@ -23,9 +24,9 @@ def _work_tree(ref: str, root: str, option: str) -> str:
     try:
         top = git.run(["rev-parse", "--show-toplevel"], root)
     except git.GitError:
-        raise UsageError(f"{option} {ref}: {root} is not inside a git work tree") from None
+        raise UsageError(f"{option} {printable(ref)}: {printable(root)} is not inside a git work tree") from None
     if not git.run_ok(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root):
-        raise UsageError(f"{option} {ref}: no such git revision")
+        raise UsageError(f"{option} {printable(ref)}: no such git revision")
     return top.decode("utf-8", "surrogateescape").strip()
 
 

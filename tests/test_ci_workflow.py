@@ -207,8 +207,10 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
     assert report["summary"]["files"] == 2
     full = run_kblint("validate", str(kb), "--format", "json").json
     assert ("d", "status_present") in {(i["entry_id"], i.get("checker")) for i in full["issues"]}
-    bad = run_kblint("validate", str(kb), "--changed-since", "nope")
-    assert bad.code == 2 and "no such git revision" in bad.stderr
+    bad = run_kblint("validate", str(kb), "--changed-since", "nope\nmore")
+    assert bad.code == 2 and bad.stderr == "kblint: --changed-since nope\\nmore: no such git revision\n"
+    empty = run_kblint("validate", str(kb), "--changed-since", "")
+    assert empty.code == 2 and "--changed-since: expected a git revision" in empty.stderr
 
 
 def test_changed_since_reports_links_to_a_deleted_entry_by_its_id_or_aliases_then(kb: Path):
