@@ -58,9 +58,6 @@ class PolicyError(Exception):
     def render(self) -> str:
         return f"{self.expected}\n    {self.text}\n    {' ' * self.column}^"
 
-    def one_line(self) -> str:
-        return f"{self.expected} at column {self.column + 1} of {self.text!r}"
-
 
 _RENDERED = re.compile(r"\n    (.*)\n    ( *)\^$")
 

@@ -54,9 +54,6 @@ class Source:
             end -= 1
         return start, end
 
-    def has_line(self, line: int) -> bool:
-        return 1 <= line <= len(self.starts)
-
     def text(self, line: int) -> str:
         """The text of LINE without its line end (nor the byte order mark of the first line)."""
         start, end = self._bounds(line)

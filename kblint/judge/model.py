@@ -229,15 +229,6 @@ class JudgeStats:
         for verdict in verdicts:
             self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
 
-    def to_dict(self) -> dict[str, int]:
-        return {
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "timeouts": self.timeouts,
-        }
-
 
 def verdict_rule(verdict: Verdict, min_confidence: float = 0.7) -> str | None:
     """The issue rule a verdict yields (SPEC §7): `llm_rubric_violation` for a confident fail,

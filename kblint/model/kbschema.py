@@ -275,8 +275,6 @@ def _core_types() -> dict[str, TypeSchema]:
     return types
 
 
-CORE_TYPE_NAMES = frozenset(_core_types())
-
 
 def system_rubric() -> list[RubricItem]:
     return [

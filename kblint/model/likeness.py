@@ -20,7 +20,6 @@ import re
 import struct
 from array import array
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from zlib import crc32
 
@@ -130,52 +129,30 @@ def sketch(title: str, body: str, dated: int, min_words: int) -> bytes:
     return head + _BINS.pack(*_bins(hashes)) if hashes else head
 
 
-@dataclass(frozen=True, slots=True)
-class Sketch:
-    """A sketch read back."""
-
-    title: int  # name_hash of the title (0: none)
-    body: int  # hash of the whole body (0: compared by title only)
-    dated: int  # newest date, YYYYMMDD (0: none)
-    bins: tuple[int, ...]  # empty: the body is compared by title only
-
-    @classmethod
-    def of(cls, data: bytes) -> Sketch:
-        if len(data) < _HEAD.size:
-            return cls(0, 0, 0, ())
-        title, body, dated = _HEAD.unpack_from(data)
-        bins = _BINS.unpack_from(data, _HEAD.size) if len(data) >= _HEAD.size + _BINS.size else ()
-        return cls(title, body, dated, bins)
-
-
 _FULL = _HEAD.size + _BINS.size
-_NO_TITLE = bytes(8)
-
-
-def band_keys(sketches: list[bytes], b: int) -> list[int]:
-    """Band B of each sketch, as a key (0 for a body compared by title only)."""
-    return BinTable(sketches).band_keys(b)
+_TITLE, _BODY = slice(0, 8), slice(8, 16)  # the title's and the body's hash in _HEAD
+_NONE = bytes(8)  # a hash of 0: no title, or a body compared by title only
 
 
 def body_keys(sketches: list[bytes]) -> list[int]:
     """The body's hash of each sketch, as a key (0 for a body compared by title only)."""
-    return [int.from_bytes(data[8:16], "little") if len(data) >= _HEAD.size else 0 for data in sketches]
+    return [int.from_bytes(data[_BODY], "little") if len(data) >= _HEAD.size else 0 for data in sketches]
 
 
 def has_body(data: bytes) -> bool:
     """Whether a sketch's body is long enough to compare (else it is compared by title only)."""
-    return len(data) >= _HEAD.size and data[8:16] != _NO_TITLE
+    return len(data) >= _HEAD.size and data[_BODY] != _NONE
 
 
 def same_title(a: bytes, b: bytes) -> bool:
     """Whether two sketches' entries have one title (not none)."""
-    return a[:8] == b[:8] and a[:8] != _NO_TITLE
+    return a[_TITLE] == b[_TITLE] and a[_TITLE] != _NONE
 
 
 def same_body(a: bytes, b: bytes) -> bool:
     """Whether two sketches are of one body (long enough to compare; a body of short lines only,
     a list, has no bins but its hash)."""
-    return len(a) >= _HEAD.size <= len(b) and a[8:16] == b[8:16] and a[8:16] != _NO_TITLE
+    return len(a) >= _HEAD.size <= len(b) and a[_BODY] == b[_BODY] and a[_BODY] != _NONE
 
 
 def agreement(a: bytes, b: bytes) -> int:
@@ -193,7 +170,7 @@ def dated(data: bytes) -> int:
 
 def title_keys(sketches: list[bytes]) -> list[int]:
     """The title's hash of each sketch (0: none)."""
-    return [int.from_bytes(data[:8], "little") for data in sketches]
+    return [int.from_bytes(data[_TITLE], "little") for data in sketches]
 
 
 class BinTable:
