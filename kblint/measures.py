@@ -78,13 +78,12 @@ class FactsMeasures:
         facts = self.facts
         names = own_names(facts) if facts.links else frozenset()
         keys = set()
-        for fields in facts.links.link_keys():
-            _, target, relation, link_kb, path, _ = fields
-            kb = link_kb or facts.kb_name
-            if names_itself(kb, path, target, facts, names):
+        for key in facts.links.link_keys():
+            kb = key.kb or facts.kb_name
+            if names_itself(kb, key.path, key.target, facts, names):
                 continue
-            if name is None or relation == name or self.type_of_target(facts, LinkKey._make(fields)) == name:
-                keys.add((kb, path if path is not None else target))
+            if name is None or key.relation == name or self.type_of_target(facts, key) == name:
+                keys.add((kb, key.path if key.path is not None else key.target))
         return len(keys)
 
     def inlinks_count(self) -> int:

@@ -47,14 +47,13 @@ class _LinkWalk:
     def entry(self, kb: GraphKB, facts: EntryFacts) -> None:
         seen: set[tuple[str, str]] = set()
         indexes = self.graph.indexes
-        for fields in facts.links.link_keys():
-            _, target, _, link_kb, path, _ = fields
-            target_kb = link_kb or kb.name
-            named = path if path is not None else target
+        for key in facts.links.link_keys():
+            target_kb = key.kb or kb.name
+            named = key.path if key.path is not None else key.target
             if (target_kb, named) in seen:
                 continue
             seen.add((target_kb, named))
-            self.link(kb, facts, LinkKey._make(fields), target_kb, named, indexes.get(target_kb))
+            self.link(kb, facts, key, target_kb, named, indexes.get(target_kb))
 
     def linked(self, facts: EntryFacts, resolved: EntryFacts | str) -> None:
         """FACTS links to RESOLVED (an entry, or FILE)."""

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from ..model.facts import EntryFacts
 from ..model.graph import KBIndex, LinkGraph
-from ..model.link import LinkKey
 
 
 def names_of(facts: EntryFacts) -> tuple[str, ...]:
@@ -61,12 +60,12 @@ class LiveGraph:
 
     def _link_keys(self, facts: EntryFacts) -> set[tuple[str, str]]:
         keys = set()
-        for _, target, _, kb, path, _ in facts.links.link_keys():
-            target_kb = kb or facts.kb_name
-            keys.add((target_kb, target.casefold()))
+        for key in facts.links.link_keys():
+            target_kb = key.kb or facts.kb_name
+            keys.add((target_kb, key.target.casefold()))
             index = self.graph.indexes.get(target_kb)
-            if path is not None and index is not None:
-                keys.add((target_kb, os.path.normpath(os.path.join(index.root, path))))
+            if key.path is not None and index is not None:
+                keys.add((target_kb, os.path.normpath(os.path.join(index.root, key.path))))
         return keys
 
     def linkers_of(self, facts: EntryFacts) -> set[str]:
@@ -86,8 +85,8 @@ class LiveGraph:
     def targets(self, facts: EntryFacts) -> set[str]:
         """The entries FACTS' links resolve to (not the entry itself), as the graph stands."""
         found = set()
-        for fields in facts.links.link_keys():
-            resolved = self.graph.resolve(facts, LinkKey._make(fields))
+        for key in facts.links.link_keys():
+            resolved = self.graph.resolve(facts, key)
             if isinstance(resolved, EntryFacts) and resolved.path != facts.path:
                 found.add(resolved.path)
         return found

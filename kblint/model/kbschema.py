@@ -275,7 +275,6 @@ def _core_types() -> dict[str, TypeSchema]:
     return types
 
 
-
 def system_rubric() -> list[RubricItem]:
     return [
         RubricItem(raw=dict(item), text=item["text"], line=0, scope="system", source="system") for item in SYSTEM_RUBRIC

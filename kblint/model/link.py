@@ -26,8 +26,7 @@ _TARGET, _RELATION, _KB, _PATH, _ORIGIN = (
 
 
 class LinkKey(NamedTuple):
-    """What the graph pass looks up for a link, without making the Link (PackedLinks.link_keys gives
-    them as plain tuples of these fields)."""
+    """What the graph pass looks up for a link, without making the Link."""
 
     at: int  # where the link is in its PackedLinks (for PackedLinks.link)
     target: str
@@ -59,12 +58,13 @@ class PackedLinks:
         values = self.values
         return (Link._make(values[i : i + _WIDTH]) for i in range(0, len(values), _WIDTH))
 
-    def link_keys(self) -> Iterator[tuple[int, str, str, str | None, str | None, str | None]]:
-        """The fields of LinkKey for each link, as plain tuples (the graph pass reads every link of
-        the workspace: most of them need nothing more)."""
+    def link_keys(self) -> Iterator[LinkKey]:
+        """The LinkKey of each link."""
         values = self.values
         for i in range(0, len(values), _WIDTH):
-            yield i, values[i + _TARGET], values[i + _RELATION], values[i + _KB], values[i + _PATH], values[i + _ORIGIN]
+            yield LinkKey(
+                i, values[i + _TARGET], values[i + _RELATION], values[i + _KB], values[i + _PATH], values[i + _ORIGIN]
+            )
 
     def link(self, at: int) -> Link:
         return Link._make(self.values[at : at + _WIDTH])
