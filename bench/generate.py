@@ -46,6 +46,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 
 import yaml
 
@@ -1579,63 +1580,116 @@ class Titles:
         return r.choice(_SYL1) + r.choice(_SYL2)
 
     def make(self, kind: str) -> str:
+        """A title for an entry of KIND."""
+        return self._MAKERS.get(kind, Titles._other)(self)
+
+    def _person(self) -> str:
         r = self.r
-        if kind == "person":
-            return f"{r.choice(_FIRST)} {self._name()}"
-        if kind == "place":
-            pre = r.choice(["", "", "", "Upper ", "Lower ", "North ", "Old ", "New "])
-            suf = r.choice(
-                [
-                    "",
-                    "",
-                    " Falls",
-                    " Pass",
-                    " Lake",
-                    " Ridge",
-                    " Harbour",
-                    " Crossing",
-                    " Springs",
-                    " Hill",
-                    " Bay",
-                    " Fort",
-                ]
-            )
-            return f"{pre}{self._name()}{suf}"
-        if kind == "expedition":
-            return f"{self._name()} {r.choice(['Expedition', 'Survey', 'Traverse', 'Crossing'])} of {r.randint(1820, 1938)}"
-        if kind == "source":
-            return f"{r.choice(['Journal', 'Letters', 'Survey map', 'Account', 'Report'])} of {self._name()} ({r.randint(1820, 1990)})"
-        if kind == "organization":
-            return f"{self._name()} {r.choice(['Holdings', 'Trust', 'Bank', 'Group', 'Agency', 'Foundation', 'Ltd'])}"
-        if kind == "transaction":
-            return f"{r.choice(['Transfer', 'Payment', 'Invoice', 'Loan'])} {r.randint(1000, 99999)} to {self._name()}"
-        if kind == "finding":
-            return (
-                f"{self._name()} {r.choice(['paid', 'funded', 'controlled', 'advised', 'concealed'])} "
-                f"{self._name()} {r.choice(['through', 'via', 'before', 'after'])} the {r.choice(_NOUN)}"
-            )
-        if kind == "concept":
-            tail = r.choice(["", "", ""] + [" " + t for t in _TAIL])
-            return f"{r.choice(_ADJ).capitalize()} {r.choice(_NOUN)}{tail}"
-        if kind == "term":
-            return (
-                f"{r.choice(_NOUN).capitalize()} {r.choice(_NOUN)}"
-                if r.random() < 0.5
-                else f"{r.choice(_ADJ).capitalize()} {r.choice(_NOUN)}"
-            )
-        if kind == "writing":
-            return f"{r.choice(['On', 'Notes on', 'The', 'Against', 'Toward'])} {r.choice(_ADJ)} {r.choice(_NOUN)}s"
-        if kind == "event":
-            return f"{r.choice(['Battle of', 'Treaty of', 'Founding of', 'Flood at', 'Election in', 'Charter of'])} {self._name()}"
-        if kind == "era":
-            return f"The {r.choice(_ADJ)} {r.choice(['years', 'age', 'decades', 'period'])} of {self._name()}"
-        if kind == "decision":
-            return f"ADR {r.randint(1, 999)}: {r.choice(['Use', 'Adopt', 'Retire', 'Split', 'Cache'])} {r.choice(_DOMAIN['meridian'])} in {self._name().lower()}"
-        if kind == "component":
-            return f"{self._name().lower()}-{r.choice(['api', 'worker', 'db', 'gateway', 'scheduler', 'store'])}"
-        if kind == "incident":
-            return f"{r.choice(['Outage', 'Degraded', 'Data loss', 'Latency spike'])} in {self._name().lower()} on day {r.randint(1, 999)}"
+        return f"{r.choice(_FIRST)} {self._name()}"
+
+    def _place(self) -> str:
+        r = self.r
+        pre = r.choice(["", "", "", "Upper ", "Lower ", "North ", "Old ", "New "])
+        suf = r.choice(
+            [
+                "",
+                "",
+                " Falls",
+                " Pass",
+                " Lake",
+                " Ridge",
+                " Harbour",
+                " Crossing",
+                " Springs",
+                " Hill",
+                " Bay",
+                " Fort",
+            ]
+        )
+        return f"{pre}{self._name()}{suf}"
+
+    def _expedition(self) -> str:
+        r = self.r
+        return f"{self._name()} {r.choice(['Expedition', 'Survey', 'Traverse', 'Crossing'])} of {r.randint(1820, 1938)}"
+
+    def _source(self) -> str:
+        r = self.r
+        return f"{r.choice(['Journal', 'Letters', 'Survey map', 'Account', 'Report'])} of {self._name()} ({r.randint(1820, 1990)})"
+
+    def _organization(self) -> str:
+        r = self.r
+        return f"{self._name()} {r.choice(['Holdings', 'Trust', 'Bank', 'Group', 'Agency', 'Foundation', 'Ltd'])}"
+
+    def _transaction(self) -> str:
+        r = self.r
+        return f"{r.choice(['Transfer', 'Payment', 'Invoice', 'Loan'])} {r.randint(1000, 99999)} to {self._name()}"
+
+    def _finding(self) -> str:
+        r = self.r
+        return (
+            f"{self._name()} {r.choice(['paid', 'funded', 'controlled', 'advised', 'concealed'])} "
+            f"{self._name()} {r.choice(['through', 'via', 'before', 'after'])} the {r.choice(_NOUN)}"
+        )
+
+    def _concept(self) -> str:
+        r = self.r
+        tail = r.choice(["", "", ""] + [" " + t for t in _TAIL])
+        return f"{r.choice(_ADJ).capitalize()} {r.choice(_NOUN)}{tail}"
+
+    def _term(self) -> str:
+        r = self.r
+        return (
+            f"{r.choice(_NOUN).capitalize()} {r.choice(_NOUN)}"
+            if r.random() < 0.5
+            else f"{r.choice(_ADJ).capitalize()} {r.choice(_NOUN)}"
+        )
+
+    def _writing(self) -> str:
+        r = self.r
+        return f"{r.choice(['On', 'Notes on', 'The', 'Against', 'Toward'])} {r.choice(_ADJ)} {r.choice(_NOUN)}s"
+
+    def _event(self) -> str:
+        r = self.r
+        return f"{r.choice(['Battle of', 'Treaty of', 'Founding of', 'Flood at', 'Election in', 'Charter of'])} {self._name()}"
+
+    def _era(self) -> str:
+        r = self.r
+        return f"The {r.choice(_ADJ)} {r.choice(['years', 'age', 'decades', 'period'])} of {self._name()}"
+
+    def _decision(self) -> str:
+        r = self.r
+        return f"ADR {r.randint(1, 999)}: {r.choice(['Use', 'Adopt', 'Retire', 'Split', 'Cache'])} {r.choice(_DOMAIN['meridian'])} in {self._name().lower()}"
+
+    def _component(self) -> str:
+        r = self.r
+        return f"{self._name().lower()}-{r.choice(['api', 'worker', 'db', 'gateway', 'scheduler', 'store'])}"
+
+    def _incident(self) -> str:
+        r = self.r
+        return f"{r.choice(['Outage', 'Degraded', 'Data loss', 'Latency spike'])} in {self._name().lower()} on day {r.randint(1, 999)}"
+
+    def _other(self) -> str:
+        r = self.r
         return f"{r.choice(_ADJ).capitalize()} {r.choice(_NOUN)}"
+
+    # A title of each kind; other kinds get _other's.
+    _MAKERS: dict[str, Callable[[Titles], str]] = {
+        "person": _person,
+        "place": _place,
+        "expedition": _expedition,
+        "source": _source,
+        "organization": _organization,
+        "transaction": _transaction,
+        "finding": _finding,
+        "concept": _concept,
+        "term": _term,
+        "writing": _writing,
+        "event": _event,
+        "era": _era,
+        "decision": _decision,
+        "component": _component,
+        "incident": _incident,
+    }
 
 
 def _kb_sizes(n: int, designs: list[dict]) -> list[int]:
@@ -2069,43 +2123,56 @@ class Writer:
         r = self.r
         ft = fs["type"]
         if ft == "select":
-            if fname == spec.get("_nest"):  # the folder the entry is in (atlas: places/REGION/)
-                return self.plan.nest[i]
-            return r.choice(fs.get("values") or fs.get("options"))
+            # the folder the entry is in (atlas: places/REGION/)
+            return self.plan.nest[i] if fname == spec.get("_nest") else r.choice(fs.get("values") or fs.get("options"))
         if ft == "date":
             d = self.date()
             return _q(d) if r.random() < 0.1 else d
         if ft in ("number", "integer"):
-            lo = fs.get("min", 0)
-            hi = fs.get("max", 2_000_000)
-            if fname == "importance" or ft == "integer" or r.random() < 0.5:
-                return str(r.randint(int(lo), int(hi)))
-            return f"{r.uniform(lo, hi):.1f}"
+            return self.number_value(fname, fs)
         if ft == "url":
             return f"https://{r.choice(['archive', 'records', 'docs', 'www'])}.example.org/{self.names[k]}/{self.plan.id[i]}"
         if ft == "boolean":
             return "true" if r.random() < 0.5 else "false"
         if ft == "list":
-            if fname in ("sources", "documents"):
-                items = [
-                    f"{r.choice(['minutes', 'letter', 'ledger', 'report', 'interview'])}-{r.randint(1800, 2025)}-{r.randint(1, 99):02d}"
-                    for _ in range(r.randint(1, 3))
-                ]
-            elif fname in ("related_concepts", "key_concepts", "depends_on"):
-                items = [self.plan.id[j] for j in (self.target(k, i) for _ in range(r.randint(1, 3))) if j is not None]
-                items = items or ["none"]
-            else:
-                items = [
-                    f"{r.choice(_FIRST)} {r.choice(_SYL1)}{r.choice(_SYL2)}"
-                    if fname in ("members", "participants", "deciders")
-                    else r.choice(_NOUN)
-                    for _ in range(r.randint(1, 4))
-                ]
-            return "[" + ", ".join(_q(x) if " " in x else x for x in items) + "]"
+            return self.list_value(i, k, fname)
         if ft == "object-ref":
             j = self.target(k, i, spec.get("_ref", {}).get(fname))
             return None if j is None else self.plan.id[j]
-        # string / text
+        return self.text_value(k, fname)
+
+    def number_value(self, fname: str, fs: dict) -> str:
+        """YAML text for a number or integer field."""
+        r = self.r
+        lo = fs.get("min", 0)
+        hi = fs.get("max", 2_000_000)
+        if fname == "importance" or fs["type"] == "integer" or r.random() < 0.5:
+            return str(r.randint(int(lo), int(hi)))
+        return f"{r.uniform(lo, hi):.1f}"
+
+    def list_value(self, i: int, k: int, fname: str) -> str:
+        """YAML text for a list field."""
+        r = self.r
+        if fname in ("sources", "documents"):
+            items = [
+                f"{r.choice(['minutes', 'letter', 'ledger', 'report', 'interview'])}-{r.randint(1800, 2025)}-{r.randint(1, 99):02d}"
+                for _ in range(r.randint(1, 3))
+            ]
+        elif fname in ("related_concepts", "key_concepts", "depends_on"):
+            items = [self.plan.id[j] for j in (self.target(k, i) for _ in range(r.randint(1, 3))) if j is not None]
+            items = items or ["none"]
+        else:
+            items = [
+                f"{r.choice(_FIRST)} {r.choice(_SYL1)}{r.choice(_SYL2)}"
+                if fname in ("members", "participants", "deciders")
+                else r.choice(_NOUN)
+                for _ in range(r.randint(1, 4))
+            ]
+        return "[" + ", ".join(_q(x) if " " in x else x for x in items) + "]"
+
+    def text_value(self, k: int, fname: str) -> str:
+        """YAML text for a string or text field."""
+        r = self.r
         if fname == "coordinates":
             return _q(f"{r.uniform(-80, 80):.4f}, {r.uniform(-179, 179):.4f}")
         if fname == "role":
@@ -2121,7 +2188,7 @@ class Writer:
             return _q(r.choice(_PUBLISHERS))
         return _q(f"{r.choice(_ADJ)} {r.choice(_NOUN)}")
 
-    def entry(self, i: int) -> None:
+    def entry(self, i: int) -> None:  # noqa: C901, PLR0912, PLR0915 - pyproject.toml lists why
         r = self.r
         plan = self.plan
         k = plan.kb[i]
@@ -2279,7 +2346,7 @@ class Writer:
                 rec.update(note)
             self.manifest.append(rec)
 
-    def body(
+    def body(  # noqa: C901, PLR0912, PLR0915 - pyproject.toml lists why
         self,
         i: int,
         k: int,
