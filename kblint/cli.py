@@ -576,6 +576,7 @@ def checkers(
     from .checkers.registry import registry
     from .errors import UsageError
     from .model.plan import build_plan
+    from .paths import printable
     from .report import coverage
     from .workspace import load_kbs_for_plan
 
@@ -589,7 +590,7 @@ def checkers(
     except UsageError as exc:
         _fail(str(exc))
     for problem in problems:
-        typer.echo(f"kblint: cannot read this KB: {problem}", err=True)
+        typer.echo(f"kblint: cannot read this KB: {printable(problem)}", err=True)
     plans = [(build_plan(schema, reg), schema.root) for schema in schemas]
     evaluator = _evaluator(llm, config)
     text = coverage.render_json(reg, plans, evaluator) if format == "json" else coverage.render_text(plans, evaluator)

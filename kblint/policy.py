@@ -62,13 +62,21 @@ class PolicyError(Exception):
 _RENDERED = re.compile(r"\n    (.*)\n    ( *)\^$")
 
 
+def split_caret(text: str) -> tuple[str, str, int] | None:
+    """TEXT that ends in a PolicyError.render() as (what comes before it, the policy, the 0-based
+    column the caret points at); None when it does not end in one."""
+    match = _RENDERED.search(text)
+    return None if match is None else (text[: match.start()], match.group(1), len(match.group(2)))
+
+
 def caret_in_one_line(text: str) -> str:
     """TEXT with a PolicyError.render() at its end written as one line (`... at column 6 of
     'tags cont >= 2'`): an issue is one line of a report, the plan (`checkers --kb`) shows the caret."""
-    match = _RENDERED.search(text)
-    if match is None:
+    split = split_caret(text)
+    if split is None:
         return text
-    return f"{text[: match.start()]} at column {len(match.group(2)) + 1} of {match.group(1)!r}"
+    before, policy, column = split
+    return f"{before} at column {column + 1} of {policy!r}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,9 @@
-"""Scores (SPEC §5.4, README "Graded rubrics"): an item's outcome on an entry is a score from 0
-to 1 (its level's score for a graded item, 1 or 0 for a pass or a fail) or none; the entry's score
-is the weighted mean of its items' scores; the KB's score is the mean of its entries' scores. A
-`required: true` item without an outcome makes the entry's score incomplete."""
+"""Scores (README "Graded rubrics"): an item's outcome on an entry is a score from 0 to 1 (its
+level's score for a graded item, 1 or 0 for a pass or a fail) or none; the entry's score is the
+weighted mean of its items' scores; the KB's score is the mean of its entries' scores. A
+`required: true` item without an outcome makes the entry's score incomplete. An entry whose score
+is below `pass_threshold` (its type's, else the KB's) is `score_below_threshold`; a score equal to
+it passes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""The coverage report: the plan of each KB as `kblint checkers --kb` prints it (SPEC §10)."""
+"""The coverage report: the plan of each KB as `kblint checkers --kb` prints it.
+
+The text plan shows what kb.yaml says (item texts, checkers and their parameters, policies, level
+ids, type names) with its control characters escaped, as every text report shows input text; the
+JSON plan carries it as it is.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ from typing import Any
 
 from ..checkers.registry import Registry
 from ..model.plan import Binding, Plan, ScopePlan
-from ..paths import display_path
+from ..paths import display_path, printable
+from ..policy import split_caret
 from ..rules import RULES
 
 NOT_EVALUATED = "not evaluated: no LLM configured"
@@ -18,37 +24,51 @@ def judgment_note(evaluator: str | None) -> str:
 
 
 def _call(b: Binding) -> str:
-    args = ", ".join(f"{k}={v}" for k, v in b.params.items())
-    return f"{b.checker}({args})"
+    args = ", ".join(f"{printable(str(k))}={printable(str(v))}" for k, v in b.params.items())
+    return f"{printable(str(b.checker))}({args})"
 
 
 def _graded(b: Binding) -> str:
     """`graded: fail < pass < excellent, needs pass` for an item with levels."""
-    needs = f", needs {b.pass_level.id}" if b.pass_level is not None else ""
-    return f"graded: {' < '.join(level.id for level in b.levels)}{needs}"
+    needs = f", needs {printable(b.pass_level.id)}" if b.pass_level is not None else ""
+    return f"graded: {' < '.join(printable(level.id) for level in b.levels)}{needs}"
+
+
+def shown_reason(reason: str) -> str:
+    """REASON (why an item is broken) escaped; a policy's caret at its end (PolicyError.render())
+    stays on lines of its own, under the escaped policy's character it points at."""
+    split = split_caret(reason)
+    if split is None:
+        return printable(reason)
+    before, policy, column = split
+    caret = " " * len(printable(policy[:column]))
+    return f"{printable(before)}\n    {printable(policy)}\n    {caret}^"
 
 
 def item_line(b: Binding, evaluator: str | None = None) -> str:
+    """The line of item B in the plan, what kb.yaml says escaped (a broken item's reason may end
+    in a policy's caret, on lines of their own)."""
+    text = printable(b.text)
     if b.graded and b.kind in ("policy", "judgment"):
         note = f" ({judgment_note(evaluator)})" if b.kind == "judgment" else ""
         weight = f", weight {b.weight:g}" if b.weight != 1 else ""
         required = ", required" if b.required else ""
-        return f"[{b.kind}, {_graded(b)}{weight}{required}] {b.text}{note}"
+        return f"[{b.kind}, {_graded(b)}{weight}{required}] {text}{note}"
     if b.kind == "checker":
-        return f"[checker] {b.text} → {_call(b)}"
+        return f"[checker] {text} → {_call(b)}"
     if b.kind == "policy":
-        return f"[policy] {b.text}" + (f" → {b.policy}" if b.policy != b.text else "")
+        return f"[policy] {text}" + (f" → {printable(str(b.policy))}" if b.policy != b.text else "")
     if b.kind == "schema":
-        fields = f" ({', '.join(b.fields)})" if b.fields else ""
+        fields = f" ({', '.join(printable(f) for f in b.fields)})" if b.fields else ""
         validated = " → json_schema" if b.json_schema is not None else ""
-        return f"[schema] {b.text}{fields}{validated}"
+        return f"[schema] {text}{fields}{validated}"
     if b.kind == "judgment":
-        return f"[judgment] {b.text} ({judgment_note(evaluator)})"
-    return f"[broken] {b.text} — {b.reason}"
+        return f"[judgment] {text} ({judgment_note(evaluator)})"
+    return f"[broken] {text} — {shown_reason(b.reason or '')}"
 
 
 def _scope_title(scope: ScopePlan) -> str:
-    return {"system": "system", "kb": "KB"}.get(scope.scope) or f"type {scope.type_name}"
+    return {"system": "system", "kb": "KB"}.get(scope.scope) or f"type {printable(str(scope.type_name))}"
 
 
 def rubric_findings(plan: Plan) -> list[dict[str, Any]]:
@@ -76,14 +96,15 @@ def _findings_lines(plan: Plan) -> list[str]:
     lines = ["  rubric findings:"] if findings else []
     for f in findings:
         where = f"kb.yaml:{f['line']}: " if f["line"] else ""
-        lines.append(f"    {where}{f['severity']} {f['rule']} {f['message'].splitlines()[0]}")
+        message = shown_reason(f["message"]).split("\n", 1)[0]  # without a policy's caret
+        lines.append(f"    {where}{f['severity']} {f['rule']} {message}")
     return lines
 
 
 def render_text(plans: list[tuple[Plan, str]], evaluator: str | None = None) -> str:
     lines: list[str] = []
     for plan, root in plans:
-        lines.append(f"{plan.kb_name} ({display_path(root)})")
+        lines.append(f"{printable(plan.kb_name)} ({display_path(root)})")
         for scope in plan.scopes:
             if not scope.items:
                 continue
@@ -195,5 +216,5 @@ def render_checkers(reg: Registry) -> str:
             what = ", ".join(p.checkers + [f"type {t}" for t in p.types]) or "nothing"
             lines.append(f"  {p.package} {p.version} ({p.name}): {what}")
         for problem in plugins.problems:
-            lines.append(f"  problem: {problem}")
+            lines.append(f"  problem: {printable(str(problem))}")
     return "\n".join(lines) + "\n"

@@ -12,7 +12,7 @@ import os
 import re
 
 from ..model.issue import Issue, Report
-from ..paths import CONTROLS, UNDECODABLE, is_within, plain_display_path, quote_name
+from ..paths import CONTROLS, UNDECODABLE, is_within, plain_display_path, printable, quote_name
 from .words import plural
 
 COMMANDS = {"error": "error", "warning": "warning"}
@@ -28,6 +28,12 @@ def escape_data(text: str) -> str:
 def escape_property(text: str) -> str:
     """A property value of a workflow command: `%`, `\\r`, `\\n`, `:` and `,` escaped."""
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def shown_data(text: str) -> str:
+    """Input text as the message of a workflow command: its control characters written as escapes
+    (`\\x1b`, `\\n`: the log is shown as a terminal shows it), then escaped as a message is."""
+    return escape_data(printable(text))
 
 
 # A file property carries a tab as it is and line ends in escapes of their own; any other control
@@ -63,11 +69,11 @@ def annotation(issue: Issue, root: str | None = None) -> str | None:
         return None
     props = (
         f"file={file_property(issue.path, root)},line={max(issue.line, 1)},"
-        f"col={max(issue.column, 1)},title={escape_property(title(issue))}"
+        f"col={max(issue.column, 1)},title={escape_property(printable(title(issue)))}"
     )
-    message = issue.message
+    message = issue.message  # its control characters were escaped when the issue was made (kblint.rules)
     if issue.rubric_item:
-        message += f" [{issue.rubric_item}]"
+        message += f" [{printable(issue.rubric_item)}]"  # the item as kb.yaml writes it: escaped here
     return f"::{command} {props}::{escape_data(message)}"
 
 
@@ -102,9 +108,9 @@ def render(report: Report) -> str:
     root = checkout()
     lines = [a for a in (annotation(i, root) for i in report.issues) if a is not None]
     for message in report.unreadable:
-        lines.append(f"::error title=kblint::{escape_data('could not lint: ' + message)}")
+        lines.append(f"::error title=kblint::{shown_data('could not lint: ' + message)}")
     if report.fatal:
-        lines.append(f"::error title=kblint::{escape_data(report.fatal)}")
+        lines.append(f"::error title=kblint::{shown_data(report.fatal)}")
     counts = annotation_counts(report)
     if over_limit(counts):
         lines.append(limit_line(counts))

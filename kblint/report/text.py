@@ -138,7 +138,7 @@ def top_rule_lines(report: Report, *, statistics: bool = False) -> list[str]:
     (STATISTICS: every rule is listed under `statistics:` below)."""
     counts: dict[tuple[int, str, str], int] = {}
     for issue in report.issues:
-        key = (-SEVERITY_RANK[issue.severity], issue.severity, issue.checker or issue.rule)
+        key = (-SEVERITY_RANK[issue.severity], issue.severity, printable(issue.checker or issue.rule))
         counts[key] = counts.get(key, 0) + 1
     ranked = sorted(counts.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][2]))
     width = max(len(name) for (_, _, name), _ in ranked[:TOP_RULES])
@@ -157,7 +157,7 @@ def _judgment_line(report: Report) -> str | None:
         if not report.judgment_items:
             return None
         rubrics = "the rubric has" if len(report.kbs) == 1 else "the rubrics have"
-        return (
+        return printable(
             f"judgment: {plural(judgment.not_evaluated, 'check')} not evaluated on {_entries(report.entries)} "
             f"({rubrics} {plural(report.judgment_items, 'judgment item')}): {judgment.reason}"
         )
@@ -176,7 +176,7 @@ def _judgment_line(report: Report) -> str | None:
     if judgment.not_evaluated:
         why = judgment.not_evaluated_reason or "not evaluated"
         line += f"; {plural(judgment.not_evaluated, 'check')} not evaluated ({why})"
-    return line
+    return printable(line)  # a server's answer may be quoted in a note
 
 
 def dry_run_lines(report: Report) -> list[str]:
@@ -190,7 +190,7 @@ def dry_run_lines(report: Report) -> list[str]:
         total += row.estimated_prompt_tokens
         cached = f", {len(row.cached_items)} cached" if row.cached_items else ""
         lines.append(
-            f"  {display_path(row.path)}: {plural(len(row.items), 'item')} ({', '.join(row.items)})"
+            f"  {display_path(row.path)}: {plural(len(row.items), 'item')} ({', '.join(map(printable, row.items))})"
             f"{cached}, ~{row.estimated_prompt_tokens} prompt tokens"
         )
     lines.append(f"total: ~{total} prompt tokens")
@@ -205,7 +205,7 @@ def statistics_lines(report: Report) -> list[str]:
     lines = ["", "statistics:"]
     for (rule, checker), n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
         name = f"{rule}/{checker}" if checker else rule
-        lines.append(f"  {n:6d}  {name}")
+        lines.append(f"  {n:6d}  {printable(name)}")
     for kb in report.kbs:
         if kb.score is not None:
             lines.append(f"  score {kb.name}: {kb.score:.2f}")
@@ -217,8 +217,8 @@ def _level_lines(kb: KBReport) -> list[str]:
     """Graded items: how many entries reached each level, then each entry's levels."""
     lines = []
     for found in kb.levels.values():
-        counts = ", ".join(f"{level} {n}" for level, n in found.counts.items())
-        lines.append(f"  levels {kb.name} {printable(found.item)!r}: {counts}")
+        counts = ", ".join(f"{printable(level)} {n}" for level, n in found.counts.items())
+        lines.append(f"  levels {kb.name} '{printable(found.item)}': {counts}")
     for graded in kb.grades:
         criteria = "; ".join(printable(c.text()) for c in graded.criteria)
         lines.append(f"    {display_path(graded.path)}: {criteria}")
