@@ -67,6 +67,12 @@ class ServerOptions:
     verbose: bool = False
 
 
+# Issues a validate_entry result lists, in report order (`counts` has them all): a candidate can
+# hold far more (a key given 100,000 times is as many duplicate_key issues), and an answer of
+# hundreds of megabytes is of use to no agent.
+MAX_ISSUES = 1_000
+
+
 class KBTools:
     """What each tool does, apart from the protocol: each method returns the tool's result or
     raises ToolError with a message for the caller."""
@@ -95,6 +101,11 @@ class KBTools:
             root = nearest_kb_root(target)
             if root is None:
                 raise ToolError(f"kb {kb}: a file, and not inside a KB (no kb.yaml in its directory or above)")
+            if self.options.root is not None and not _within(root, self.options.root):
+                served = display_path(self.options.root)
+                raise ToolError(
+                    f"kb {kb}: its KB ({display_path(root)}) is not inside what this server serves ({served})"
+                )
             return root
         if os.path.isdir(target):
             return self._kb_in(target, kb)
@@ -214,7 +225,7 @@ class KBTools:
             raise ToolError(str(exc)) from None
         if report.problems:
             raise ToolError("cannot lint this KB: " + "; ".join(report.problems))
-        issues = [issue_dict(issue, report) for issue in report.issues]
+        issues = [issue_dict(issue, report) for issue in report.issues[:MAX_ISSUES]]
         kb = report.kbs[0] if report.kbs else None
         result: dict[str, Any] = {
             "verdict": "fail" if report.exit_code else "pass",
@@ -223,6 +234,7 @@ class KBTools:
             "kb": kb.name if kb else None,
             "path": relpath,
             "issues": issues,
+            "issues_left_out": max(len(report.issues) - MAX_ISSUES, 0),
             "counts": report.counts,
             "score": kb.score if kb else None,
             "judgment": report.judgment.as_dict(),
@@ -235,7 +247,7 @@ class KBTools:
         if first is not None:
             result["rejection_codes"] = first["rejection_codes"]
             result["curation_queue_entry"] = first["curation_queue_entry"]
-        result["alike"] = [issue for issue in issues if issue["rule"] in _PAIR_RULES]
+        result["alike"] = [issue_dict(issue, report) for issue in report.issues if issue.rule in _PAIR_RULES]
         return result
 
     def _evaluator(self, root: str) -> str | None:

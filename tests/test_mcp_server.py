@@ -283,3 +283,27 @@ async def test_started_with_llm_it_judges_the_judgment_items(tmp_path: Path):
     assert (judgment["enabled"], judgment["evaluator"], judgment["calls"]) == (True, "openai:test-model", 1)
     assert result["verdict"] == "pass"  # the fake LLM passes the items that do not ask it to fail them
     assert plan["evaluator"] == "openai:test-model" and plan["totals"]["judgment_evaluated"] is True
+
+
+def test_a_file_names_no_kb_above_the_folder_the_server_serves(tmp_path: Path):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from kblint.mcp_server import KBTools, ServerOptions
+
+    kb = shutil.copytree(FIXTURES / "example", tmp_path / "example")
+    tools = KBTools(ServerOptions(root=str(kb / "findings")))  # a folder inside a KB: it holds no KB
+    for call in (tools.kb_schema, tools.coverage):
+        with pytest.raises(ToolError, match=r"^kb harbor-fees-doubled\.md: its KB \(.*example\) is not inside what"):
+            call("harbor-fees-doubled.md")
+
+
+def test_a_result_lists_the_first_thousand_issues_and_counts_them_all(tmp_path: Path):
+    from kblint.mcp_server import MAX_ISSUES, KBTools, ServerOptions
+
+    kb = write_kb(tmp_path / "notes", NOTES_YAML, {})
+    repeated = "".join(f"k: {n}\n" for n in range(MAX_ISSUES + 500))
+    result = KBTools(ServerOptions(root=str(kb))).validate_entry(
+        None, "notes/n.md", f"---\ntitle: N\n{repeated}---\nB.\n", "error"
+    )
+    assert len(result["issues"]) == MAX_ISSUES
+    assert result["issues_left_out"] == sum(result["counts"].values()) - MAX_ISSUES >= 499  # 1,499 repeats
