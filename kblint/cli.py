@@ -842,7 +842,8 @@ def run_app() -> None:
         raise
     except KeyboardInterrupt:  # before the framework took over
         _interrupted()
-    except Exception as exc:  # noqa: BLE001 - the user sees one line, never a traceback
+    # Any other BaseException (a plugin's code may raise one) is an internal error too.
+    except BaseException as exc:  # noqa: BLE001 - the user sees one line, never a traceback
         if "--verbose" in sys.argv:
             import traceback
 

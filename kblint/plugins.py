@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .checkers.base import Checker, CheckerFunc, Param
+from .checkers.base import Checker, CheckerFunc, Param, describe
 from .model.kbschema import PluginType
 
 if TYPE_CHECKING:
@@ -57,28 +57,39 @@ class Plugins:
     types: list[PluginType] = field(default_factory=list)
 
 
+class _BadShape(ValueError):
+    """A plugin declared something of the wrong type; the message says what."""
+
+
 def _param_specs(func: Any) -> tuple[Param, ...]:
+    """The params a checker declares in `func.params`: a mapping of param name to a spec (a
+    mapping, a kind name or a Param), or a list of Params."""
     declared = getattr(func, "params", None)
     if declared is None:
         return ()
-    specs = []
-    items = declared.items() if isinstance(declared, dict) else ((getattr(p, "name", None), p) for p in declared)
-    for name, spec in items:
-        if isinstance(spec, Param):
-            specs.append(spec)
-        elif isinstance(spec, dict):
-            specs.append(
-                Param(
-                    str(name),
-                    str(spec.get("type", "str")),
-                    bool(spec.get("required", False)),
-                    spec.get("default"),
-                    str(spec.get("help", "")),
-                )
-            )
-        else:
-            specs.append(Param(str(name), str(spec)))
-    return tuple(specs)
+    if isinstance(declared, Mapping):
+        return tuple(_param(name, spec) for name, spec in declared.items())
+    if isinstance(declared, Iterable) and not isinstance(declared, (str, bytes)):
+        specs = tuple(declared)
+        if all(isinstance(p, Param) for p in specs):
+            return specs
+    raise _BadShape(f"`params` must be a mapping of param name to spec, got {type(declared).__name__}")
+
+
+def _param(name: object, spec: object) -> Param:
+    if not isinstance(name, str):
+        raise _BadShape(f"param names must be strings, got {type(name).__name__}")
+    if isinstance(spec, Param):
+        return spec
+    if isinstance(spec, str):
+        return Param(name, spec)
+    if not isinstance(spec, Mapping):
+        raise _BadShape(f"param '{name}' must be a mapping (type, required, default, help), got {type(spec).__name__}")
+    kind, required, help_text = spec.get("type", "str"), spec.get("required", False), spec.get("help", "")
+    for key, value, want in (("type", kind, str), ("required", required, bool), ("help", help_text, str)):
+        if not isinstance(value, want):
+            raise _BadShape(f"param '{name}': `{key}` must be a {want.__name__}, got {type(value).__name__}")
+    return Param(name, kind, required, spec.get("default"), help_text)
 
 
 def _entry_points() -> list[EntryPoint]:
@@ -133,10 +144,11 @@ def _add_checkers(
     def problem(message: str) -> None:
         result.problems.append(PluginProblem(package, message))
 
-    for raw_name, func in checkers.items():
-        name = str(raw_name)
-        existing = registry.get(name)
-        if existing is not None and existing.source == "core":
+    for name, func in checkers.items():
+        existing = registry.get(name) if isinstance(name, str) else None
+        if not isinstance(name, str):
+            problem(f"checker names must be strings, got {type(name).__name__} {name!r}; not loaded")
+        elif existing is not None and existing.source == "core":
             problem(f"checker '{name}' shadows the core checker; the core one is kept")
         elif "." not in name:
             problem(f"checker '{name}' must be namespaced as 'plugin.{name}'; not loaded")
@@ -145,39 +157,82 @@ def _add_checkers(
         elif not callable(func):
             problem(f"checker '{name}' is not callable")
         else:
+            try:
+                checker = _checker(name, func, package)
+            except _BadShape as exc:
+                problem(f"checker '{name}': {exc}; not loaded")
+                continue
             owners[name] = package
-            registry.add(_checker(name, func, package))
+            registry.add(checker)
             record.checkers.append(name)
 
 
 def _checker(name: str, func: CheckerFunc, package: str) -> Checker:
-    return Checker(
-        name=name,
-        func=func,
-        params=_param_specs(func),
-        source=package,
-        needs_graph=bool(getattr(func, "needs_graph", False)),
-        field=getattr(func, "field", None),
-    )
+    """The checker FUNC declares; _BadShape when one of its documented attributes has the wrong
+    type, which would otherwise fail later, in the middle of a run or of `kblint checkers`."""
+    params = _param_specs(func)
+    needs_graph = getattr(func, "needs_graph", False)
+    field_name = getattr(func, "field", None)
+    doc = getattr(func, "__doc__", None)
+    if not isinstance(needs_graph, bool):
+        raise _BadShape(f"`needs_graph` must be True or False, got {type(needs_graph).__name__}")
+    if field_name is not None and not isinstance(field_name, str):
+        raise _BadShape(f"`field` must be a string, got {type(field_name).__name__}")
+    if doc is not None and not isinstance(doc, str):
+        raise _BadShape(f"its docstring must be a string, got {type(doc).__name__}")
+    return Checker(name=name, func=func, params=params, source=package, needs_graph=needs_graph, field=field_name)
+
+
+def _kb_types(obj: Any) -> tuple[str, ...] | None:
+    """The kb_type values a plugin's types apply to (None: every KB, as when absent or empty)."""
+    value = getattr(obj, "kb_types", None)
+    if value is None:
+        return None
+    names = tuple(value) if isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping)) else None
+    if names is None or not all(isinstance(n, str) for n in names):
+        raise _BadShape(f"`kb_types` must be a list of kb_type names, got {type(value).__name__} {value!r}")
+    return names or None
 
 
 def _add_types(obj: Any, package: str, result: Plugins, record: LoadedPlugin) -> None:
-    kb_types_value = getattr(obj, "kb_types", None)
-    kb_types = tuple(str(k) for k in kb_types_value) if kb_types_value else None
-    types = getattr(obj, "types", None) or {}
+    def problem(message: str) -> None:
+        result.problems.append(PluginProblem(package, message))
+
+    try:
+        kb_types = _kb_types(obj)
+    except _BadShape as exc:  # applying its types to every KB instead would be wrong
+        problem(f"{exc}; its types are not loaded")
+        return
+    types = getattr(obj, "types", None)
+    if types is None:
+        return
     if not isinstance(types, dict):
-        result.problems.append(PluginProblem(package, "`types` must be a mapping of type name to defaults"))
+        problem("`types` must be a mapping of type name to defaults")
         return
     for tname, defaults in types.items():
-        if not isinstance(defaults, dict):
-            result.problems.append(PluginProblem(package, f"type '{tname}' defaults must be a mapping"))
-            continue
-        result.types.append(PluginType(str(tname), defaults, kb_types, package))
-        record.types.append(str(tname))
+        if not isinstance(tname, str):
+            problem(f"type names must be strings, got {type(tname).__name__} {tname!r}")
+        elif not isinstance(defaults, dict):
+            problem(f"type '{tname}' defaults must be a mapping")
+        else:
+            result.types.append(PluginType(tname, defaults, kb_types, package))
+            record.types.append(tname)
+
+
+def _add(
+    registry: Registry, obj: Any, package: str, owners: dict[str, str], result: Plugins, record: LoadedPlugin
+) -> None:
+    checkers = getattr(obj, "checkers", None)
+    if isinstance(checkers, dict):
+        _add_checkers(registry, checkers, package, owners, result, record)
+    elif checkers is not None:
+        result.problems.append(PluginProblem(package, "`checkers` must be a mapping of name to checker"))
+    _add_types(obj, package, result, record)
 
 
 def load(registry: Registry, entry_points: Iterable[EntryPoint] | None = None) -> Plugins:
-    """Load every plugin into REGISTRY; return what was loaded and what went wrong."""
+    """Load every plugin into REGISTRY; return what was loaded and what went wrong. A plugin's
+    code that raises, even SystemExit, is that plugin's problem: only Ctrl-C stops the loading."""
     result = Plugins()
     owners: dict[str, str] = {}
     found = _entry_points() if entry_points is None else list(entry_points)
@@ -187,17 +242,17 @@ def load(registry: Registry, entry_points: Iterable[EntryPoint] | None = None) -
         version = dist.version if dist is not None else "?"
         try:
             obj = ep.load()
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
-            result.problems.append(
-                PluginProblem(package, f"failed to import ({ep.value}): {type(exc).__name__}: {exc}")
-            )
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
+            result.problems.append(PluginProblem(package, f"failed to import ({ep.value}): {describe(exc)}"))
             continue
         record = LoadedPlugin(name=ep.name, package=package, version=version)
-        checkers = getattr(obj, "checkers", None) or {}
-        if isinstance(checkers, dict):
-            _add_checkers(registry, checkers, package, owners, result, record)
-        else:
-            result.problems.append(PluginProblem(package, "`checkers` must be a mapping of name to checker"))
-        _add_types(obj, package, result, record)
         result.loaded.append(record)
+        try:
+            _add(registry, obj, package, owners, result, record)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - its attributes are its code: they may raise too
+            result.problems.append(PluginProblem(package, f"could not be read: {describe(exc)}"))
     return result

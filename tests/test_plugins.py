@@ -193,3 +193,203 @@ def test_plugin_docstring_examples(name: str, journalism_site: dict, tmp_path: P
     for i, example in enumerate(found):
         messages = run_example(tmp_path / str(i), name, example, env=journalism_site)
         assert len(messages) == (0 if example.passes else 1), f"{example}: {messages}"
+
+
+# A hostile plugin: one package, `badplug`, whose checker `bad.check` is bound by the KB below.
+
+BAD_KB = 'name: k\nevaluation_rubric:\n  - {text: "Bad", checker: bad.check}\n'
+ENTRY = {"a.md": "---\ntitle: A\ntype: note\ntags: [t]\n---\n[[a]]\n"}
+_MODULES = iter(range(1_000_000))
+
+
+@pytest.fixture
+def badplug(tmp_path: Path):
+    """ENV with the package `badplug` installed, its module being SOURCE. kblint runs in this
+    process, where a module imported once stays imported: each plugin gets a module name of its own."""
+    import sys
+
+    made: list[str] = []
+
+    def install(source: str) -> dict:
+        module = f"badplug_{next(_MODULES)}"
+        made.append(module)
+        site = tmp_path / f"site_{module}"
+        make_dist(site, "badplug", {"bad": f"{module}:plugin"}, {module: source}, version="0.1")
+        return env_with(site)
+
+    yield install
+    for module in made:
+        sys.modules.pop(module, None)
+
+
+def checker_plugin(body: str, attributes: str = "", declarations: str = "") -> str:
+    """A plugin's module whose checker runs BODY, with ATTRIBUTES set on the checker function
+    and DECLARATIONS added to the plugin object."""
+    return (
+        "import sys\n\n"
+        f"def check(entry, params, context):\n    '''Bad.'''\n    {body}\n\n{attributes}\n\n"
+        f"class plugin:\n    checkers = {{'bad.check': check}}\n    {declarations}\n"
+    )
+
+
+def validate_bad(tmp_path: Path, env: dict) -> tuple[int, dict]:
+    kb = write_kb(tmp_path / "k", BAD_KB, ENTRY)
+    result = run_kblint("validate", str(kb), "--format", "json", "--no-cache", env=env)
+    assert "Traceback" not in result.stderr
+    return result.code, result.json
+
+
+@pytest.mark.parametrize(
+    ("body", "raised"),
+    [
+        ("sys.exit(0)", "SystemExit: 0"),
+        ("raise SystemExit('bye')", "SystemExit: bye"),
+        ("raise BaseException('base')", "BaseException: base"),
+    ],
+)
+def test_a_checker_that_exits_is_a_checker_error(tmp_path: Path, badplug, body: str, raised: str):
+    """Not a silent pass (exit code 0, no report), nor a traceback: the run goes on."""
+    code, report = validate_bad(tmp_path, badplug(checker_plugin(body)))
+    assert code == 1
+    assert [i["message"] for i in issues_of(report, "checker_error")] == [
+        f"checker 'bad.check' (badplug) raised {raised}"
+    ]
+
+
+def test_an_exception_whose_message_raises_is_still_a_checker_error(tmp_path: Path, badplug):
+    source = checker_plugin(
+        "raise Odd()",
+        declarations="",
+        attributes="class Odd(Exception):\n    def __str__(self):\n        sys.exit(0)\n",
+    )
+    code, report = validate_bad(tmp_path, badplug(source))
+    assert code == 1
+    assert [i["message"] for i in issues_of(report, "checker_error")] == ["checker 'bad.check' (badplug) raised Odd"]
+
+
+def test_ctrl_c_in_a_checker_still_stops_the_run(tmp_path: Path, badplug):
+    kb = write_kb(tmp_path / "k", BAD_KB, ENTRY)
+    result = run_kblint("validate", str(kb), "--no-cache", env=badplug(checker_plugin("raise KeyboardInterrupt")))
+    assert (result.code, result.stderr.strip()) == (2, "kblint: interrupted")
+
+
+def test_a_plugin_that_exits_on_import_is_reported(tmp_path: Path, badplug):
+    env = badplug("import sys\nsys.exit(0)\n")
+    listed = run_kblint("checkers", env=env)
+    assert listed.code == 0
+    assert "plugin badplug: failed to import (badplug_" in listed.stderr and "): SystemExit: 0" in listed.stderr
+    kb = write_kb(tmp_path / "k", "name: k\n", ENTRY)
+    validate = run_kblint("validate", str(kb), "--no-cache", env=env)
+    assert validate.code == 0 and "SystemExit: 0" in validate.stderr and "1 entry:" in validate.stdout
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_an_unexpected_base_exception_is_a_one_line_internal_error(monkeypatch, verbose: bool):
+    from kblint import cli
+
+    def app() -> None:
+        raise BaseException("base")
+
+    monkeypatch.setattr(cli, "app", app)
+    result = run_kblint("checkers", *(["--verbose"] if verbose else []))
+    assert result.code == 2
+    last = "kblint: internal error: BaseException: base (run with --verbose for details)"
+    assert result.stderr.splitlines()[-1] == last
+    assert ("Traceback" in result.stderr) == verbose
+
+
+@pytest.mark.parametrize(
+    "declarations",
+    [
+        "kb_types = 5",
+        "types = {'claim': {}}\n    kb_types = 5",
+        "types = {'claim': {}}\n    kb_types = 'journalism'",
+        "types = {'claim': {}}\n    kb_types = [1]",
+        "types = {'claim': {}}\n    kb_types = {'journalism': 1}",
+    ],
+)
+def test_kb_types_of_the_wrong_type_is_a_plugin_problem(tmp_path: Path, badplug, declarations: str):
+    source = checker_plugin("return None", declarations=declarations)
+    env = badplug(source)
+    listed = run_kblint("checkers", env=env)
+    assert listed.code == 0
+    assert "plugin badplug: `kb_types` must be a list of kb_type names, got " in listed.stderr
+    assert "its types are not loaded" in listed.stderr and "badplug 0.1 (bad): bad.check\n" in listed.stdout
+    code, report = validate_bad(tmp_path, env)
+    assert code == 0 and issues_of(report, "checker_error") == []
+
+
+@pytest.mark.parametrize(
+    ("attributes", "declarations", "problem"),
+    [
+        ("check.params = 5", "", "checker 'bad.check': `params` must be a mapping of param name to spec, got int"),
+        ("check.params = [5]", "", "checker 'bad.check': `params` must be a mapping of param name to spec, got list"),
+        ("check.params = {'min': 5}", "", "checker 'bad.check': param 'min' must be a mapping (type, required,"),
+        ("check.params = {1: 'int'}", "", "checker 'bad.check': param names must be strings, got int"),
+        ("check.params = {'min': {'type': 5}}", "", "checker 'bad.check': param 'min': `type` must be a str, got int"),
+        (
+            "check.params = {'min': {'required': 'no'}}",
+            "",
+            "checker 'bad.check': param 'min': `required` must be a bool, got str",
+        ),
+        ("check.needs_graph = 'no'", "", "checker 'bad.check': `needs_graph` must be True or False, got str"),
+        ("check.field = 5", "", "checker 'bad.check': `field` must be a string, got int"),
+        ("check.__doc__ = 5", "", "checker 'bad.check': its docstring must be a string, got int"),
+        ("", "checkers = {5.5: check}", "checker names must be strings, got float 5.5"),
+        ("", "checkers = [check]", "`checkers` must be a mapping of name to checker"),
+        ("", "types = [5]", "`types` must be a mapping of type name to defaults"),
+        ("", "types = {5: {}}", "type names must be strings, got int 5"),
+        ("", "types = property(lambda self: sys.exit(0))\nplugin = plugin()", "could not be read: SystemExit: 0"),
+    ],
+)
+def test_plugin_attributes_of_the_wrong_type_are_plugin_problems(
+    tmp_path: Path, badplug, attributes: str, declarations: str, problem: str
+):
+    """Each one is reported, naming the package, and what it declared wrong is not used: the run goes on."""
+    env = badplug(checker_plugin("return 'Fails'", attributes, declarations))
+    listed = run_kblint("checkers", env=env)
+    assert listed.code == 0 and f"plugin badplug: {problem}" in listed.stderr
+    kb = write_kb(tmp_path / "k", "name: k\n", ENTRY)
+    validate = run_kblint("validate", str(kb), "--no-cache", env=env)
+    assert validate.code == 0 and problem in validate.stderr and "Traceback" not in validate.stderr
+
+
+@pytest.mark.parametrize(
+    ("returned", "problem"),
+    [
+        ('b"\\xff\\xfe"', "returned bytes"),
+        ('{"message": "x", "line": 3}', "returned dict"),
+        ('""', "returned an empty str"),
+        ('"  \\n"', "returned an empty str"),
+        ('["x", ""]', "returned an empty str"),
+        ("[b'x']", "returned bytes"),
+        ("5", "returned int"),
+        ("False", "returned bool"),
+    ],
+)
+def test_a_checker_returning_what_kblint_does_not_accept_is_a_checker_error(
+    tmp_path: Path, badplug, returned: str, problem: str
+):
+    code, report = validate_bad(tmp_path, badplug(checker_plugin(f"return {returned}")))
+    assert code == 1 and [i for i in issues_of(report, "rubric_violation") if i["checker"] == "bad.check"] == []
+    expected = f"checker 'bad.check' (badplug) {problem}, expected None, a message, an Issue or an iterable of those"
+    assert [i["message"] for i in issues_of(report, "checker_error")] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("returned", "found"),
+    [
+        ("None", []),
+        ("[]", []),
+        ("'Fails'", ["Fails"]),
+        ("['One', 'Two']", ["One", "Two"]),
+        ("(m for m in ('One', 'Two'))", ["One", "Two"]),
+        ("['One', None, ['Two']]", ["One", "Two"]),  # as the interface has always read them
+        ("type('Text', (str,), {})('Fails')", ["Fails"]),
+    ],
+)
+def test_what_a_checker_may_return(tmp_path: Path, badplug, returned: str, found: list[str]):
+    code, report = validate_bad(tmp_path, badplug(checker_plugin(f"return {returned}")))
+    assert issues_of(report, "checker_error") == []
+    assert sorted(i["message"] for i in issues_of(report, "rubric_violation") if i["checker"] == "bad.check") == found
+    assert code == 0

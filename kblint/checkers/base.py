@@ -1,10 +1,11 @@
 """What a checker is and what it receives (SPEC §5.2, §11).
 
 A checker is called as `checker(subject, params, context)` and returns None (or an empty
-iterable) when the entry passes, else a message, an Issue, or an iterable of those. In pass 1 the
-subject is the whole entry (`EntrySubject`); a core checker that needs the graph runs after the
-graph pass on the entry's compact facts (`GraphSubject`), and a plugin checker that needs the graph
-gets the whole entry, re-read.
+iterable) when the entry passes, else a message, an Issue, or an iterable of those; anything else
+(bytes, a mapping, an empty message) is a checker_error, as is any exception but Ctrl-C. In pass 1
+the subject is the whole entry (`EntrySubject`); a core checker that needs the graph runs after
+the graph pass on the entry's compact facts (`GraphSubject`), and a plugin checker that needs the
+graph gets the whole entry, re-read.
 """
 
 from __future__ import annotations
@@ -140,15 +141,44 @@ class Checker:
         return ", ".join(parts)
 
 
+class BadResult(TypeError):
+    """A checker returned something that is none of the return values documented above."""
+
+
+_EXPECTED = "expected None, a message, an Issue or an iterable of those"
+
+
 def messages(result: object) -> list[str]:
-    """The violation messages a checker's result holds (none when it passed); TypeError for a
-    result that is none of None, a message, an Issue or an iterable of those."""
+    """The violation messages a checker's result holds (none when it passed); BadResult for a
+    result that is none of None, a message, an Issue or an iterable of those. Bytes and mappings
+    are iterable but hold no messages, and an empty message would be a violation saying nothing."""
     if result is None:
         return []
-    if isinstance(result, str):
-        return [result]
-    if isinstance(result, Issue):
-        return [result.message]
-    if isinstance(result, Iterable):
+    if isinstance(result, (str, Issue)):
+        return [_message(result)]
+    if isinstance(result, Iterable) and not isinstance(result, (bytes, bytearray, memoryview, Mapping)):
         return [m for item in result for m in messages(item)]
-    raise TypeError(f"a checker returned {type(result).__name__}, expected None, a message or an Issue")
+    raise BadResult(f"returned {type(result).__name__}, {_EXPECTED}")
+
+
+def _message(item: str | Issue) -> str:
+    text = item.message if isinstance(item, Issue) else item
+    # a plain copy: a str subclass's own methods would run, and could raise, wherever it is shown
+    text = str.__str__(text) if isinstance(text, str) else ""
+    if text.strip():
+        return text
+    raise BadResult(
+        f"returned {'an empty str' if isinstance(item, str) else 'an Issue with an empty message'}, {_EXPECTED}"
+    )
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message` of an exception a plugin's code raised, whose __str__ is its code too: it
+    may raise in turn (even SystemExit, which would end the run), and then the type alone is told."""
+    try:
+        text = str.__str__(str(exc))
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - telling what went wrong must not fail in turn
+        return type(exc).__name__
+    return f"{type(exc).__name__}: {text}"

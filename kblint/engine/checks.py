@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import policy
-from ..checkers.base import CheckContext, messages
+from ..checkers.base import BadResult, CheckContext, describe, messages
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.levels import Grade, grade
@@ -57,13 +57,19 @@ def _run_checker(b: Binding, subject: Subject) -> list[Issue]:
     if checker is None:  # a bound checker is always resolved
         raise LookupError(f"checker {b.checker!r} is not bound")
     try:
-        result = checker.func(subject.checked, b.params, subject.context)
-        found = messages(result) if result is not None else []
+        found = messages(checker.func(subject.checked, b.params, subject.context))
     except PatternTooSlow as exc:
         message = f"checker '{b.checker}': {exc}"
         return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
-    except Exception as exc:  # noqa: BLE001 - a failing checker is reported, the run goes on
-        message = f"checker '{b.checker}' ({checker.source}) raised {type(exc).__name__}: {exc}"
+    except BadResult as exc:
+        message = f"checker '{b.checker}' ({checker.source}) {exc}"
+        return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
+    except KeyboardInterrupt:
+        raise
+    # A checker's SystemExit (or another BaseException) would end the run, even with exit code 0
+    # and no report: it is a failing checker like any other.
+    except BaseException as exc:  # noqa: BLE001 - a failing checker is reported, the run goes on
+        message = f"checker '{b.checker}' ({checker.source}) raised {describe(exc)}"
         return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
     scoring.record(subject.facts, b, not found)
     if not found:

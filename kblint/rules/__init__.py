@@ -195,7 +195,12 @@ _TABLE = [
         "The LLM judge says the entry and another one disagree on one subject: a human should curate them.",
     ),
     ("score_below_threshold", "score", "warning", "The entry's rubric score is below `pass_threshold`."),
-    ("checker_error", "checker", "error", "A checker raised an exception, or a pattern ran past its time limit."),
+    (
+        "checker_error",
+        "checker",
+        "error",
+        "A checker raised an exception or returned what is no result, or a pattern ran past its time limit.",
+    ),
     ("config_error", "config", "error", "A problem in kb.yaml (or a file beside it) that kblint can point at."),
     ("unused_suppression", "config", "info", "A suppression that suppressed nothing."),
     (

@@ -475,7 +475,8 @@ _DOCS = [
     ),
     RuleDoc(
         "checker_error",
-        "A checker raised an exception on the entry (a plugin's bug), or a regular expression from "
+        "A checker raised an exception on the entry or returned what is none of None, a message, an "
+        "Issue or a list of those (a plugin's bug), or a regular expression from "
         "kb.yaml (`body_has_pattern`, a field `pattern`) ran past its time limit (`regex_timeout`, "
         "1 s): the item is not checked on that entry.",
         "Rewrite the pattern so that its alternatives cannot match the same text (not `([a-z]|\\w)+` "
