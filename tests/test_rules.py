@@ -674,3 +674,13 @@ def test_dates_inside_a_shown_value_read_as_dates(tmp_path):
     kb = write_kb(tmp_path / "k", "name: k\n", {"a.md": "---\ntitle: A\ntype: event\ndate: [2024-01-01]\n---\nB.\n"})
     (issue,) = issues_of(lint(str(kb)).json, "invalid_date")
     assert issue["message"] == "Field 'date' is not a real date (YYYY-MM-DD): ['2024-01-01']"
+
+
+def test_nan_is_outside_every_range(tmp_path):
+    kb = write_kb(
+        tmp_path / "k",
+        "name: k\n",
+        {"a.md": "---\ntitle: A\ntype: event\ndate: 2024-01-01\nimportance: .nan\n---\nB.\n"},
+    )
+    (issue,) = issues_of(lint(str(kb)).json, "invalid_field")
+    assert (issue["line"], issue["message"]) == (5, "Field 'importance' is nan, not a number within its range")

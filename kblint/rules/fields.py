@@ -7,6 +7,7 @@ Each function returns None when the value fits, else a `Misfit` naming the rule
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,6 +101,8 @@ def _in_values(value: Any, values: list[Any]) -> bool:
 def _range_misfit(name: str, value: Any, low: float | None, high: float | None) -> Misfit | None:
     if not _is_number(value):
         return Misfit("invalid_field", f"Field '{name}' must be a number, got {show(value)}")
+    if math.isnan(value) and (low is not None or high is not None):  # .nan: no comparison holds for it
+        return Misfit("invalid_field", f"Field '{name}' is nan, not a number within its range")
     if low is not None and value < low:
         return Misfit("invalid_field", f"Field '{name}' is {value}, below the minimum {low}")
     if high is not None and value > high:
