@@ -319,3 +319,28 @@ def test_a_cross_kb_links_file_that_lists_no_links_is_a_config_error(tmp_path: P
     assert [(i["path"], i["message"]) for i in issues_of(report, "config_error")] == [
         ("kb/cross-kb-links.yaml", "cross-kb-links.yaml must be a list of links (or hold one under 'links')")
     ]
+
+
+def test_html_comments_hide_links_headings_and_words(tmp_path: Path):
+    """What a renderer does not show is not read: links, headings and words inside `<!-- -->` (but
+    a `<!--` in code opens no comment, and `<!-->` is a whole comment, as CommonMark has them)."""
+    body = (
+        "See [[b]].\n\n<!-- TODO link [[zz]] and\n## Sources\nmany more words here -->\n\n"
+        "`<!--` [[yy]] `-->`\n<!-->[[qq]]\n<!-- never closed [[ww]]\n## Notes\n"
+    )
+    kb = write_kb(
+        tmp_path / "k",
+        "name: k\nevaluation_rubric:\n  - {text: S, checker: body_has_section, params: {heading: Sources}}\n"
+        "  - {text: W, checker: body_min_words, params: {min: 8}}\n",
+        {
+            "a.md": f"---\ntitle: A\ntype: note\ntags: [a, b]\n---\n{body}",
+            "b.md": "---\ntitle: B\ntype: note\n---\n[[a]]\n",
+        },
+    )
+    report = run_kblint("validate", str(kb), "--format", "json").json
+    assert [(i["line"], i["message"]) for i in issues_of(report, "broken_link")] == [
+        (12, "Link target 'yy' not found"),
+        (13, "Link target 'qq' not found"),
+    ]
+    checked = {i["checker"] for i in issues_of(report, "rubric_violation") if i["entry_id"] == "a"}
+    assert {"body_has_section", "body_min_words"} <= checked  # the section and the words are in comments

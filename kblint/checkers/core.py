@@ -331,7 +331,7 @@ def body_has_code_block(entry: EntrySubject, params: Params, context: CheckConte
 
 
 def body_min_words(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
-    """The body has at least `min` words (whitespace-separated, code blocks not counted).
+    """The body has at least `min` words (whitespace-separated, code and HTML comments not counted).
 
     Passes (min: 5):
 

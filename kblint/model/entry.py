@@ -16,7 +16,18 @@ from ..paths import stem
 from ..rules import Site
 from ..yamlread import DEFAULT_LIMITS, Limits, RepeatedKey, YamlError, load_frontmatter
 from .link import Link, outlink_count
-from .markdown import Heading, Span, fences, headings, markdown_links, split_kb_prefix, strip_code, wikilinks
+from .markdown import (
+    Heading,
+    Span,
+    blank_spans,
+    comments,
+    fences,
+    headings,
+    markdown_links,
+    split_kb_prefix,
+    strip_code,
+    wikilinks,
+)
 
 if TYPE_CHECKING:
     from .kbschema import KBSchema
@@ -242,22 +253,36 @@ class Entry:
         return self._memo("fences", lambda: fences(self.body))
 
     @property
-    def headings(self) -> list[Heading]:
-        return self._memo("headings", lambda: headings(self.body, self.raw.body_line, self.fences))
+    def comments(self) -> list[Span]:
+        """The HTML comments of the body (outside code)."""
+        return self._memo("comments", lambda: comments(self._code_free) if "<!--" in self.body else [])
 
     @property
-    def code_free_body(self) -> str:
-        """The body with its code blocks and inline code blanked (positions kept)."""
+    def headings(self) -> list[Heading]:
+        return self._memo("headings", lambda: headings(self.body, self.raw.body_line, self._hidden()))
+
+    def _hidden(self) -> list[Span]:
+        """Where the body shows no heading: its code fences and its comments, in order."""
+        return sorted(self.fences + self.comments) if self.comments else self.fences
+
+    @property
+    def _code_free(self) -> str:
         return self._memo("code_free", lambda: strip_code(self.body, self.fences))
 
     @property
+    def prose(self) -> str:
+        """The body as a reader sees its text: code blocks, inline code and HTML comments blanked
+        (positions kept)."""
+        return self._memo("prose", lambda: blank_spans(self._code_free, self.comments))
+
+    @property
     def word_count(self) -> int:
-        """Words of the body, whitespace-separated, code not counted."""
-        return self._memo("words", lambda: len(self.code_free_body.split()))
+        """Words of the body, whitespace-separated, code and comments not counted."""
+        return self._memo("words", lambda: len(self.prose.split()))
 
     def words_up_to(self, n: int) -> int:
         """min(word_count, N), counting no further than N words: a threshold needs no more."""
-        text = self.code_free_body
+        text = self.prose
         if n <= 0 or n > len(text) or "words" in self._measured:  # (no text has more words than characters)
             return min(self.word_count, max(n, 0))
         return len(text.split(None, n - 1))
@@ -331,13 +356,13 @@ def build_entry(raw: RawEntry, schema: KBSchema, path: str, relpath: str) -> tup
 
 
 def body_links(entry: Entry) -> list[Link]:
-    """Wikilinks and local markdown links of the body, code removed first."""
+    """Wikilinks and local markdown links of the body, code and comments removed first."""
     body = entry.body
     has_wiki = "[[" in body
     has_md = "](" in body
     if not has_wiki and not has_md:
         return []
-    text = entry.code_free_body
+    text = entry.prose
     body_line = entry.raw.body_line
     links = list(wikilinks(text, body_line)) if has_wiki else []
     if has_md:

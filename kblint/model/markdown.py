@@ -86,22 +86,41 @@ def strip_code(body: str, blocks: list[Span] | None = None) -> str:
     positions in it are positions in the body. BLOCKS: fences(BODY), when known."""
     if "`" not in body and not ("~" in body and "~~~" in body):
         return body
-    blocks = fences(body) if blocks is None else blocks
-    if blocks:
-        pieces = []
-        last = 0
-        for start, end in blocks:
-            pieces.append(body[last:start])
-            pieces.append(_blank(body[start:end]))
-            last = end
-        pieces.append(body[last:])
-        body = "".join(pieces)
+    body = blank_spans(body, fences(body) if blocks is None else blocks)
     if "`" not in body:
         return body
     parts = _INLINE_CODE_RE.split(body)  # text, span, its opening backticks, text, span, ...
     pieces = [""] * (2 * len(parts) // 3 + 1)
     pieces[0::2] = parts[0::3]
     pieces[1::2] = [" " * len(span) if "\n" not in span else _blank(span) for span in parts[1::3]]
+    return "".join(pieces)
+
+
+def comments(text: str) -> list[Span]:
+    """The HTML comments of TEXT (a body with its code blanked: `<!--` in code opens none): from
+    `<!--` to the next `-->` (`<!-->` and `<!--->` are whole comments, as CommonMark has them), or
+    to the end of the text for one never closed. A renderer shows nothing of them."""
+    spans: list[Span] = []
+    at = text.find("<!--")
+    while at >= 0:
+        end = text.find("-->", at + 2)
+        end = len(text) if end < 0 else end + 3
+        spans.append((at, end))
+        at = text.find("<!--", end)
+    return spans
+
+
+def blank_spans(text: str, spans: list[Span]) -> str:
+    """TEXT with SPANS (sorted, not overlapping) blanked: same length and newlines."""
+    if not spans:
+        return text
+    pieces = []
+    last = 0
+    for start, end in spans:
+        pieces.append(text[last:start])
+        pieces.append(_blank(text[start:end]))
+        last = end
+    pieces.append(text[last:])
     return "".join(pieces)
 
 
@@ -140,7 +159,7 @@ class Heading(NamedTuple):
 
 def headings(body: str, body_line: int, blocks: list[Span] | None = None) -> list[Heading]:
     """Each ATX heading outside code fences. BODY_LINE: the file line of the body's first line;
-    BLOCKS: fences(BODY), when known."""
+    BLOCKS: where no heading is, sorted (fences(BODY) when not given; an entry adds its comments)."""
     if "#" not in body:
         return []
     blocks = fences(body) if blocks is None else blocks
