@@ -80,6 +80,9 @@ def test_plugin_type_checker_and_graph_checker_run(tmp_path: Path, journalism_si
     assert cov.code == 0
     assert "[checker] Claim is corroborated by two documents → journalism.corroborated(min=2)" in cov.stdout
     assert "[judgment] Claim says what is not known" in cov.stdout
+    titles = [line.strip() for line in cov.stdout.splitlines() if line.startswith("  type ")]
+    assert "type claim (from kblint-journalism):" in titles  # the plugin's type, its items
+    assert "type person (built-in items):" in titles  # a core type: the KB need not declare it
     report = run_kblint("validate", str(kb), "--format", "json", env=journalism_site).json
     found = sorted((i["entry_id"], i["checker"]) for i in issues_of(report, "rubric_violation"))
     assert found == [

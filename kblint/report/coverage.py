@@ -68,7 +68,16 @@ def item_line(b: Binding, evaluator: str | None = None) -> str:
 
 
 def _scope_title(scope: ScopePlan) -> str:
-    return {"system": "system", "kb": "KB"}.get(scope.scope) or f"type {printable(str(scope.type_name))}"
+    """`system`, `KB` or `type NAME`; a type whose items all come from kblint's core types (a KB
+    need not declare them) or from a plugin says so."""
+    title = {"system": "system", "kb": "KB"}.get(scope.scope)
+    if title is not None:
+        return title
+    sources = {b.source for b in scope.items}
+    origin = " (built-in items)" if sources == {"core"} else ""
+    if len(sources) == 1 and not sources & {"core", "kb.yaml", "system"}:
+        origin = f" (from {printable(next(iter(sources)))})"
+    return f"type {printable(str(scope.type_name))}{origin}"
 
 
 def rubric_findings(plan: Plan) -> list[dict[str, Any]]:
