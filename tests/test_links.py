@@ -344,3 +344,15 @@ def test_html_comments_hide_links_headings_and_words(tmp_path: Path):
     ]
     checked = {i["checker"] for i in issues_of(report, "rubric_violation") if i["entry_id"] == "a"}
     assert {"body_has_section", "body_min_words"} <= checked  # the section and the words are in comments
+
+
+def test_a_cross_kb_link_is_reported_at_its_target_and_an_unknown_source_at_its_source(workspace: Path):
+    (workspace / "alpha" / "cross-kb-links.yaml").write_text(
+        "links:\n  - source: hub\n    target: not-there\n    target_kb: beta\n"
+        "  - relation: related\n    target: far\n    target_kb: delta\n    source: hub\n"
+        "  - target: remote-entry\n    source: no-such-entry\n    target_kb: beta\n",
+        encoding="utf-8",
+    )
+    report = run_kblint("validate", str(workspace / "alpha"), str(workspace / "beta"), "--format", "json").json
+    found = [(i["rule"], i["line"]) for i in report["issues"] if i["path"].endswith("cross-kb-links.yaml")]
+    assert found == [("broken_link", 3), ("unresolved_external", 6), ("broken_link", 10)]

@@ -288,7 +288,7 @@ class KBRun:
             root=kb.root,
             facts=[r.facts for r in self.results],
             cross_links_path=kb.cross_links_path,
-            unmatched_cross_sources=[(c.source, c.line) for c in kb.cross_links if c.source not in matched],
+            unmatched_cross_sources=[(c.source, c.source_line) for c in kb.cross_links if c.source not in matched],
             cross_reported=kb.reported is None,
         )
 
@@ -301,7 +301,9 @@ def context_of(kb: KB, settings: Settings) -> KBContext:
         duplicates=settings.duplicates if settings.duplicates.enabled else None,
     )
     for c in kb.cross_links:
-        link = Link(target=c.target, relation=c.relation, kb=c.target_kb, line=c.line, origin=kb.cross_links_path)
+        link = Link(
+            target=c.target, relation=c.relation, kb=c.target_kb, line=c.target_line, origin=kb.cross_links_path
+        )
         ctx.cross_by_source.setdefault(c.source, []).append(link)
     if settings.base is not None:
         from ..history import statuses_at

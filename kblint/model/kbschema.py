@@ -727,7 +727,8 @@ class CrossKBLink:
     target: str
     target_kb: str | None
     relation: str
-    line: int
+    source_line: int  # of `source:`, where an issue about the source points
+    target_line: int  # of `target:`, where an issue about the link points
 
 
 def _cross_link(item: Any, line: int) -> CrossKBLink | None:
@@ -739,7 +740,8 @@ def _cross_link(item: Any, line: int) -> CrossKBLink | None:
         target=str(item["target"]).strip(),
         target_kb=str(kb).strip() if kb not in (None, "") else None,
         relation=str(item.get("relation") or "related"),
-        line=line,
+        source_line=line_of(item, "source", line),
+        target_line=line_of(item, "target", line),
     )
 
 
