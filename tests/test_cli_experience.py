@@ -53,7 +53,13 @@ def test_kb_yaml_issues_come_first_and_issues_in_a_file_by_line(tmp_path: Path):
     assert paths[0] == "k/kb.yaml"
     a_lines = [int(line.split(":")[1]) for line in lines if line.startswith("k/a.md:")]
     assert a_lines == sorted(a_lines) and len(a_lines) >= 2
-    assert any(line.startswith("config: k/kb.yaml has 1 config error") for line in lines)
+    assert "config: k/kb.yaml has 1 config error: fix them first (listed above)" in lines
+
+
+def test_the_config_line_counts_errors_and_warnings_apart(tmp_path: Path):
+    kb = write_kb(tmp_path / "k", 'name: k\nevaluation_rubric:\n  - "tags cont >= 2"\nvalidaton: 1\n', {})
+    lines = run_kblint("validate", str(kb), cwd=tmp_path).stdout.splitlines()
+    assert "config: k/kb.yaml has 1 config error and 1 config warning: fix them first (listed above)" in lines
 
 
 def test_min_severity_hides_and_counts(tmp_path: Path):

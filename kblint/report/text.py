@@ -124,12 +124,14 @@ def problem_lines(report: Report) -> list[str]:
     lines = [f"not linted: {printable(message)}" for message in report.unreadable]
     if report.fatal:
         lines.append(f"stopped: {printable(report.fatal)}")
-    config_errors: dict[str, int] = {}
+    found: dict[str, dict[str, int]] = {}  # path → severity → config problems
     for issue in report.issues:
         if issue.rule == "config_error" or (issue.tier == "rubric" and issue.severity == "error"):
-            config_errors[issue.path] = config_errors.get(issue.path, 0) + 1
-    for path, n in config_errors.items():
-        lines.append(f"config: {display_path(path)} has {plural(n, 'config error')}: fix them first (listed above)")
+            counts = found.setdefault(issue.path, {})
+            counts[issue.severity] = counts.get(issue.severity, 0) + 1
+    for path, counts in found.items():
+        said = " and ".join(plural(n, f"config {severity}") for severity, n in sorted(counts.items()))
+        lines.append(f"config: {display_path(path)} has {said}: fix them first (listed above)")
     return lines
 
 
