@@ -213,6 +213,22 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
     assert empty.code == 2 and "--changed-since: expected a git revision" in empty.stderr
 
 
+def test_changed_since_reports_a_changed_kb_yaml_and_cross_kb_links(kb: Path):
+    repo = kb.parent
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    unchanged = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "HEAD").json
+    assert unchanged["issues"] == []
+    (kb / "kb.yaml").write_text((kb / "kb.yaml").read_text(encoding="utf-8") + "validaton: 1\n", encoding="utf-8")
+    (kb / "cross-kb-links.yaml").write_text("- {source: nobody, target: a}\n", encoding="utf-8")
+    report = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "HEAD").json
+    assert sorted((Path(i["path"]).name, i["rule"]) for i in report["issues"]) == [
+        ("cross-kb-links.yaml", "broken_link"),
+        ("kb.yaml", "config_error"),
+    ]
+
+
 def test_changed_since_reports_links_to_a_deleted_entry_by_its_id_or_aliases_then(kb: Path):
     repo = kb.parent
     gamma = entry("Gamma", "a", status="ok").replace("tags: [t]\n", "tags: [t]\nid: gamma\naliases: [The Third]\n")

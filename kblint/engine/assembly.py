@@ -48,7 +48,8 @@ class Assembly:
         for result in r.results:
             if self._counts(r, result.facts):
                 self._add_entry(r, result, report, context, graph, candidates.get(result.facts.path))
-        if r.kb.reported is None and (self.shard is None or self.shard[0] == 1):
+        own_reported = r.kb.reported is None or r.kb.schema.kb_yaml in r.kb.reported
+        if own_reported and (self.shard is None or self.shard[0] == 1):
             self.issues.extend(config_errors(r.ctx.schema, plan))
 
     def _add_entry(

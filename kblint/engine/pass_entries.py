@@ -289,7 +289,7 @@ class KBRun:
             facts=[r.facts for r in self.results],
             cross_links_path=kb.cross_links_path,
             unmatched_cross_sources=[(c.source, c.source_line) for c in kb.cross_links if c.source not in matched],
-            cross_reported=kb.reported is None,
+            cross_reported=kb.reported is None or kb.cross_links_path in kb.reported,
         )
 
 
@@ -405,6 +405,8 @@ def restrict_to_changed(ws: Workspace, ref: str) -> set[tuple[str, str]]:
     for kb in ws.kbs:
         changed, deleted = changed_since(ref, kb.root)
         kb.reported = {p for p in kb.files if p in changed and (kb.reported is None or p in kb.reported)}
+        # A changed kb.yaml or cross-kb-links.yaml is reported on too: its own issues are new.
+        kb.reported.update(p for p in (kb.schema.kb_yaml, kb.cross_links_path) if p is not None and p in changed)
         for path, earlier in deleted.items():
             if path.endswith(".md"):
                 names = [stem(relative_to(path, kb.root)), *earlier]
