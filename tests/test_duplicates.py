@@ -241,6 +241,24 @@ def test_a_short_candidate_is_compared_by_title_only():
     assert all("similarity" not in i and "alike" not in i["message"] for i in found), found
 
 
+def test_a_shared_title_pairs_entries_of_one_type_only(tmp_path: Path):
+    """A writing and the concept it names may share a title: that alone makes no pair."""
+    note = "---\ntitle: Destruction and Creation\ntype: {}\ntags: [a, b]\n---\n{} [[{}]]\n"
+    kb = write_kb(
+        tmp_path / "k",
+        "name: k\n",
+        {
+            "paper.md": note.format("writing", "Boyd's essay of 1976.", "idea"),
+            "idea.md": note.format("concept", "Taking apart and putting together.", "paper"),
+            "again.md": note.format("writing", "The essay again.", "paper"),
+        },
+    )
+    report = run_kblint("validate", str(kb), "--format", "json", "--fail-on", "never").json
+    assert [(i["entry_id"], i["related_path"].rsplit("/", 1)[1]) for i in issues_of(report, "possible_duplicate")] == [
+        ("paper", "again.md")
+    ]
+
+
 def test_with_a_judge_a_candidate_is_compared_with_its_closest_entries(server: FakeLLM, tmp_path: Path):
     # half of an existing body: below the threshold, yet close enough for the judge to look
     half = " ".join(BODY.split()[: len(BODY.split()) // 2]) + " Payouts now run hourly instead of nightly."

@@ -1,5 +1,6 @@
-"""Entries compared with each other (before the link graph is built): pairs that share a title or an alias,
-or whose bodies are near-identical, each one `possible_duplicate` on the newer-looking entry.
+"""Entries compared with each other (before the link graph is built): pairs of one type that share a
+title or an alias, or whose bodies are near-identical, each one `possible_duplicate` on the
+newer-looking entry.
 
 Pass 1 left each entry a sketch (`kblint.model.likeness`); entries that share a name or a band of
 it are candidate pairs. Bodies that are the same are known so by their sketches; a candidate whose
@@ -201,6 +202,10 @@ def _measured(group: _Group, candidates: list[tuple[int, int]], settings: Duplic
 
 
 def _same_name(f: EntryFacts, g: EntryFacts) -> bool:
+    """Whether F and G share a title or an alias, being of one type: a name alone does not make a
+    writing the duplicate of the concept it names (their bodies may still)."""
+    if f.type != g.type:
+        return False
     if f.aliases or g.aliases:
         return bool(_names(f) & _names(g))
     return same_title(f.sketch, g.sketch)

@@ -374,8 +374,9 @@ _DOCS = [
     ),
     RuleDoc(
         "possible_duplicate",
-        'Two entries of one KB (of the workspace with `duplicates.scope = "workspace"`) have the '
-        "same title or alias once case and punctuation are set aside, or bodies of at least "
+        'Two entries of one KB (of the workspace with `duplicates.scope = "workspace"`) and of one '
+        "type have the same title or alias once case and punctuation are set aside, or two entries "
+        "have bodies of at least "
         "`duplicates.min_words` words (50) whose 3-word shingles are `duplicates.threshold` (0.8) "
         "alike or more. Reported once per pair, on the newer-looking entry (an entry given to be "
         "added; else the later `created`, `date` or `updated`; else the later path), naming the "
