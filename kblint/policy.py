@@ -30,6 +30,8 @@ Examples (each is checked by the test suite):
     status * -> published requires tags count >= 3
 
 `links.NAME` counts outgoing links whose relation is NAME or whose target entry has type NAME.
+`links` and `outlinks` count distinct targets as written, broken ones too (each broken link is
+its own broken_link issue); a link to the entry itself does not count.
 `subject required` means `subject count >= 1`. A gate applies its constraint to entries now in
 the target status (with `--base REF`, only to entries that moved there since REF).
 """
