@@ -90,7 +90,9 @@ class CheckContext:
     graph: Graph | None = None
 
 
-CheckerFunc = Callable[[Any, Params, CheckContext], Any]
+# A checker takes an EntrySubject or a GraphSubject (as it declares: needs_graph), and returns what
+# `messages` reads.
+CheckerFunc = Callable[[Any, Params, CheckContext], object]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from .. import policy
-from ..checkers.base import BadResult, CheckContext, describe, messages
+from ..checkers.base import BadResult, CheckContext, EntrySubject, GraphSubject, describe, messages
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.levels import Grade, grade
@@ -24,7 +23,7 @@ class Subject:
     """One entry as a pass checks it: what checkers receive, what policies measure, and where
     issues go. FIELD_LINE gives the line of a frontmatter field (1 when the pass has no lines)."""
 
-    checked: Any  # the Entry (pass 1, and plugins' graph checkers) or the EntryFacts (graph pass)
+    checked: EntrySubject | GraphSubject  # the Entry (pass 1, plugins' graph checkers), or the facts (graph pass)
     facts: EntryFacts  # where outcomes are scored
     site: Site
     context: CheckContext
