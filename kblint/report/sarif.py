@@ -19,6 +19,7 @@ from .. import __version__
 from ..infra.git import work_tree
 from ..model.issue import Issue, Report
 from ..model.json_schema import JSON_SCHEMA
+from ..paths import relative_to
 from ..rules import RULES
 from . import issue_url
 
@@ -142,10 +143,9 @@ def find_base(report: Report) -> Base:
 
 def _location(root: str, path: str) -> dict[str, str]:
     """The artifactLocation of PATH: relative to ROOT (`%SRCROOT%`) when it is below it."""
-    prefix = root.rstrip(os.sep) + os.sep
-    if not path.startswith(prefix):
+    if not path.startswith(root.rstrip(os.sep) + os.sep):
         return {"uri": _file_uri(path)}
-    relative = path[len(prefix) :].replace(os.sep, "/")
+    relative = relative_to(path, root)
     return {"uri": quote(os.fsencode(relative), safe="/-._~!$&'()*+,;=@"), "uriBaseId": SRCROOT}
 
 
