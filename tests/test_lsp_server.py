@@ -6,8 +6,11 @@ pause before linting while typing, and the missing extra."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -18,11 +21,12 @@ import pytest
 import pytest_lsp
 from conftest import run_kblint, write_kb
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from test_lsp_workspace import ENTRIES, KB_YAML, person
 
+from kblint.lsp.server import ServerOptions, build_server
 from kblint.lsp.transport import SKIPPED, BoundedInput
 
 ENV = {k: v for k, v in os.environ.items() if k not in ("KBLINT_LLM", "OPENAI_API_KEY")}
@@ -275,6 +279,8 @@ async def test_changes_are_linted_after_a_pause_in_typing(typing_client: Languag
 
 def test_without_the_server_extra_the_command_says_what_to_install(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "pygls", None)  # as if pygls were not installed
+    for name in [m for m in sys.modules if m.startswith("pygls.")]:  # imported already: found first
+        monkeypatch.delitem(sys.modules, name)
     monkeypatch.delitem(sys.modules, "kblint.lsp.server", raising=False)
     result = run_kblint("server")
     assert result.code == 2
@@ -386,3 +392,155 @@ def test_bounded_input_drops_a_body_over_the_limit_and_reads_on():
     assert bounded.read(25) == SKIPPED  # dropped, in pieces
     assert bounded.readline() == b"Content-Le"  # a line no longer than the limit
     assert bounded.readline() == b"ngth: 2\r\n"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig([*SERVER, "--stdio"], server_env=ENV))
+async def own_client(lsp_client: LanguageClient, tmp_path: Path):
+    await start_on_notes(lsp_client, tmp_path, 0)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_file_not_open_is_read_only_when_the_engine_would_read_it(own_client: LanguageClient):
+    """Hover, completion and quick fixes on a document the client has not opened: a FIFO (which
+    an open() would wait on for ever, and the whole server with it), in the KB or outside it, and
+    a URI with a NUL are answered with nothing, at once, and never with an error."""
+    client = own_client
+    root: Path = client.root  # type: ignore[attr-defined]
+    inside, outside = root / "people/pipe.md", root.parent / "outside.md"
+    for fifo in (inside, outside):
+        os.mkfifo(fifo)
+    at = lsp.Position(0, 0)
+    nul = uri_of(client, "people") + "/a%00b.md"  # as_uri() would escape the `%`
+    try:
+        for uri in (inside.as_uri(), outside.as_uri(), nul):
+            document = lsp.TextDocumentIdentifier(uri)
+            hover = client.text_document_hover_async(lsp.HoverParams(document, at))
+            completion = client.text_document_completion_async(lsp.CompletionParams(document, at))
+            actions = client.text_document_code_action_async(
+                lsp.CodeActionParams(document, lsp.Range(at, at), lsp.CodeActionContext(diagnostics=[]))
+            )
+            assert await asyncio.wait_for(asyncio.gather(hover, completion, actions), 20) == [None, None, None]
+    finally:
+        for fifo in (inside, outside):  # a server waiting on one is let go: a failure must not hang the run
+            with contextlib.suppress(OSError):  # ENXIO: nobody opened it to read, as it should be
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert [m.message for m in client.messages] == []
+
+
+@pytest.mark.asyncio
+async def test_a_lone_surrogate_in_the_text_is_linted_where_it_stands(own_client: LanguageClient):
+    """JSON lets a client send half a UTF-16 pair ("\\ud83d"): it is linted as U+FFFD, which a
+    JavaScript editor saves in its place and which takes one UTF-16 unit too."""
+    client = own_client
+    uri = open_text(client, "people/gil.md", person("gil", "\ud83d [[nobody]]"))
+    (broken,) = await published(client, uri, 0)
+    assert broken.code == "broken_link"
+    assert (broken.range.start, broken.range.end) == (lsp.Position(6, 8), lsp.Position(6, 18))
+    before = publications(client, uri)
+    change(client, uri, person("gil", "[[ada]]", role="\udc80spy"), 2)
+    (invalid,) = await published(client, uri, before)
+    assert invalid.code == "invalid_field" and "'\ufffdspy'" in invalid.message
+    assert [m.message for m in client.messages] == []
+
+
+@pytest.mark.asyncio
+async def test_a_file_open_by_two_uris_stays_open_until_both_are_closed(own_client: LanguageClient):
+    """`m` and `%6D`, or `people/./bob.md`, spell one path: closing one URI leaves the other open."""
+    client = own_client
+    plain = uri_of(client, "people/bob.md")
+    for other in (plain.replace("/bob.md", "/%62ob.md"), plain.replace("/people/", "/people/./")):
+        before = publications(client, plain)
+        open_text(client, "people/bob.md")
+        assert await published(client, plain, before) == []
+        client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(other, "markdown", 1, person("bob", "[[ada]]")))
+        )
+        before = publications(client, plain)
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(other)))
+        assert await published(client, plain, before) == []  # the text of the URI still open
+        before = publications(client, plain)
+        change(client, plain, person("bob", "[[ada]] and [[carol]]", role="spy"), 2)
+        assert codes(await published(client, plain, before)) == [("invalid_field", 3)]
+        before = publications(client, plain)
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(plain)))
+        assert await published(client, plain, before) == []  # closed by each URI: the file's issues
+    assert [m.message for m in client.messages] == []
+
+
+def framed(*messages: object) -> bytes:
+    bodies = [m if isinstance(m, bytes) else json.dumps(m).encode() for m in messages]
+    return b"".join(b"Content-Length: %d\r\n\r\n%s" % (len(body), body) for body in bodies)
+
+
+def converse(cwd: Path, *messages: object) -> tuple[int, list[dict], str]:
+    """Send MESSAGES to a server of its own and close its input: its exit code, what it sent, and
+    its standard error."""
+    done = subprocess.run([*SERVER], input=framed(*messages), capture_output=True, env=ENV, cwd=cwd, timeout=60)
+    bodies = re.split(rb"Content-Length: \d+\r\n(?:[^\r\n]+\r\n)*\r\n", done.stdout)
+    return done.returncode, [json.loads(b) for b in bodies if b], done.stderr.decode()
+
+
+def request(msg_id: int, method: str, params: object = None) -> dict:
+    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+
+
+def notification(method: str, params: object = None) -> dict:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+INITIALIZE = {"processId": None, "rootUri": None, "capabilities": {}}
+
+
+@pytest.mark.parametrize("shutdown", [True, False])
+def test_the_lifecycle_is_lsps_and_no_answer_carries_a_traceback(tmp_path: Path, shutdown: bool):
+    """Before `initialize` a request gets Server Not Initialized and a notification is dropped; a
+    second `initialize` and a JSON-RPC batch (which LSP does not use) get Invalid Request; `exit`
+    ends the server with 0 after `shutdown`, else 1. Nothing is shown to the user."""
+    root = write_kb(tmp_path / "notes", KB_YAML, ENTRIES)
+    hover = {"textDocument": {"uri": (root / "kb.yaml").as_uri()}, "position": {"line": 0, "character": 0}}
+    opened = {"textDocument": {"uri": (root / "people/bob.md").as_uri(), "languageId": "markdown", "version": 1}}
+    opened["textDocument"]["text"] = "---\n---\n"
+    code, sent, stderr = converse(
+        root,
+        request(1, lsp.TEXT_DOCUMENT_HOVER, hover),
+        notification(lsp.TEXT_DOCUMENT_DID_OPEN, opened),
+        request(2, lsp.INITIALIZE, INITIALIZE),
+        request(3, lsp.INITIALIZE, INITIALIZE),
+        [request(4, lsp.TEXT_DOCUMENT_HOVER, hover)],
+        *([request(5, lsp.SHUTDOWN)] if shutdown else []),
+        notification(lsp.EXIT),
+    )
+    answers = {m.get("id", "-"): m for m in sent if "method" not in m}
+    assert answers[1]["error"] == {
+        "code": -32002,
+        "message": "the server is not initialized yet: textDocument/hover is not handled",
+    }
+    assert "capabilities" in answers[2]["result"]
+    assert answers[3]["error"]["code"] == -32600
+    assert answers[None]["error"]["code"] == -32600 and 4 not in answers  # the batch: one error, id null
+    assert [m["method"] for m in sent if "method" in m] == []  # no message shown, no diagnostics of bob.md
+    assert "Traceback" not in json.dumps(sent) and "Traceback" not in stderr
+    assert code == (0 if shutdown else 1)
+
+
+def test_an_unexpected_error_is_answered_without_its_traceback():
+    """pygls puts the traceback of a handler's unexpected error in the answer: it is left out (a
+    handler that fails so is a bug, which standard error reports in one line)."""
+    protocol = build_server(ServerOptions()).protocol
+    sent: list = []
+    protocol._send_data = sent.append  # type: ignore[method-assign]
+    try:
+        raise ValueError("embedded null byte")
+    except ValueError:
+        error = JsonRpcInternalError.of(sys.exc_info()).to_response_error()
+    assert error.data is not None  # pygls's: with the traceback
+    protocol._send_response(7, error=error)
+    (answer,) = sent
+    assert (answer.id, answer.error.code, answer.error.message, answer.error.data) == (
+        7,
+        -32603,
+        "ValueError: embedded null byte",
+        None,
+    )

@@ -4,6 +4,7 @@ link graph changed one entry at a time (checked against a fresh index of the sam
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -173,7 +174,8 @@ _NAMES = ["ada", "bob", "carol", "Ada", "caz", "dan"]
 _step = st.tuples(
     st.sampled_from(["people/ada-lovelace.md", "people/bob.md", "people/carol.md", "notes/harbor.md", "people/dan.md"]),
     st.sampled_from(_NAMES + [None]),  # the id (None: the file is deleted)
-    st.lists(st.sampled_from(_NAMES + ["people/bob", "notes:carol", "nobody"]), max_size=3),  # link targets
+    # link targets (near misses too: their "did you mean" changes with the ids)
+    st.lists(st.sampled_from(_NAMES + ["people/bob", "notes:carol", "nobody", "carrol", "adda"]), max_size=3),
     st.sampled_from(["", "aliases: [Caz]\n", "aliases: [bob]\n", "type: note\n"]),
 )
 
@@ -321,3 +323,65 @@ def test_judgment_comes_from_the_verdict_cache_and_the_judge_command(tmp_path: P
         assert [i.rule for i in again.issues(ada)] == ["llm_rubric_violation"] and fake.count == 1  # from the cache
         edit(again, Path(ada), (root / "people/ada-lovelace.md").read_text() + "More.\n")
         assert again.issues(ada) == []  # a verdict is of the text it was given
+
+
+def test_a_symlink_to_a_file_outside_the_kb_is_never_read(tmp_path: Path):
+    """As the walk of the KB decides (and `kblint validate`): an entry that is a symlink to a file
+    outside the KB is not read, be it indexed, created later, closed, or its KB planned again."""
+    outside = tmp_path / "elsewhere/secret.md"
+    outside.parent.mkdir()
+    outside.write_text("---\nid: secret\ntitle: Secret\naliases: [hidden-alias]\n---\nSecret body.\n")
+    held = held_workspace(tmp_path / "ws")
+    kb = held.kbs["notes"]
+    link = tmp_path / "ws/notes/people/leak.md"
+    link.symlink_to(outside)
+    held.refresh(str(link))  # a watched file created
+    said = [(i.rule, i.message) for i in held.issues(str(link))]
+    assert said == [("parse_error", "a symlink to a file outside the KB: not read")]
+    assert held.read(str(link)) is None
+    fresh = held_workspace(tmp_path / "ws", entries={})
+    assert [(i.rule, i.message) for i in fresh.issues(str(link))] == said
+    held.texts[str(link)] = b"---\nid: typed\n---\n"  # the editor's text is linted; once closed, the file is not
+    held.refresh(str(link))
+    held.texts.pop(str(link))
+    held.refresh(str(link))
+    held.reload_kb(kb, KB_YAML)
+    assert [(i.rule, i.message) for i in held.issues(str(link))] == said
+    bob = tmp_path / "ws/notes/people/bob.md"
+    names = [o.label for o in complete(held, str(bob), ["See [["], 0, 6)[0]]
+    assert names and not {"secret", "hidden-alias", "leak"} & set(names)
+
+
+def test_a_file_not_open_is_read_only_as_an_entry_of_a_held_kb(tmp_path: Path):
+    """HeldWorkspace.read: what a client names is read only when the engine would read it."""
+    held = held_workspace(tmp_path / "ws")
+    kb_root = tmp_path / "ws/notes"
+    bob = kb_root / "people/bob.md"
+    assert held.read(str(bob)) == bob.read_bytes()
+    assert held.read(str(kb_root / "kb.yaml")) == (kb_root / "kb.yaml").read_bytes()
+    pipe = kb_root / "people/pipe.md"
+    os.mkfifo(pipe)  # an open() of it would wait for a writer for ever
+    (kb_root / "people/notes.txt").write_text("not an entry")
+    (tmp_path / "outside.md").write_text("---\ntitle: x\n---\n")
+    for path in (pipe, kb_root / "people/notes.txt", tmp_path / "outside.md", Path("/dev/zero")):
+        assert held.read(str(path)) is None
+    ctx = held.kbs["notes"].ctx
+    ctx.limits = dataclasses.replace(ctx.limits, max_file_bytes=10)
+    assert held.read(str(bob)) is None  # over the size limit
+    held.texts[str(bob)] = b"the editor's"
+    assert held.read(str(bob)) == b"the editor's"
+
+
+def test_a_changed_id_republishes_the_entries_it_was_suggested_to(tmp_path: Path):
+    """A broken link's "did you mean" names an id: when that id goes (or a closer one comes), the
+    entry with the link is published again, as a fresh index would suggest."""
+    held = held_workspace(tmp_path, {**ENTRIES, "people/dan.md": person("dan", "[[carrol]]")})
+    carol, dan = tmp_path / "notes/people/carol.md", tmp_path / "notes/people/dan.md"
+    (broken,) = [i for i in held.issues(str(dan)) if i.rule == "broken_link"]
+    assert broken.message.endswith("did you mean 'carol'?")
+    assert str(dan) in edit(held, carol, person("karla", "[[ada]]"))
+    (broken,) = [i for i in held.issues(str(dan)) if i.rule == "broken_link"]
+    assert broken.message == "Link target 'carrol' not found"
+    assert str(dan) in edit(held, carol, person("carol", "[[ada]]"))
+    assert [i.message for i in held.issues(str(dan)) if i.rule == "broken_link"][0].endswith("'carol'?")
+    assert str(dan) not in edit(held, tmp_path / "notes/people/bob.md", person("bobby", "[[ada]]"))

@@ -36,9 +36,10 @@ class Change:
     relinked: set[str] = field(default_factory=set)  # their links name the entry: resolved again
     inlinks: set[str] = field(default_factory=set)  # they gained or lost a linker
     same_id: set[str] = field(default_factory=set)  # they share the entry's old or new id
+    suggested: set[str] = field(default_factory=set)  # a broken link's "did you mean" may have changed
 
     def others(self, path: str) -> set[str]:
-        return (self.relinked | self.inlinks | self.same_id) - {path}
+        return (self.relinked | self.inlinks | self.same_id | self.suggested) - {path}
 
 
 class LiveGraph:
@@ -113,7 +114,7 @@ class LiveGraph:
             self._remove(old)
         if new is not None:
             self._add(new)
-        self._reslot(old, new)
+        change.suggested = self._reslot(old, new)
         after = {p: self.targets(self.facts[p]) for p in relink if p in self.facts}
         for p, targets in after.items():
             for t in targets:
@@ -162,9 +163,11 @@ class LiveGraph:
             if not paths:
                 self.linkers.get(kb, {}).pop(key, None)
 
-    def _reslot(self, old: EntryFacts | None, new: EntryFacts | None) -> None:
+    def _reslot(self, old: EntryFacts | None, new: EntryFacts | None) -> set[str]:
         """The index slots of every name OLD had and NEW has, as KBIndex.add would fill them if
-        the KB's entries were added again in their order."""
+        the KB's entries were added again in their order. The entries with a link to a name
+        whose suggestion (a broken link's "did you mean") may have changed."""
+        suggested: set[str] = set()
         for facts in (old, new):
             if facts is None:
                 continue
@@ -184,7 +187,9 @@ class LiveGraph:
             for kb in {f.kb_name for f in (old, new) if f is not None}:
                 gone = old if old is not None and old.kb_name == kb else None
                 came = new if new is not None and new.kb_name == kb else None
-                _ids_changed(self.graph.indexes[kb], gone, came)
+                for target in _ids_changed(self.graph.indexes[kb], gone, came):
+                    suggested.update(self.linkers.get(kb, {}).get(target.casefold(), ()))
+        return suggested
 
 
 def _path(facts: EntryFacts) -> str:
@@ -234,9 +239,11 @@ def _set(slots: dict[str, EntryFacts], name: str, facts: EntryFacts | None) -> N
         slots[name] = facts
 
 
-def _ids_changed(index: KBIndex, old: EntryFacts | None, new: EntryFacts | None) -> None:
+def _ids_changed(index: KBIndex, old: EntryFacts | None, new: EntryFacts | None) -> set[str]:
     """An entry's id came or went: the ids a broken link's suggestion is chosen from change (kept
-    in their two orders, which would take a sort of every id of the KB to make again)."""
+    in their two orders, which would take a sort of every id of the KB to make again). The targets
+    suggested for before whose suggestion may now be another: those whose neighbours changed."""
+    asked = {t: index._neighbours(t) for t in index._suggested}  # suggest() picks among them alone
     if old is not None and old.parsed and old.id in index.ids:
         index.ids.remove(old.id)
         if index._sorted is not None and old.id not in index.ids:
@@ -251,7 +258,10 @@ def _ids_changed(index: KBIndex, old: EntryFacts | None, new: EntryFacts | None)
             for ordered, order in zip(index._sorted, _ORDERS, strict=True):
                 bisect.insort(ordered, new.id, key=order)
         index.ids.append(new.id)
-    index._suggested.clear()
+    changed = {t for t, neighbours in asked.items() if index._neighbours(t) != neighbours}
+    for target in changed:
+        del index._suggested[target]
+    return changed
 
 
 def _backwards(name: str) -> str:

@@ -13,15 +13,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -75,7 +82,9 @@ class State:
     """What the server holds besides the workspace: the files it published diagnostics for."""
 
     folders: list[str] = field(default_factory=list)
-    uris: dict[str, str] = field(default_factory=dict)  # path → the URI the client opened it by
+    # path → the URIs the client opened it by (one, unless it spelled the path two ways): the
+    # last one gets its diagnostics
+    uris: dict[str, list[str]] = field(default_factory=dict)
     shown: dict[str, list[Shown]] = field(default_factory=dict)  # path → its published issues
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)  # path → its pending lint
 
@@ -85,9 +94,17 @@ logger = logging.getLogger(__name__)
 
 class _Protocol(LanguageServerProtocol):
     """pygls's protocol, but a request (a JSON-RPC 2.0 message with a method and an integer or text
-    id) is always answered: one whose params do not read as its method's gets Invalid Params, and
-    one that comes after `shutdown` gets Invalid Request, rather than silence (its client would
-    wait for ever)."""
+    id) is always answered: one whose params do not read as its method's gets Invalid Params, one
+    that comes before `initialize` gets Server Not Initialized, a second `initialize` and one that
+    comes after `shutdown` get Invalid Request, rather than silence (its client would wait for
+    ever). No answer carries a traceback: standard error has it, in one line."""
+
+    exit_code: int | None = None  # once `exit` came: 1 when no `shutdown` came before it (LSP)
+
+    def __init__(self, server: Any, converter: Any):
+        super().__init__(server, converter)
+        # pygls's key of an open document (its URI unescaped) → how many times it was opened
+        self.opened: Counter[str] = Counter()
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
@@ -101,14 +118,39 @@ class _Protocol(LanguageServerProtocol):
         if isinstance(message, dict):  # a whole message that did not read as one (structure_message)
             self._answer_unread(message)
             return
+        if not hasattr(message, "jsonrpc"):  # a batch (LSP sends none), or JSON that is no object
+            logger.warning("a message that is no JSON object (a batch?): answered Invalid Request")
+            error = JsonRpcInvalidRequest("a message is one JSON object: LSP sends no batches")
+            # id null, as JSON-RPC answers what it cannot read an id from (the converter would drop it)
+            self._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": error.code, "message": error.message}})
+            return
         method = getattr(message, "method", None)
         msg_id = getattr(message, "id", None)
         if method == SKIPPED_METHOD:
             return  # a message over the size limit, dropped (BoundedInput said so)
-        if self._shutdown and msg_id is not None and method not in (None, "exit"):
-            self._refuse_after_shutdown(msg_id, method)
+        refusal = self._refusal(method) if isinstance(method, str) else None
+        if refusal is not None:
+            if msg_id is not None:
+                self._refuse(msg_id, refusal)
+            else:
+                logger.warning("%s", refusal.message)  # a notification: LSP says drop it
             return
+        if method == lsp.EXIT:
+            self.exit_code = 0 if self._shutdown else 1  # pygls's SystemExit ends in its own loop
         super().handle_message(message)
+
+    def _refusal(self, method: str) -> JsonRpcException | None:
+        """Why a request or notification of METHOD is not handled now; None: it is."""
+        if method == lsp.EXIT:
+            return None
+        if self._shutdown:
+            return JsonRpcInvalidRequest(f"the server is shutting down: {method} is not handled")
+        initialized = self._workspace is not None  # pygls makes it as it handles `initialize`
+        if not initialized and method != lsp.INITIALIZE:
+            return JsonRpcServerNotInitialized(f"the server is not initialized yet: {method} is not handled")
+        if initialized and method == lsp.INITIALIZE:
+            return JsonRpcInvalidRequest("the server is initialized already: initialize is sent once")
+        return None
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Iterator[Any]:
@@ -120,25 +162,52 @@ class _Protocol(LanguageServerProtocol):
             return
         yield from super().lsp_text_document__did_change(params)
 
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams) -> Iterator[Any]:
+        self.opened[unquote(params.text_document.uri)] += 1
+        yield from super().lsp_text_document__did_open(params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams) -> Iterator[Any]:
+        """pygls's, but pygls holds one document for URIs that differ only in their escapes (`m`,
+        `%6D`): it is dropped once the client closed it by each URI it opened it by."""
+        key = unquote(params.text_document.uri)
+        if self.opened[key] > 1:
+            self.opened[key] -= 1
+            yield from self._user_handler(lsp.TEXT_DOCUMENT_DID_CLOSE, params)
+            return
+        self.opened.pop(key, None)
+        yield from super().lsp_text_document__did_close(params)
+
+    def _user_handler(self, method: str, params: Any) -> Iterator[Any]:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
     def _answer_unread(self, data: dict[str, Any]) -> None:
         msg_id, method = data.get("id"), data.get("method")
         if data.get("jsonrpc") != "2.0" or isinstance(msg_id, bool) or not isinstance(msg_id, (int, str)):
             logger.warning("a message that is no JSON-RPC 2.0 request, left unanswered: %.200r", data)
-        elif self._shutdown:
-            self._refuse_after_shutdown(msg_id, method)
+        elif (refusal := self._refusal(method if isinstance(method, str) else "")) is not None:
+            self._refuse(msg_id, refusal)
         elif isinstance(method, str):
             self._refuse(msg_id, JsonRpcInvalidParams(f"the params of {method} are not what it takes"))
         else:
             self._refuse(msg_id, JsonRpcInvalidRequest("a request names its method"))
 
-    def _refuse_after_shutdown(self, msg_id: int | str, method: object) -> None:
-        self._refuse(msg_id, JsonRpcInvalidRequest(f"the server is shutting down: {method} is not answered"))
-
     def _refuse(self, msg_id: int | str, error: JsonRpcException) -> None:
         self._send_response(msg_id, error=error.to_response_error())
 
+    def _send_response(self, msg_id: Any, result: Any = None, error: lsp.ResponseError | None = None) -> None:
+        if error is not None and isinstance(error.data, dict) and "traceback" in error.data:
+            # pygls sends an unexpected error's traceback along, for the client to show its user
+            error = lsp.ResponseError(code=error.code, message=error.message.strip().split("\n")[0])
+        super()._send_response(msg_id, result, error)
+
 
 class KBServer(LanguageServer):
+    protocol: _Protocol
+
     def __init__(self, options: ServerOptions):
         super().__init__(
             "kblint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental, protocol_cls=_Protocol
@@ -185,14 +254,16 @@ class KBServer(LanguageServer):
 
     def path_of(self, uri: str) -> str | None:
         path = to_fs_path(uri)
-        return os.path.normpath(os.path.abspath(path)) if path else None
+        if not path or "\0" in path:  # no file is named with a NUL (`%00`), and open() would raise
+            return None
+        return os.path.normpath(os.path.abspath(path))
 
     def tracks(self, path: str) -> bool:
         return self.held.is_entry(path) or self.held.is_kb_yaml(path) is not None
 
     def edited(self, path: str, text: str, *, now: bool) -> None:
         """The editor holds TEXT for PATH: lint it at once (NOW), or after the pause in typing."""
-        self.held.texts[path] = text.encode("utf-8", "surrogateescape")
+        self.held.texts[path] = utf8(text)
         timer = self.state.timers.pop(path, None)
         if timer is not None:
             timer.cancel()
@@ -261,7 +332,8 @@ class KBServer(LanguageServer):
             self.state.shown[path] = shown
         else:
             self.state.shown.pop(path, None)
-        uri = self.state.uris.get(path)
+        uris = self.state.uris.get(path)
+        uri = uris[-1] if uris else None
         version = self.workspace.get_text_document(uri).version if uri is not None else None
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(
@@ -274,19 +346,10 @@ class KBServer(LanguageServer):
         uri = from_fs_path(path) or path
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    def data_of(self, path: str) -> bytes:
-        """The file's bytes as the editor holds them, else as they are on disk."""
-        data = self.held.texts.get(path)
-        if data is None:
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                data = b""
-        return data
-
     def text_of(self, path: str) -> str:
-        return self.data_of(path).decode("utf-8", "replace")
+        """The text of an entry or a kb.yaml as the editor holds it, else as the engine would read
+        it from disk ("" when it would not: see HeldWorkspace.read)."""
+        return (self.held.read(path) or b"").decode("utf-8", "replace")
 
     def files_changed(self, changes: list[lsp.FileEvent]) -> None:
         """Files changed on disk (saved by another program, created, deleted, renamed)."""
@@ -309,6 +372,20 @@ class KBServer(LanguageServer):
                 others |= self.held.refresh(path) | ({path} if path in self.state.shown else set())
         for other in sorted(others):
             self.publish(other)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8(text: str) -> bytes:
+    """The editor's TEXT as a file would hold it. A lone UTF-16 surrogate (JSON lets a client send
+    "\\ud83d", and editors written in JavaScript do) is no character UTF-8 can hold: it becomes
+    U+FFFD, as a JavaScript editor's TextEncoder writes it when the file is saved. It takes one
+    UTF-16 unit and one code point as the surrogate did, so every position stays where it was."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def _env_delay() -> float:
@@ -370,10 +447,12 @@ def _did_open(ls: KBServer, params: lsp.DidOpenTextDocumentParams) -> None:
     path = ls.path_of(params.text_document.uri)
     if path is None or not ls.tracks(path):
         return
-    ls.state.uris[path] = params.text_document.uri
+    uris = ls.state.uris.setdefault(path, [])
+    if params.text_document.uri not in uris:
+        uris.append(params.text_document.uri)
     kb = ls.held.is_kb_yaml(path)
     if kb is not None and not kb.unsaved and params.text_document.text == ls.text_of(path):
-        ls.held.texts[path] = params.text_document.text.encode("utf-8", "surrogateescape")
+        ls.held.texts[path] = utf8(params.text_document.text)
         ls.publish(path)  # the plan held is of this very text
         return
     ls.edited(path, params.text_document.text, now=True)
@@ -386,21 +465,45 @@ def _did_change(ls: KBServer, params: lsp.DidChangeTextDocumentParams) -> None:
 
 
 def _did_close(ls: KBServer, params: lsp.DidCloseTextDocumentParams) -> None:
-    path = ls.path_of(params.text_document.uri)
-    if path is not None and path in ls.held.texts:
+    uri = params.text_document.uri
+    path = ls.path_of(uri)
+    if path is None or path not in ls.held.texts:
+        return
+    uris = ls.state.uris.get(path, [])
+    if uri in uris:
+        uris.remove(uri)
+    if not uris:
         ls.closed(path)
+        return
+    # still open by another spelling of its path: that document's text is the editor's
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    ls.edited(path, ls.workspace.get_text_document(uris[-1]).source, now=True)
 
 
 def _watched(ls: KBServer, params: lsp.DidChangeWatchedFilesParams) -> None:
     ls.files_changed(list(params.changes))
 
 
-def _shown_at(ls: KBServer, uri: str, position: lsp.Position) -> tuple[str | None, list[Shown], list[str], int]:
-    """The issues published for URI under POSITION, the file's lines, and the position's character."""
+def _read(ls: KBServer, uri: str, *, entry: bool) -> tuple[str, bytes] | None:
+    """The path URI names and its bytes, when it is an entry (ENTRY) or a file whose issues were
+    published, and can be read (HeldWorkspace.read); else None, and nothing was read."""
     path = ls.path_of(uri)
-    if path is None:
+    if path is None or not (ls.held.is_entry(path) if entry else path in ls.state.shown):
+        return None
+    data = ls.held.read(path)
+    return (path, data) if data is not None else None
+
+
+def _shown_at(
+    ls: KBServer, uri: str, position: lsp.Position, *, entry: bool
+) -> tuple[str | None, list[Shown], list[str], int]:
+    """The issues published for URI under POSITION, the file's lines, and the position's character
+    (no path: nothing to show there, see _read)."""
+    found = _read(ls, uri, entry=entry)
+    if found is None:
         return None, [], [], 0
-    lines = lines_of(ls.text_of(path))
+    path, data = found
+    lines = lines_of(data.decode("utf-8", "replace"))
     at = ls.workspace.position_codec.position_from_client_units(lines, position).character
     hits = [
         s for s in ls.state.shown.get(path, []) if s.span.line == position.line and s.span.start <= at <= s.span.end
@@ -409,7 +512,7 @@ def _shown_at(ls: KBServer, uri: str, position: lsp.Position) -> tuple[str | Non
 
 
 def _hover(ls: KBServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    _, hits, _, _ = _shown_at(ls, params.text_document.uri, params.position)
+    _, hits, _, _ = _shown_at(ls, params.text_document.uri, params.position, entry=False)
     if not hits:
         return None
     text = "\n\n---\n\n".join(editing.explain_issue(ls.held, s.issue) for s in hits)
@@ -417,8 +520,8 @@ def _hover(ls: KBServer, params: lsp.HoverParams) -> lsp.Hover | None:
 
 
 def _complete(ls: KBServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
-    path, _, lines, at = _shown_at(ls, params.text_document.uri, params.position)
-    if path is None or not ls.held.is_entry(path):
+    path, _, lines, at = _shown_at(ls, params.text_document.uri, params.position, entry=True)
+    if path is None:
         return None
     offers, more = editing.complete(ls.held, path, lines, params.position.line, at)
     if not offers:
@@ -435,11 +538,11 @@ def _complete(ls: KBServer, params: lsp.CompletionParams) -> lsp.CompletionList 
 
 
 def _code_action(ls: KBServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-    path = ls.path_of(params.text_document.uri)
-    kb = ls.held.kb_of(path) if path is not None else None
-    if path is None or kb is None:
+    read = _read(ls, params.text_document.uri, entry=False)
+    kb = ls.held.kb_of(read[0]) if read is not None else None
+    if read is None or kb is None:
         return None
-    data = ls.data_of(path)
+    path, data = read
     lines = lines_of(data.decode("utf-8", "replace"))
     first, last = params.range.start.line, params.range.end.line
     found = []
@@ -491,4 +594,7 @@ def serve(options: ServerOptions) -> None:
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     one_line_logs()
-    build_server(options).start_io(BoundedInput(sys.stdin.buffer), protocol_out)  # type: ignore[arg-type]
+    server = build_server(options)
+    server.start_io(BoundedInput(sys.stdin.buffer), protocol_out)  # type: ignore[arg-type]
+    if server.protocol.exit_code:
+        sys.exit(server.protocol.exit_code)  # `exit` without `shutdown` before it

@@ -26,7 +26,7 @@ from ..engine import caching, filters, pass_duplicates, pass_entries, pass_graph
 from ..engine.inputs import walk_options
 from ..engine.pass_entries import FileResult, KBContext, context_of
 from ..engine.pass_judgment import JudgmentSetupError, Pending, cached_issues, judge_config, run_judgment
-from ..infra.files import over_the_limit
+from ..infra.files import OUTSIDE, FileProblem, leads_outside, over_the_limit, read_regular_file
 from ..infra.spill import IssueSpill
 from ..model.facts import EntryFacts
 from ..model.issue import Issue, sort_key
@@ -230,6 +230,22 @@ class HeldWorkspace:
         held = self.kb_of(path)
         return held if held is not None and path == held.kb_yaml else None
 
+    def read(self, path: str) -> bytes | None:
+        """The bytes of an entry or a kb.yaml of a held KB: the editor's, else the file's when the
+        engine would read it (a regular file within the size limit, not reached through a symlink
+        that leads outside the KB, opened without blocking). None for anything else: what a client
+        names is never read otherwise, be it a FIFO, a device or a file elsewhere on the machine."""
+        data = self.texts.get(path)
+        if data is not None:
+            return data
+        held = self.kb_of(path)
+        if held is None or not (path == held.kb_yaml or self.is_entry(path)) or leads_outside(held.root, path):
+            return None
+        try:
+            return read_regular_file(path, held.ctx.limits.max_file_bytes)
+        except FileProblem:
+            return None
+
     # -- changes
 
     def refresh(self, path: str) -> set[str]:
@@ -300,6 +316,7 @@ class HeldWorkspace:
     def _relink(self, held: HeldKB, old_name: str) -> set[str]:
         on_disk = sorted(p for p in held.paths if p not in self.texts and os.path.lexists(p))
         kb = KB(schema=held.kb.schema, files=on_disk, cross_links_path=held.kb.cross_links_path)
+        kb.problems = {p: OUTSIDE for p in on_disk if leads_outside(held.root, p)}  # as the walk: not read
         kb.cross_links = held.kb.cross_links
         facts = {name: [f for f in self.live.facts.values() if f.kb_name == name] for name in self.kbs}
         facts[held.name] = pass_one(Workspace([kb]), self.settings, use_cache=False)[held.name]
@@ -331,6 +348,8 @@ class HeldWorkspace:
         relpath = held.kb.relpath(path)
         data = self.texts.get(path)
         if data is None:
+            if leads_outside(held.root, path):  # as the walk of the KB decides: not read
+                return pass_entries.parse_failure(held.ctx, path, relpath, OUTSIDE)
             return pass_entries.lint_file(held.ctx, path, relpath)
         if len(data) > held.ctx.limits.max_file_bytes:
             message = f"cannot read the file: {over_the_limit(held.ctx.limits.max_file_bytes)}"
