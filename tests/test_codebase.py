@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import graphlib
 import tomllib
 from collections.abc import Iterator
@@ -76,20 +77,30 @@ def _functions(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.Funct
             yield from _functions(child, prefix)
 
 
+@functools.cache
+def _all_functions() -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    """(`path:qualname`, its node, the text of its def line) of every function of the code base."""
+    found = []
+    for folder in ("kblint", "tests", "bench", "plugins"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            lines = text.splitlines()
+            for qualname, node in _functions(ast.parse(text)):
+                found.append((f"{path.relative_to(ROOT).as_posix()}:{qualname}", node, lines[node.lineno - 1]))
+    return found
+
+
 def test_functions_are_short() -> None:
     """No function longer than max-function-lines, but the exceptions pyproject.toml lists, each with
     its reason; an exception that is no longer needed is said too."""
     limit, excused = CODEBASE["max-function-lines"], CODEBASE["long-functions"]
     long, needed = [], set()
-    for folder in ("kblint", "tests", "bench", "plugins"):
-        for path in (ROOT / folder).rglob("*.py"):
-            for qualname, node in _functions(ast.parse(path.read_text(encoding="utf-8"))):
-                lines = (node.end_lineno or node.lineno) - node.lineno + 1
-                name = f"{path.relative_to(ROOT).as_posix()}:{qualname}"
-                if lines > limit and name in excused:
-                    needed.add(name)
-                elif lines > limit:
-                    long.append(f"{name} (line {node.lineno}): {lines} lines")
+    for name, node, _ in _all_functions():
+        lines = (node.end_lineno or node.lineno) - node.lineno + 1
+        if lines > limit and name in excused:
+            needed.add(name)
+        elif lines > limit:
+            long.append(f"{name} (line {node.lineno}): {lines} lines")
     assert not long, "\n".join(long)
     assert set(excused) == needed, f"listed but short now: {sorted(set(excused) - needed)}"
     assert all(isinstance(why, str) and why.strip() for why in excused.values())
@@ -102,13 +113,9 @@ def test_size_rules_are_silenced_only_for_the_listed_functions() -> None:
     """ruff's bounds on a function's size are silenced (`# noqa`) only on the def of a function that
     pyproject.toml lists with its reason, and never for a whole file."""
     excused = CODEBASE["long-functions"]
-    silenced = []
-    for folder in ("kblint", "tests", "bench", "plugins"):
-        for path in (ROOT / folder).rglob("*.py"):
-            lines = path.read_text(encoding="utf-8").splitlines()
-            for qualname, node in _functions(ast.parse("\n".join(lines))):
-                if any(rule in lines[node.lineno - 1].partition("# noqa")[2] for rule in _SIZE_RULES):
-                    silenced.append(f"{path.relative_to(ROOT).as_posix()}:{qualname}")
+    silenced = [
+        name for name, _, line in _all_functions() if any(rule in line.partition("# noqa")[2] for rule in _SIZE_RULES)
+    ]
     assert silenced and set(silenced) <= set(excused), sorted(set(silenced) - set(excused))
     ruff = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
     per_file = [rules for rules in ruff.get("per-file-ignores", {}).values()]
