@@ -32,6 +32,9 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "many frontmatter keys": lambda n: FM + "".join(f"k{i}: v\n" for i in range(n // 8)) + "---\nbody\n",
     "one long frontmatter value": lambda n: FM + "desc: " + "x" * n + "\n---\nbody\n",
     "a long block list": lambda n: FM + "tags:\n" + "  - t\n" * (n // 6) + "---\nbody\n",
+    "keys after a line separator": lambda n: (
+        FM + 'q: "a\u2028b"\n' + "".join(f"k{i}: 2024-13-01\n" for i in range(n // 16)) + "---\nbody\n"
+    ),
     "a long flow list": lambda n: FM + "tags: [" + "t, " * (n // 3) + "t]\n---\nbody\n",
     "a value glued to the closing fence": lambda n: FM + "a: b" + "x" * n + "---\n---\nbody\n",
     "an unclosed frontmatter": lambda n: "---\n" + "k: v " * (n // 5),

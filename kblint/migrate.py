@@ -140,12 +140,14 @@ def _rubric_nodes(root: Node, scope: str, type_name: str | None) -> Node | None:
     return _get(_get(_get(root, "types"), type_name), "evaluation_rubric")
 
 
-def _span(node: Node, text: str, counts: dict[int, int], seq: Node | None, item: RubricItem) -> _Span | None:
+def _span(
+    node: Node, text: str, positions: yamlread.Positions, counts: dict[int, int], seq: Node | None, item: RubricItem
+) -> _Span | None:
     if not isinstance(node, ScalarNode) or node.tag != yamlread.STR_TAG:
         return None
     if counts.get(id(node), 0) > 1 or counts.get(id(seq), 0) > 1:
         return None  # shared through an anchor: editing it would change other places
-    if node.value != item.raw or yamlread.position(node.start_mark, text)[0] + 1 != item.line:
+    if node.value != item.raw or positions.of(node.start_mark)[0] + 1 != item.line:
         return None
     start, end = node.start_mark.index, node.end_mark.index
     source = text[start:end]
@@ -349,6 +351,7 @@ def propose(kb_dir: str) -> MigrationResult:
     schema = _load_schema_text(original, path)
     root = _compose(body, path)
     counts = _node_counts(root) if root is not None else {}
+    positions = yamlread.Positions(body)
     plan, _ = _plan_index(schema)
 
     proposals: list[Proposal] = []
@@ -367,7 +370,7 @@ def propose(kb_dir: str) -> MigrationResult:
             if b is None or b.kind != "judgment":
                 continue  # a policy, broken, or overridden by a mapping of the same text
             found = match_item(item, schema)
-            span = _span(nodes[i], body, counts, seq, item) if found and nodes is not None else None
+            span = _span(nodes[i], body, positions, counts, seq, item) if found and nodes is not None else None
             if found is None or span is None:
                 left.append(item.text)
                 continue

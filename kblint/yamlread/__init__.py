@@ -10,6 +10,8 @@ walk of the data take forever. Either is a `YamlError` with its line, as invalid
 
 from __future__ import annotations
 
+import bisect
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,37 +24,47 @@ _SafeLoader: type[yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 _UNSEEN_BREAKS = ("\x85", "\u2028", "\u2029")  # line breaks to libyaml, not to editors nor to kblint
 
 
+class Positions:
+    """Positions in a YAML text with lines broken where editors break them: at `\n`, `\r\n` and
+    `\r`. libyaml also breaks them at U+0085, U+2028 and U+2029 (a quoted value may hold one),
+    which would put everything after one a line too far; its marks' character offsets are right."""
+
+    def __init__(self, text: str):
+        # the offset each line starts at, only when libyaml's lines are not the editors'
+        self.starts: list[int] | None = None
+        if any(c in text for c in _UNSEEN_BREAKS):
+            self.starts = [0, *(m.end() for m in _LINE_END.finditer(text))]
+
+    def of(self, mark: yaml.Mark) -> tuple[int, int]:
+        """MARK's 0-based line and column."""
+        if self.starts is None:
+            return mark.line, mark.column
+        line = bisect.bisect_right(self.starts, mark.index) - 1
+        return line, mark.index - self.starts[line]
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def position(mark: yaml.Mark, text: str) -> tuple[int, int]:
-    """MARK's 0-based line and column in TEXT, with lines broken where editors break them: at
-    `\n`, `\r\n` and `\r`. libyaml also breaks them at U+0085, U+2028 and U+2029 (a quoted
-    value may hold one), which would put everything after one a line too far."""
-    return _editor_position(text, mark.index) if _breaks_unseen(text) else (mark.line, mark.column)
-
-
-def _breaks_unseen(text: str) -> bool:
-    return any(c in text for c in _UNSEEN_BREAKS)
-
-
-def _editor_position(text: str, at: int) -> tuple[int, int]:
-    line = text.count("\n", 0, at) + text.count("\r", 0, at) - text.count("\r\n", 0, at)
-    return line, at - max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) - 1
+    """MARK's 0-based line and column in TEXT (Positions, for one mark)."""
+    return Positions(text).of(mark)
 
 
 class _Loader(_SafeLoader):
-    """libyaml's safe loader, with the positions of its marks as editors count lines (`position`)."""
+    """libyaml's safe loader, with the positions of its marks as editors count lines (`Positions`)."""
 
     def __init__(self, text: str):
         super().__init__(text)
-        self.text = text
-        self.breaks_unseen = _breaks_unseen(text)
+        self.positions = Positions(text)
 
     def position(self, mark: yaml.Mark) -> tuple[int, int]:
         """MARK's 0-based line and column."""
-        return _editor_position(self.text, mark.index) if self.breaks_unseen else (mark.line, mark.column)
+        return self.positions.of(mark)
 
     def line(self, mark: yaml.Mark) -> int:
         """MARK's 0-based line."""
-        return self.position(mark)[0]
+        return self.positions.of(mark)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +108,10 @@ def mark_error(exc: yaml.YAMLError, text: str) -> YamlError:
         reason = exc.problem or exc.context or "invalid YAML"
         if mark is None:
             return YamlError(reason)
-        line, column = position(mark, text)
+        positions = Positions(text)
+        line, column = positions.of(mark)
         opened, start = _OPENED.get(exc.context or ""), exc.context_mark
-        if opened and start is not None and position(start, text)[0] < line:
+        if opened and start is not None and positions.of(start)[0] < line:
             reason = f"{reason} {opened}"
         return YamlError(reason, line + 1, column + 1)
     if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
