@@ -73,7 +73,9 @@ def _param_specs(func: Any) -> tuple[Param, ...]:
         specs = tuple(declared)
         if all(isinstance(p, Param) for p in specs):
             return specs
-    raise _BadShape(f"`params` must be a mapping of param name to spec, got {type(declared).__name__}")
+    raise _BadShape(
+        f"`params` must be a mapping of param name to spec, or a list of Param, got {type(declared).__name__}"
+    )
 
 
 def _param(name: object, spec: object) -> Param:

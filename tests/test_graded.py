@@ -87,6 +87,12 @@ def test_a_score_equal_to_the_threshold_passes_it(tmp_path: Path):
     }
 
 
+def test_a_score_just_below_the_threshold_is_not_shown_equal_to_it():
+    from kblint.engine.scoring import _shown
+
+    assert (_shown(0.7951, 0.8), _shown(0.7999999, 0.8), _shown(0.683, 0.75)) == ("0.7951", "0.7999", "0.68")
+
+
 @pytest.mark.parametrize(
     "levels, message",
     [
@@ -331,7 +337,8 @@ def test_a_rubric_item_of_another_kind_is_named_in_yamls_words(tmp_path: Path):
 
 
 @pytest.mark.parametrize(
-    ("given", "why"), [("[1]", "got a list"), ("''", "got an empty one"), ("{a: 1}", "got a mapping")]
+    ("given", "why"),
+    [("[1]", "got a list"), ("''", "got an empty one"), ("'  '", "got an empty one"), ("{a: 1}", "got a mapping")],
 )
 def test_an_item_id_that_is_no_text_is_a_config_error(tmp_path: Path, given: str, why: str):
     kb_yaml = f'name: k\nevaluation_rubric:\n  - {{text: Tags, id: {given}, policy: "tags count >= 1"}}\n  - {{text: T, id: 7, policy: "tags count >= 1"}}\n'

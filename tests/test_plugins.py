@@ -325,8 +325,16 @@ def test_kb_types_of_the_wrong_type_is_a_plugin_problem(tmp_path: Path, badplug,
 @pytest.mark.parametrize(
     ("attributes", "declarations", "problem"),
     [
-        ("check.params = 5", "", "checker 'bad.check': `params` must be a mapping of param name to spec, got int"),
-        ("check.params = [5]", "", "checker 'bad.check': `params` must be a mapping of param name to spec, got list"),
+        (
+            "check.params = 5",
+            "",
+            "checker 'bad.check': `params` must be a mapping of param name to spec, or a list of Param, got int",
+        ),
+        (
+            "check.params = [5]",
+            "",
+            "checker 'bad.check': `params` must be a mapping of param name to spec, or a list of Param, got list",
+        ),
         ("check.params = {'min': 5}", "", "checker 'bad.check': param 'min' must be a mapping (type, required,"),
         ("check.params = {1: 'int'}", "", "checker 'bad.check': param names must be strings, got int"),
         ("check.params = {'min': {'type': 5}}", "", "checker 'bad.check': param 'min': `type` must be a str, got int"),

@@ -684,3 +684,15 @@ def test_nan_is_outside_every_range(tmp_path):
     )
     (issue,) = issues_of(lint(str(kb)).json, "invalid_field")
     assert (issue["line"], issue["message"]) == (5, "Field 'importance' is nan, not a number within its range")
+
+
+def test_an_integer_past_the_floats_is_compared_with_a_range(tmp_path):
+    kb = write_kb(
+        tmp_path / "k",
+        "name: k\n",
+        {"a.md": f"---\ntitle: A\ntype: event\ndate: 2024-01-01\nimportance: 1{'0' * 400}\n---\nB.\n"},
+    )
+    (issue,) = issues_of(lint(str(kb)).json, "invalid_field")
+    assert issue["message"].startswith("Field 'importance' is 1000") and issue["message"].endswith(
+        ", above the maximum 10"
+    )

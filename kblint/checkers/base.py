@@ -169,9 +169,10 @@ def _message(item: str | Issue) -> str:
     text = str.__str__(text) if isinstance(text, str) else ""
     if text.strip():
         return text
-    raise BadResult(
-        f"returned {'an empty str' if isinstance(item, str) else 'an Issue with an empty message'}, {_EXPECTED}"
-    )
+    if isinstance(item, str):
+        raise BadResult(f"returned an empty str, {_EXPECTED}")
+    what = "an empty message" if isinstance(item.message, str) else f"a message of {type(item.message).__name__}"
+    raise BadResult(f"returned an Issue with {what}, {_EXPECTED}")
 
 
 def describe(exc: BaseException) -> str:

@@ -7,6 +7,8 @@ it passes."""
 
 from __future__ import annotations
 
+import math
+
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.kbschema import KBSchema
@@ -50,6 +52,13 @@ def kb_score(entries: list[EntryFacts]) -> float | None:
     return round(sum(entry_score(f) for f in entries) / len(entries), 4)
 
 
+def _shown(score: float, threshold: float) -> str:
+    """SCORE with two decimals, or four cut short when two would show it equal to THRESHOLD (0.7951
+    is not 0.80)."""
+    shown = f"{score:.2f}"
+    return shown if shown != f"{threshold:.2f}" else f"{math.floor(score * 10_000) / 10_000:.4f}"
+
+
 def below_threshold(facts: EntryFacts, schema: KBSchema) -> Issue | None:
     """score_below_threshold for an entry whose score is below the pass_threshold of its type, or
     else of its KB (SCHEMA)."""
@@ -59,5 +68,5 @@ def below_threshold(facts: EntryFacts, schema: KBSchema) -> Issue | None:
         return None
     ts = schema.types.get(facts.type)
     whose = f"of type '{facts.type}'" if ts is not None and ts.pass_threshold is not None else "of the KB"
-    message = f"Entry '{facts.id}' scores {score:.2f}, below the pass_threshold {threshold:.2f} {whose}"
+    message = f"Entry '{facts.id}' scores {_shown(score, threshold)}, below the pass_threshold {threshold:.2f} {whose}"
     return RULES["score_below_threshold"].issue(facts.site, message, discriminator="score")

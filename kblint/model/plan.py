@@ -270,13 +270,20 @@ def _item_keys_problem(raw: dict[Any, Any]) -> str | None:
 MAX_WEIGHT = 1_000_000  # of one rubric item
 
 
+def _wrong_id(ident: object) -> str | None:
+    """What is wrong with a rubric item's `id`, if anything: it is a text (or a number) with a character."""
+    if isinstance(ident, (dict, list, bool)):
+        return f"id must be a non-empty text, got {yaml_kind(ident)}"
+    return None if str(ident).strip() else "id must be a non-empty text, got an empty one"
+
+
 def _common_keys(b: Binding, raw: dict[Any, Any], schema: KBSchema) -> str | None:
     """Read `id`, `severity`, `weight` and `applies_to` into B; what is wrong with them, if anything."""
     if raw.get("id") is not None:
-        ident = raw["id"]
-        if isinstance(ident, (dict, list, bool)) or not str(ident).strip():
-            return f"id must be a non-empty text, got {yaml_kind(ident) if ident != '' else 'an empty one'}"
-        b.id = str(ident)
+        wrong = _wrong_id(raw["id"])
+        if wrong is not None:
+            return wrong
+        b.id = str(raw["id"])
         b.id_given = True
     severity = raw.get("severity", "warning")
     if severity not in ("error", "warning", "info"):

@@ -101,7 +101,7 @@ def _in_values(value: Any, values: list[Any]) -> bool:
 def _range_misfit(name: str, value: Any, low: float | None, high: float | None) -> Misfit | None:
     if not _is_number(value):
         return Misfit("invalid_field", f"Field '{name}' must be a number, got {show(value)}")
-    if math.isnan(value) and (low is not None or high is not None):  # .nan: no comparison holds for it
+    if isinstance(value, float) and math.isnan(value) and (low is not None or high is not None):  # no < holds
         return Misfit("invalid_field", f"Field '{name}' is nan, not a number within its range")
     if low is not None and value < low:
         return Misfit("invalid_field", f"Field '{name}' is {value}, below the minimum {low}")
