@@ -242,14 +242,15 @@ def test_a_short_candidate_is_compared_by_title_only():
 
 
 def test_a_shared_title_pairs_entries_of_one_type_only(tmp_path: Path):
-    """A writing and the concept it names may share a title: that alone makes no pair."""
+    """A writing and the concept it names may share a title: that alone makes no pair, and the
+    concept, read first, does not keep the two writings from making theirs."""
     note = "---\ntitle: Destruction and Creation\ntype: {}\ntags: [a, b]\n---\n{} [[{}]]\n"
     kb = write_kb(
         tmp_path / "k",
         "name: k\n",
         {
-            "paper.md": note.format("writing", "Boyd's essay of 1976.", "idea"),
-            "idea.md": note.format("concept", "Taking apart and putting together.", "paper"),
+            "paper.md": note.format("writing", "Boyd's essay of 1976.", "a-idea"),
+            "a-idea.md": note.format("concept", "Taking apart and putting together.", "paper"),  # the first
             "again.md": note.format("writing", "The essay again.", "paper"),
         },
     )

@@ -13,7 +13,7 @@ threshold: with an LLM, the closest of them are classified (pass 3).
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -130,27 +130,28 @@ def _candidates(group: _Group) -> set[tuple[int, int]]:
     return pairs
 
 
-def _runs(keys: list[int]) -> Iterator[list[int]]:
-    """The indexes of the entries that share a key (0: none), ascending, for each key two or more share."""
+def _runs(keys: Sequence[Hashable]) -> Iterator[list[int]]:
+    """The indexes of the entries that share a key (0 or None: none), ascending, for each key two
+    or more share."""
     shared = {key for key, count in Counter(keys).items() if count > 1 and key}
-    runs: dict[int, list[int]] = {}
+    runs: dict[Hashable, list[int]] = {}
     for i in [i for i, key in enumerate(keys) if key in shared]:
         runs.setdefault(keys[i], []).append(i)
     return iter(runs.values())
 
 
 def _by_name(pairs: set[tuple[int, int]], facts: list[EntryFacts], titles: list[int]) -> None:
-    """Entries that share a title or an alias (a title may be another entry's alias), each paired
-    with the first that had it."""
+    """Entries of one type that share a title or an alias (a title may be another entry's alias),
+    each paired with the first of its type that had it."""
     named = [(i, f.aliases) for i, f in enumerate(facts) if f.aliases]
     if not named:
-        for run in _runs(titles):
+        for run in _runs([(f.type, t) if t else None for f, t in zip(facts, titles, strict=True)]):
             pairs.update((run[0], i) for i in run[1:])
         return
-    keys = [[t] if t else [] for t in titles]
+    keys = [[(f.type, t)] if t else [] for f, t in zip(facts, titles, strict=True)]
     for i, aliases in named:
-        keys[i].extend(name_hash(a) for a in aliases)
-    first: dict[int, int] = {}
+        keys[i].extend((facts[i].type, name_hash(a)) for a in aliases)
+    first: dict[tuple[str, int], int] = {}
     for i, own in enumerate(keys):
         for key in own:
             j = first.setdefault(key, i)
@@ -158,10 +159,11 @@ def _by_name(pairs: set[tuple[int, int]], facts: list[EntryFacts], titles: list[
                 pairs.add((min(i, j), max(i, j)))
 
 
-def _names(facts: EntryFacts) -> set[int]:
+def _names(facts: EntryFacts) -> set[tuple[str, int]]:
+    """The entry's title and aliases, each as (its type, the name's hash)."""
     keys = {*title_keys([facts.sketch]), *(name_hash(a) for a in facts.aliases)}
     keys.discard(0)
-    return keys
+    return {(facts.type, key) for key in keys}
 
 
 def _newcomer_pairs(group: _Group, table: BinTable) -> Iterator[tuple[int, int]]:
@@ -175,9 +177,9 @@ def _newcomer_pairs(group: _Group, table: BinTable) -> Iterator[tuple[int, int]]
                 yield (min(i, n), max(i, n))
 
 
-def _keys(group: _Group, table: BinTable, i: int) -> list[tuple[int, int]]:
+def _keys(group: _Group, table: BinTable, i: int) -> list[tuple[int, Hashable]]:
     """Every band and name of entry I, each with where it comes from (-1: a name)."""
-    keys: list[tuple[int, int]] = [(-1, name) for name in _names(group.facts[i])]
+    keys: list[tuple[int, Hashable]] = [(-1, name) for name in _names(group.facts[i])]
     keys.extend((b, band) for b, band in enumerate(table.bands[i * BANDS : (i + 1) * BANDS]) if band)
     return keys
 
