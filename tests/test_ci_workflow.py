@@ -227,6 +227,12 @@ def test_changed_since_reports_a_changed_kb_yaml_and_cross_kb_links(kb: Path):
         ("cross-kb-links.yaml", "broken_link"),
         ("kb.yaml", "config_error"),
     ]
+    named = run_kblint("validate", str(kb / "a.md"), "--format", "json", "--changed-since", "HEAD").json
+    assert named["issues"] == []  # an entry named, not changed: nor are the KB's files asked for
+    git(repo, "commit", "-q", "-am", "kb.yaml")
+    (kb / "cross-kb-links.yaml").write_text("links: 5\n", encoding="utf-8")  # its own config error only
+    report = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "HEAD").json
+    assert [(Path(i["path"]).name, i["rule"]) for i in report["issues"]] == [("cross-kb-links.yaml", "config_error")]
 
 
 def test_changed_since_reports_links_to_a_deleted_entry_by_its_id_or_aliases_then(kb: Path):

@@ -48,9 +48,9 @@ class Assembly:
         for result in r.results:
             if self._counts(r, result.facts):
                 self._add_entry(r, result, report, context, graph, candidates.get(result.facts.path))
-        own_reported = r.kb.reported is None or r.kb.schema.kb_yaml in r.kb.reported
-        if own_reported and (self.shard is None or self.shard[0] == 1):
-            self.issues.extend(config_errors(r.ctx.schema, plan))
+        if self.shard is None or self.shard[0] == 1:
+            reported = r.kb.reported
+            self.issues.extend(i for i in config_errors(r.ctx.schema, plan) if reported is None or i.path in reported)
 
     def _add_entry(
         self,

@@ -404,9 +404,10 @@ def restrict_to_changed(ws: Workspace, ref: str) -> set[tuple[str, str]]:
     deleted_names: set[tuple[str, str]] = set()
     for kb in ws.kbs:
         changed, deleted = changed_since(ref, kb.root)
-        kb.reported = {p for p in kb.files if p in changed and (kb.reported is None or p in kb.reported)}
-        # A changed kb.yaml or cross-kb-links.yaml is reported on too: its own issues are new.
-        kb.reported.update(p for p in (kb.schema.kb_yaml, kb.cross_links_path) if p is not None and p in changed)
+        given = kb.reported  # the files named on the command line; None: the whole KB
+        kb.reported = {p for p in kb.files if p in changed and (given is None or p in given)}
+        if given is None:  # a changed kb.yaml or cross-kb-links.yaml is reported on too: its own issues are new
+            kb.reported.update(p for p in (kb.schema.kb_yaml, kb.cross_links_path) if p is not None and p in changed)
         for path, earlier in deleted.items():
             if path.endswith(".md"):
                 names = [stem(relative_to(path, kb.root)), *earlier]
