@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import issues_of, run_kblint, write_kb
 
-from kblint.model.entry import frontmatter_links, split_and_load
+from kblint.model.entry import RawEntry, frontmatter_links, split_and_load
 from kblint.model.markdown import markdown_links, strip_code, wikilinks
 
 
@@ -356,3 +356,22 @@ def test_a_cross_kb_link_is_reported_at_its_target_and_an_unknown_source_at_its_
     report = run_kblint("validate", str(workspace / "alpha"), str(workspace / "beta"), "--format", "json").json
     found = [(i["rule"], i["line"]) for i in report["issues"] if i["path"].endswith("cross-kb-links.yaml")]
     assert found == [("broken_link", 3), ("unresolved_external", 6), ("broken_link", 10)]
+
+
+@pytest.mark.parametrize(
+    ("body", "headings", "links"),
+    [
+        ("## Sources <!-- todo -->\nx", ["Sources"], []),  # the comment is not the heading's text
+        ("<!--\n```\ncode\n```\n## Sources\n-->\n## Real", ["Real"], []),  # a fence inside a comment
+        ("a <!-- never closed\n## Kept\n[[link]]", ["Kept"], ["link"]),  # text: it opens no line
+        ("<!-- never closed\n## Hidden\n[[link]]", [], []),  # an HTML block: to the end
+    ],
+)
+def test_what_an_html_comment_hides(body: str, headings: list[str], links: list[str]):
+    from kblint.model.entry import build_entry, parse
+    from kblint.model.kbschema import default_schema
+
+    raw = parse(f"---\ntitle: A\n---\n{body}\n".encode())
+    assert isinstance(raw, RawEntry)
+    entry, _ = build_entry(raw, default_schema("/kb"), "/kb/a.md", "a.md")
+    assert ([h.text for h in entry.headings], [link.target for link in entry.links]) == (headings, links)

@@ -259,11 +259,10 @@ class Entry:
 
     @property
     def headings(self) -> list[Heading]:
-        return self._memo("headings", lambda: headings(self.body, self.raw.body_line, self._hidden()))
-
-    def _hidden(self) -> list[Span]:
-        """Where the body shows no heading: its code fences and its comments, in order."""
-        return sorted(self.fences + self.comments) if self.comments else self.fences
+        """The ATX headings outside code fences and comments (`## Sources <!-- todo -->` is `Sources`)."""
+        return self._memo(
+            "headings", lambda: headings(blank_spans(self.body, self.comments), self.raw.body_line, self.fences)
+        )
 
     @property
     def _code_free(self) -> str:

@@ -98,16 +98,34 @@ def strip_code(body: str, blocks: list[Span] | None = None) -> str:
 
 def comments(text: str) -> list[Span]:
     """The HTML comments of TEXT (a body with its code blanked: `<!--` in code opens none): from
-    `<!--` to the next `-->` (`<!-->` and `<!--->` are whole comments, as CommonMark has them), or
-    to the end of the text for one never closed. A renderer shows nothing of them."""
+    `<!--` to the next `-->` (`<!-->` and `<!--->` are whole comments, as CommonMark has them). One
+    never closed runs to the end of the text when it opens a line (an HTML block), and is text
+    when it does not. A renderer shows nothing of them."""
     spans: list[Span] = []
     at = text.find("<!--")
     while at >= 0:
         end = text.find("-->", at + 2)
-        end = len(text) if end < 0 else end + 3
-        spans.append((at, end))
-        at = text.find("<!--", end)
+        if end < 0:  # nothing closes this one nor any later one
+            block = next((a for a in _occurrences(text, "<!--", at) if _opens_line(text, a)), None)
+            if block is not None:
+                spans.append((block, len(text)))
+            break
+        spans.append((at, end + 3))
+        at = text.find("<!--", end + 3)
     return spans
+
+
+def _occurrences(text: str, sub: str, at: int) -> Iterator[int]:
+    while at >= 0:
+        yield at
+        at = text.find(sub, at + len(sub))
+
+
+def _opens_line(text: str, at: int) -> bool:
+    """Whether AT starts its line, after at most three spaces (looking at the four characters
+    before it only: a long line is not read again for each `<!--` on it)."""
+    before = text[max(0, at - 4) : at].rstrip(" ")
+    return before.endswith("\n") or (not before and at < 4)  # noqa: PLR2004 - four spaces make code
 
 
 def blank_spans(text: str, spans: list[Span]) -> str:
