@@ -848,5 +848,7 @@ def run_app() -> None:
             import traceback
 
             traceback.print_exc()
-        typer.echo(f"kblint: internal error: {type(exc).__name__}: {exc} (run with --verbose for details)", err=True)
+        from .checkers.base import describe
+
+        typer.echo(f"kblint: internal error: {describe(exc)} (run with --verbose for details)", err=True)
         sys.exit(2)

@@ -210,9 +210,6 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
     raise ConfigError(f"{where}: '{key}' must be {expected}, got {value!r}")
 
 
-CONFIG_FILES = ("kblint.toml", "pyproject.toml")  # the names find_config looks for
-
-
 def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
     """The nearest kblint.toml, or pyproject.toml with a [tool.kblint] table, from START upward."""
     current = os.path.abspath(start)

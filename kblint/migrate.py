@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import io
 import json
 import os
 import re
@@ -33,6 +32,7 @@ from . import yamlread
 from .checkers.registry import registry
 from .infra.files import FileProblem, read_regular_file
 from .model.kbschema import KBSchema, RubricItem, schema_from_text
+from .model.markdown import editor_lines
 from .model.plan import Binding, bind, build_plan
 from .paths import display_path
 from .rubric_match import match_item
@@ -395,16 +395,11 @@ def propose(kb_dir: str) -> MigrationResult:
     return MigrationResult(path=path, proposals=proposals, left=left, original=original, migrated=migrated)
 
 
-def _lines(text: str) -> list[str]:
-    """TEXT's lines as editors break them (`str.splitlines` also breaks at U+2028 and others)."""
-    return io.StringIO(text, newline="").readlines()
-
-
 def unified_diff(result: MigrationResult) -> str:
     """The change as a unified diff of kb.yaml ("" when nothing changes)."""
     if not result.changed:
         return ""
-    a, b = _lines(result.original), _lines(result.migrated)
+    a, b = editor_lines(result.original), editor_lines(result.migrated)
     out = []
     name = result.path if os.path.isabs(result.path) else os.path.normpath(result.path)
     before, after = (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")

@@ -335,11 +335,10 @@ class _Loop:
         return after
 
     def _configures(self, batch: Batch) -> bool:
-        """Whether BATCH touches the configuration file, or a file that may become it."""
-        from .config import CONFIG_FILES
-
+        """Whether BATCH touches the configuration file, or a kblint.toml that may become it (a
+        pyproject.toml is a project's own file first)."""
         config = os.path.abspath(self.settings.config_file) if self.settings.config_file else None
-        return any(path == config or os.path.basename(path) in CONFIG_FILES for _, path in batch)
+        return any(path == config or os.path.basename(path) == "kblint.toml" for _, path in batch)
 
     def _lint(self) -> tuple[Report, list[str]]:
         """A run, its issues that --fix would clear marked as the text report marks them (`[*]`)."""

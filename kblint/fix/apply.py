@@ -21,6 +21,7 @@ from ..config import Settings
 from ..engine.run import run
 from ..infra.files import FileProblem, read_regular_file
 from ..model.issue import Issue, Report
+from ..model.markdown import editor_lines
 from ..paths import display_path
 from .plan import FilePlan, fix_key, kb_schemas, plan
 
@@ -122,7 +123,7 @@ def write_fixed(found: FilePlan) -> str | None:
 
 def _lines(data: bytes) -> list[str]:
     """The lines of DATA for a diff; a last line without a line end says so, as diff does."""
-    lines = data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    lines = editor_lines(data.decode("utf-8", "surrogateescape"))
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n\\ No newline at end of file\n"
     return lines

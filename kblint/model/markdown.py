@@ -9,6 +9,7 @@ every line of a long body.
 from __future__ import annotations
 
 import bisect
+import io
 import posixpath
 import re
 from collections.abc import Iterator
@@ -73,6 +74,12 @@ def fences(body: str) -> list[Span]:
     if fence is not None:
         blocks.append((opened, len(body)))
     return blocks
+
+
+def editor_lines(text: str) -> list[str]:
+    """TEXT's lines with their ends, broken where editors break them (`\n`, `\r\n`, `\r`):
+    `str.splitlines` also breaks them at U+2028, U+0085 and other characters a value may hold."""
+    return io.StringIO(text, newline="").readlines()
 
 
 def in_spans(offset: int, spans: list[Span]) -> bool:

@@ -175,7 +175,7 @@ _TABLE = [
         "possible_duplicate",
         "structure",
         "warning",
-        "Two entries of one type share a title or alias, or their bodies are near-identical; on the newer one.",
+        "Two entries of one type share a title or alias, or their bodies are near-identical; on the newer-looking one.",
     ),
     ("rubric_violation", "checker", "warning", "A rubric item bound to a checker or a policy fails."),
     ("llm_rubric_violation", "judgment", "warning", "The LLM judge says the entry fails a rubric item."),
