@@ -14,6 +14,7 @@ import typer
 import typer.core
 
 from . import __version__
+from .errors import SERVER_EXTRA
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -694,7 +695,7 @@ def mcp_command(
     except ModuleNotFoundError as exc:
         if (exc.name or "").startswith("kblint"):
             raise
-        _fail("kblint mcp needs the server extra: pip install 'kblint[server]'")
+        _fail(f"kblint mcp needs the server extra: {SERVER_EXTRA}")
     _warn_plugin_problems()
     root = os.path.abspath(kb) if kb is not None else None
     _stop_on_interrupt()
@@ -791,7 +792,7 @@ def server_command(
     except ModuleNotFoundError as exc:
         if (exc.name or "").startswith("kblint"):
             raise
-        _fail("kblint server needs the server extra: pip install 'kblint[server]'")
+        _fail(f"kblint server needs the server extra: {SERVER_EXTRA}")
     _warn_plugin_problems()
     if verbose:
         import logging

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .errors import SERVER_EXTRA
 from .infra import collector
 from .infra.git import gitignores, work_tree
 from .paths import display_path, is_within, printable
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from .config import Settings
     from .model.issue import Issue, Report
 
-NEEDS_EXTRA = "--watch needs the server extra: pip install 'kblint[server]'"
+NEEDS_EXTRA = f"--watch needs the server extra: {SERVER_EXTRA}"
 
 # what a run reads besides the entries: a change to one of them is a reason to lint again
 CONFIG_NAMES = frozenset({"kb.yaml", "cross-kb-links.yaml", "kblint.toml", "pyproject.toml", ".gitignore"})

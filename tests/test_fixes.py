@@ -319,6 +319,6 @@ def test_a_name_two_entries_bear_is_not_fixed(tmp_path: Path):
 def test_a_diff_breaks_lines_where_editors_do(tmp_path: Path):
     """A quoted U+2028 is a character of a line, not a line end (str.splitlines would split there)."""
     entry = '---\ntitle: "Dues\u2028paid"\nconfidence: HIGH\n---\nDoubled.\n'
-    kb = write_kb(tmp_path / "kb", _CONFLICT_YAML.split("validation:")[0], {"findings/fee.md": entry})
+    kb = write_kb(tmp_path / "kb", _CONFLICT_YAML.split("validation:", maxsplit=1)[0], {"findings/fee.md": entry})
     diff = run_kblint("validate", ".", "--diff", "--no-cache", cwd=kb).stdout
     assert "No newline" not in diff and ' title: "Dues\u2028paid"\n-confidence: HIGH\n+confidence: high\n' in diff

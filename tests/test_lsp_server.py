@@ -26,6 +26,7 @@ from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from test_lsp_workspace import ENTRIES, KB_YAML, person
 
+from kblint.errors import SERVER_EXTRA
 from kblint.lsp.server import ServerOptions, build_server
 from kblint.lsp.transport import SKIPPED, BoundedInput
 
@@ -284,7 +285,7 @@ def test_without_the_server_extra_the_command_says_what_to_install(monkeypatch: 
     monkeypatch.delitem(sys.modules, "kblint.lsp.server", raising=False)
     result = run_kblint("server")
     assert result.code == 2
-    assert result.stderr == "kblint: kblint server needs the server extra: pip install 'kblint[server]'\n"
+    assert result.stderr == f"kblint: kblint server needs the server extra: {SERVER_EXTRA}\n"
 
 
 def send_as_is(client: LanguageClient, msg_id: str, method: str, params: object) -> Future:

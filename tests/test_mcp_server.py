@@ -17,6 +17,8 @@ import pytest
 from conftest import FIXTURES, ROOT, run_kblint, write_kb
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from kblint.errors import SERVER_EXTRA
+
 pytestmark = pytest.mark.anyio
 
 NOTES_YAML = "name: notes\ntypes:\n  note:\n    subdirectory: notes\n    required: [title]\n"
@@ -252,7 +254,7 @@ def test_without_the_server_extra_it_says_what_to_install():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == "kblint: kblint mcp needs the server extra: pip install 'kblint[server]'\n"
+    assert proc.stderr == f"kblint: kblint mcp needs the server extra: {SERVER_EXTRA}\n"
 
 
 def test_help_names_the_values_of_its_options():
