@@ -1999,7 +1999,7 @@ class FileWriter:
                 try:
                     with open(job[0], "w", encoding="utf-8", newline="\n") as fh:
                         fh.write(job[1])
-                except BaseException as exc:  # re-raised by close()
+                except BaseException as exc:  # noqa: BLE001 - re-raised by close()
                     self.error = exc
 
     def write(self, path: str, text: str) -> None:

@@ -717,7 +717,7 @@ def _run_sync(coro: Coroutine[Any, Any, None]) -> None:
     def target() -> None:
         try:
             asyncio.run(coro)
-        except BaseException as exc:  # re-raised in the caller's thread
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             failure.append(exc)
 
     t = threading.Thread(target=target, name="kblint-judge")

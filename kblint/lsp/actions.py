@@ -62,7 +62,7 @@ def fixes_for(subject: Subject) -> list[Fix]:
     for provider in PROVIDERS:
         try:
             found += provider(subject)
-        except Exception:  # noqa: BLE001, S112 - a quick fix that cannot be made is not offered
+        except Exception:  # noqa: BLE001 - a quick fix that cannot be made is not offered
             continue
     return found
 
