@@ -11,6 +11,7 @@ from ..model.facts import EntryFacts
 from ..model.graph import LinkGraph
 from ..model.issue import Issue, KBReport
 from ..model.kbschema import KBSchema
+from ..model.plan import Plan
 from ..paths import decodable, display_path
 from ..rules.config import config_errors
 from . import feedback, scoring
@@ -75,10 +76,8 @@ class Assembly:
         plan = r.ctx.plan
         if facts.suppress:
             self.suppressed[facts.path] = Suppressed(facts, plan.for_type(facts.type))
-        bindings = plan.graph_bindings(facts.type)
-        if bindings:
-            whole = (lambda: read_entry(r.ctx, facts, data)) if plan.graph_needs_whole_entry(facts.type) else None
-            self.issues.extend(graph_checks(facts, bindings, context, graph, whole, r.ctx.previous_status(facts.path)))
+        whole = lambda: read_entry(r.ctx, facts, data)  # noqa: E731 - read only if a checker needs it
+        self.issues.extend(graph_checks(facts, plan, context, graph, whole, r.ctx.previous_status(facts.path)))
         self.judgment_checks += facts.judgment_items
         if facts.judgment_items and self.judging:
             self.pending.append(Pending(r.ctx, facts, plan.judgment_bindings(facts.type), data))
@@ -92,8 +91,7 @@ class Assembly:
             lacking = self._lacking_required(r, entries)
             graded = feedback.graded_items(r.ctx.plan)
             for facts in entries:
-                if facts.path not in lacking:
-                    self._check_threshold(r.ctx.schema, facts)
+                self._check_threshold(r.ctx.plan, r.ctx.schema, facts)
                 if facts.grades:
                     feedback.add_grades(report, facts, graded)
             if lacking and not report.incomplete:
@@ -116,7 +114,7 @@ class Assembly:
                 lacking[facts.path] = missing[0].text
         return lacking
 
-    def _check_threshold(self, schema: KBSchema, facts: EntryFacts) -> None:
-        issue = scoring.below_threshold(facts, schema)
+    def _check_threshold(self, plan: Plan, schema: KBSchema, facts: EntryFacts) -> None:
+        issue = scoring.threshold_issue(facts, plan, schema)
         if issue is not None:
             self.issues.append(issue)

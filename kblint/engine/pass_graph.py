@@ -17,7 +17,7 @@ from ..model.facts import EntryFacts
 from ..model.graph import FILE, KBIndex, LinkGraph
 from ..model.issue import Issue
 from ..model.link import LinkKey
-from ..model.plan import Binding
+from ..model.plan import Plan
 from ..rules import links as link_rules
 from .checks import Subject, run_bindings
 
@@ -155,16 +155,20 @@ def entry_links(
 
 def graph_checks(
     facts: EntryFacts,
-    bindings: list[Binding],
+    plan: Plan,
     context: CheckContext,
     graph: LinkGraph,
-    whole_entry: Callable[[], Entry | None] | None,
+    whole_entry: Callable[[], Entry | None],
     previous: tuple[object, bool],
 ) -> list[Issue]:
-    """The checker and policy items of BINDINGS that need the graph, on one entry. WHOLE_ENTRY reads
-    the entry again, for plugin checkers that need it; PREVIOUS: (status at --base, there is a --base)."""
+    """The checker and policy items of PLAN that need the graph, on one entry of FACTS' type.
+    WHOLE_ENTRY reads the entry again, called only for plugin checkers that need it; PREVIOUS:
+    (status at --base, there is a --base)."""
+    bindings = plan.graph_bindings(facts.type)
+    if not bindings:
+        return []
     checked: Entry | EntryFacts = facts
-    if whole_entry is not None:
+    if plan.graph_needs_whole_entry(facts.type):
         checked = whole_entry() or facts
     measures = FactsMeasures(facts, graph.inlinks, graph.type_of_target)
     subject = Subject(checked, facts, facts.site, context, measures, lambda name: 1, *previous)

@@ -13,7 +13,7 @@ from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.kbschema import KBSchema
 from ..model.levels import Level, reaches
-from ..model.plan import Binding
+from ..model.plan import Binding, Plan
 from ..rules import RULES
 
 
@@ -57,6 +57,14 @@ def _shown(score: float, threshold: float) -> str:
     is not 0.80)."""
     shown = f"{score:.2f}"
     return shown if shown != f"{threshold:.2f}" else f"{math.floor(score * 10_000) / 10_000:.4f}"
+
+
+def threshold_issue(facts: EntryFacts, plan: Plan, schema: KBSchema) -> Issue | None:
+    """score_below_threshold for the entry of FACTS, unless its score is incomplete (a `required:
+    true` item of its type has no outcome): an incomplete score is judged by no threshold."""
+    if plan.has_required and missing_required(facts, plan.for_type(facts.type)):
+        return None
+    return below_threshold(facts, schema)
 
 
 def below_threshold(facts: EntryFacts, schema: KBSchema) -> Issue | None:

@@ -373,7 +373,7 @@ class HeldWorkspace:
         if facts.parsed:
             found += self.graph_issues(facts, data)
             found += self.judgment_issues(held, facts, data)
-            below = self._threshold(held, facts)
+            below = scoring.threshold_issue(facts, held.ctx.plan, held.ctx.schema)
             if below is not None:
                 found.append(below)
         suppressed = {path: filters.Suppressed(facts, held.ctx.plan.for_type(facts.type))} if facts.suppress else {}
@@ -398,15 +398,10 @@ class HeldWorkspace:
         if len(same) > 1:
             members = [facts if b.path == facts.path else b for b in same]
             found += [i for i in link_rules.duplicate_ids(held.name, members) if i.path == facts.path]
-        plan = held.ctx.plan
-        bindings = plan.graph_bindings(facts.type)
-        if bindings:
-            whole = None
-            if plan.graph_needs_whole_entry(facts.type):
-                whole = lambda: pass_entries.read_entry(held.ctx, facts, data)  # noqa: E731 - read only if asked
-            context = CheckContext(schema=held.ctx.schema, inlinks=graph.inlinks, graph=graph)
-            previous = held.ctx.previous_status(facts.path)
-            found += pass_graph.graph_checks(facts, bindings, context, graph, whole, previous)
+        whole = lambda: pass_entries.read_entry(held.ctx, facts, data)  # noqa: E731 - read only if asked
+        context = CheckContext(schema=held.ctx.schema, inlinks=graph.inlinks, graph=graph)
+        previous = held.ctx.previous_status(facts.path)
+        found += pass_graph.graph_checks(facts, held.ctx.plan, context, graph, whole, previous)
         return found
 
     def judgment_issues(self, held: HeldKB, facts: EntryFacts, data: bytes | None) -> list[Issue]:
@@ -445,12 +440,6 @@ class HeldWorkspace:
             f"{len(bindings)} judgment item(s) of '{facts.id}': {summary.calls} request(s), "
             f"{summary.cache_hits} cached verdict(s), {len(result.issues)} issue(s)"
         )
-
-    def _threshold(self, held: HeldKB, facts: EntryFacts) -> Issue | None:
-        plan = held.ctx.plan
-        if plan.has_required and scoring.missing_required(facts, plan.for_type(facts.type)):
-            return None  # its score is incomplete
-        return scoring.below_threshold(facts, held.ctx.schema)
 
     def yaml_issues(self, held: HeldKB) -> list[Issue]:
         """kb.yaml's issues: why it cannot be read, else the plan's config errors and rubric findings."""
