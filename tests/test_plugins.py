@@ -404,3 +404,12 @@ def test_what_a_checker_may_return(tmp_path: Path, badplug, returned: str, found
     assert issues_of(report, "checker_error") == []
     assert sorted(i["message"] for i in issues_of(report, "rubric_violation") if i["checker"] == "bad.check") == found
     assert code == 0
+
+
+def test_a_broken_rubric_item_of_a_plugins_type_names_the_plugin(tmp_path: Path, badplug):
+    env = badplug("class plugin:\n    types = {'weirdtype': {'evaluation_rubric': [5]}}\n")
+    kb = write_kb(tmp_path / "k", "name: k\n", {"a.md": "---\ntitle: A\ntype: weirdtype\n---\nB.\n"})
+    report = run_kblint("validate", str(kb), "--format", "json", "--no-cache", env=env).json
+    assert [i["message"] for i in issues_of(report, "config_error")] == [
+        "rubric item '5' (from the plugin badplug) is not enforced: a rubric item must be a string or a mapping, got a number"
+    ]

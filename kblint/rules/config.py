@@ -11,13 +11,18 @@ from ..policy import caret_in_one_line
 from . import RULES, Site
 
 
+def _from(source: str) -> str:
+    """Where a rubric item comes from when kb.yaml does not hold it: a plugin's type."""
+    return "" if source in ("kb.yaml", "system", "core") else f" (from the plugin {source})"
+
+
 def config_errors(schema: KBSchema, plan: Plan) -> list[Issue]:
     rule = RULES["config_error"]
     here = schema.kb_yaml or schema.root
     issues = [
         RULES[b.broken_rule].issue(
             Site(schema.name, here),
-            caret_in_one_line(f"rubric item {b.text!r} is not enforced: {b.reason}"),
+            caret_in_one_line(f"rubric item {b.text!r}{_from(b.source)} is not enforced: {b.reason}"),
             line=max(b.line, 1),
             discriminator=b.id,
             rubric_item=b.text,
