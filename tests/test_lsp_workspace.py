@@ -180,7 +180,7 @@ _step = st.tuples(
 )
 
 
-@settings(max_examples=int(os.environ.get("LSP_EXAMPLES", "0")) or examples(15), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.lists(_step, min_size=1, max_size=6))
 def test_an_index_changed_step_by_step_is_the_index_built_afresh(tmp_path_factory, steps):
     """After any edits, each entry's issues are those a fresh index of the same files gives; and
