@@ -5,8 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -181,30 +179,15 @@ def _assert_nothing_unplanted(report: dict, manifest: dict) -> None:
     assert report["summary"]["files"] == ENTRIES
 
 
-def test_cli_prints_a_summary_and_refuses_a_non_empty_directory(tmp_path: Path):
-    out = tmp_path / "ws"
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", "--seed", "3", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("\n") == 1 and "60 entries" in proc.stdout and " s" in proc.stdout
-    again = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert again.returncode == 2 and "not empty" in again.stderr
-    forced = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "generate.py"), "--entries", "60", "--seed", "3", "--force", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert forced.returncode == 0, forced.stderr
+def test_cli_prints_a_summary_and_refuses_a_non_empty_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    out = str(tmp_path / "ws")
+    assert gen.main(["--entries", "60", "--seed", "3", out]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("\n") == 1 and "60 entries" in printed and " s" in printed
+    with pytest.raises(SystemExit) as refused:  # argparse's error: exit 2
+        gen.main(["--entries", "60", out])
+    assert refused.value.code == 2 and "not empty" in capsys.readouterr().err
+    assert gen.main(["--entries", "60", "--seed", "3", "--force", out]) == 0
 
 
 @pytest.fixture(scope="module")

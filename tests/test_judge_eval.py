@@ -7,7 +7,6 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import json
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -181,11 +180,10 @@ def test_an_unreachable_judge_is_an_error(tmp_path):
         judge_eval.evaluate(cases, config)
 
 
-def test_the_script_runs_the_whole_set(server):
+def test_the_script_runs_the_whole_set(server, capsys: pytest.CaptureFixture[str]):
     """As a user runs it: the whole set, the test server answering pass to every item (chance level)."""
-    argv = [sys.executable, str(ROOT / "bench" / "judge_eval.py"), "openai:fake", "--base-url", server.openai_url]
-    proc = subprocess.run([*argv, "--no-cache"], capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr
-    assert "cases 60 (30 pass, 30 fail) in 36 requests" in proc.stdout
-    assert "agreement 0.500 (30 of 60)" in proc.stdout and "Cohen's kappa 0.000" in proc.stdout
-    assert "Traceback" not in proc.stderr
+    assert judge_eval.main(["openai:fake", "--base-url", server.openai_url, "--no-cache"]) == 0
+    printed = capsys.readouterr()
+    assert "cases 60 (30 pass, 30 fail) in 36 requests" in printed.out
+    assert "agreement 0.500 (30 of 60)" in printed.out and "Cohen's kappa 0.000" in printed.out
+    assert "Traceback" not in printed.err
