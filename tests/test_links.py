@@ -365,6 +365,10 @@ def test_a_cross_kb_link_is_reported_at_its_target_and_an_unknown_source_at_its_
         ("<!--\n```\ncode\n```\n## Sources\n-->\n## Real", ["Real"], []),  # a fence inside a comment
         ("a <!-- never closed\n## Kept\n[[link]]", ["Kept"], ["link"]),  # text: it opens no line
         ("<!-- never closed\n## Hidden\n[[link]]", [], []),  # an HTML block: to the end
+        # inline, a comment ends in its paragraph: a later `-->` (a prose arrow) does not close it
+        ("It opens with <!-- and [[gone]].\n\n## Sources\n\ndraft --> review [[x]]", ["Sources"], ["gone", "x"]),
+        ("## Intro <!-- \n## Sources\n[[t]]\n-->", ["Intro <!--", "Sources"], ["t"]),  # a heading is one line
+        ("a <!-- over\ntwo lines --> [[t]]", [], ["t"]),  # within its paragraph it may span lines
     ],
 )
 def test_what_an_html_comment_hides(body: str, headings: list[str], links: list[str]):
@@ -375,3 +379,30 @@ def test_what_an_html_comment_hides(body: str, headings: list[str], links: list[
     assert isinstance(raw, RawEntry)
     entry, _ = build_entry(raw, default_schema("/kb"), "/kb/a.md", "a.md")
     assert ([h.text for h in entry.headings], [link.target for link in entry.links]) == (headings, links)
+
+
+def test_checkers_do_not_read_what_a_comment_hides(tmp_path: Path):
+    """cites_source and body_has_code_block see what a reader sees: a commented-out TODO under
+    Sources, a commented-out `Source:` line or fence, are not there."""
+    kb_yaml = (
+        "name: k\nevaluation_rubric:\n  - {text: S, checker: cites_source}\n"
+        "  - {text: C, checker: body_has_code_block}\n"
+    )
+    fm = "---\ntitle: {}\ntype: note\ntags: [a, b]\n---\n"
+    kb = write_kb(
+        tmp_path / "k",
+        kb_yaml,
+        {
+            "a.md": fm.format("A") + "Text [[b]].\n\n## Sources\n<!-- TODO: find one -->\n",
+            "b.md": fm.format("B") + "Text [[a]].\n<!--\nSource: to be found\n```sh\nmake\n```\n-->\n",
+            "c.md": fm.format("C") + "Text [[a]].\n\nSource: the minutes\n\n```sh\nmake\n```\n",
+        },
+    )
+    report = run_kblint("validate", str(kb), "--format", "json", "--fail-on", "never").json
+    failed = sorted((i["entry_id"], i["checker"]) for i in issues_of(report, "rubric_violation"))
+    assert failed == [
+        ("a", "body_has_code_block"),
+        ("a", "cites_source"),
+        ("b", "body_has_code_block"),
+        ("b", "cites_source"),
+    ]

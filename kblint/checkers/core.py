@@ -10,6 +10,7 @@ import re
 
 from .. import userpattern
 from ..model.entry import is_empty
+from ..model.markdown import in_spans
 from .base import CheckContext, Checker, EntrySubject, GraphSubject, Param, Params
 
 _NON_DESCRIPTIVE = frozenset(
@@ -307,7 +308,7 @@ def body_has_pattern(entry: EntrySubject, params: Params, context: CheckContext)
 
 
 def body_has_code_block(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
-    """The body has a fenced code block (``` or ~~~).
+    """The body has a fenced code block (``` or ~~~), outside HTML comments.
 
     Passes:
 
@@ -325,7 +326,8 @@ def body_has_code_block(entry: EntrySubject, params: Params, context: CheckConte
         ---
         Only inline `code`.
     """
-    if entry.fences:
+    comments = entry.comments
+    if any(not in_spans(start, comments) for start, _ in entry.fences):  # a fence in a comment is hidden
         return None
     return f"Entry '{entry.id}' has no fenced code block"
 
@@ -369,7 +371,7 @@ def _section_has_content(entry: EntrySubject, names: set[str]) -> bool:
     for i, (level, text, line) in enumerate(heads):
         if _norm_heading(text) not in names:
             continue
-        lines = lines or entry.body.split("\n")
+        lines = lines or entry.uncommented.split("\n")
         end = len(lines)
         for later_level, _, later_line in heads[i + 1 :]:
             if later_level <= level:
@@ -386,7 +388,7 @@ def cites_source(entry: EntrySubject, params: Params, context: CheckContext) -> 
     Passes when any of `fields` (default sources, source, source_url, url, references) is
     present, or a heading named one of `sections` (default Sources, References, Source,
     Bibliography) has content under it, or a line starts with `Source:` or `Sources:` (any case)
-    followed by text.
+    followed by text. What an HTML comment holds does not count.
 
     Passes:
 
@@ -406,7 +408,8 @@ def cites_source(entry: EntrySubject, params: Params, context: CheckContext) -> 
     fields = params.get("fields") or ["sources", "source", "source_url", "url", "references"]
     if any(not is_empty(entry.metadata.get(name)) for name in fields):
         return None
-    if _SOURCE_FIRST_LINE_RE.match(entry.body) or _SOURCE_LATER_LINE_RE.search(entry.body):
+    body = entry.uncommented
+    if _SOURCE_FIRST_LINE_RE.match(body) or _SOURCE_LATER_LINE_RE.search(body):
         return None
     sections = {
         _norm_heading(s) for s in (params.get("sections") or ["Sources", "References", "Source", "Bibliography"])

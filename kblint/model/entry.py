@@ -258,11 +258,14 @@ class Entry:
         return self._memo("comments", lambda: comments(self._code_free) if "<!--" in self.body else [])
 
     @property
+    def uncommented(self) -> str:
+        """The body with its HTML comments blanked (positions kept): what a reader sees, code too."""
+        return self._memo("uncommented", lambda: blank_spans(self.body, self.comments))
+
+    @property
     def headings(self) -> list[Heading]:
         """The ATX headings outside code fences and comments (`## Sources <!-- todo -->` is `Sources`)."""
-        return self._memo(
-            "headings", lambda: headings(blank_spans(self.body, self.comments), self.raw.body_line, self.fences)
-        )
+        return self._memo("headings", lambda: headings(self.uncommented, self.raw.body_line, self.fences))
 
     @property
     def _code_free(self) -> str:

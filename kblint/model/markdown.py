@@ -104,28 +104,64 @@ def strip_code(body: str, blocks: list[Span] | None = None) -> str:
 
 
 def comments(text: str) -> list[Span]:
-    """The HTML comments of TEXT (a body with its code blanked: `<!--` in code opens none): from
-    `<!--` to the next `-->` (`<!-->` and `<!--->` are whole comments, as CommonMark has them). One
-    never closed runs to the end of the text when it opens a line (an HTML block), and is text
-    when it does not. A renderer shows nothing of them."""
+    """The HTML comments of TEXT (a body with its code blanked: `<!--` in code opens none), as
+    CommonMark reads them. One that opens a line is an HTML block: it runs to the next `-->`, or to
+    the end of the text. One inside a line is inline: it ends at the next `-->` of its paragraph
+    (of its line, in a heading), and is text when none comes there. `<!-->` and `<!--->` are whole
+    comments. A renderer shows nothing of them."""
     spans: list[Span] = []
+    paragraphs = _Paragraphs(text)
     at = text.find("<!--")
     while at >= 0:
-        end = text.find("-->", at + 2)
-        if end < 0:  # nothing closes this one nor any later one
-            block = next((a for a in _occurrences(text, "<!--", at) if _opens_line(text, a)), None)
-            if block is not None:
-                spans.append((block, len(text)))
-            break
-        spans.append((at, end + 3))
-        at = text.find("<!--", end + 3)
+        if _opens_line(text, at):
+            close = text.find("-->", at + 2)
+            end = len(text) if close < 0 else close + 3
+        else:
+            limit = paragraphs.end_of(at)
+            close = text.find("-->", at + 2, limit)
+            if close < 0:  # text; so is every later one up to LIMIT, but one that opens a line
+                at = next((a for a in _occurrences(text, "<!--", at + 4, limit) if _opens_line(text, a)), -1)
+                at = text.find("<!--", limit) if at < 0 else at
+                continue
+            end = close + 3
+        spans.append((at, end))
+        at = text.find("<!--", end)
     return spans
 
 
-def _occurrences(text: str, sub: str, at: int) -> Iterator[int]:
+# Where a paragraph ends: a blank line, or a line that opens a heading, a fence or an HTML block.
+_PARAGRAPH_END = re.compile(r"\n(?:[ \t]*(?:\n|$)| {0,3}(?:#|```|~~~|<!--))")
+
+
+class _Paragraphs:
+    """Where the inline content holding an offset ends: its paragraph's end, or its line's end in
+    a heading. Offsets are asked in increasing order: each line and paragraph is read once."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.paragraph_end = -1
+        self.line_end = -1
+        self.heading = False
+
+    def end_of(self, at: int) -> int:
+        text = self.text
+        if at > self.line_end:  # a line not asked of yet
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            self.line_end = len(text) if end < 0 else end
+            self.heading = text[start : start + 4].lstrip(" ").startswith("#")
+        if at > self.paragraph_end:
+            found = _PARAGRAPH_END.search(text, at)
+            self.paragraph_end = len(text) if found is None else found.start()
+        return self.line_end if self.heading else self.paragraph_end
+
+
+def _occurrences(text: str, sub: str, at: int, end: int) -> Iterator[int]:
+    """The offsets of SUB in TEXT from AT, before END."""
+    at = text.find(sub, at, end)
     while at >= 0:
         yield at
-        at = text.find(sub, at + len(sub))
+        at = text.find(sub, at + len(sub), end)
 
 
 def _opens_line(text: str, at: int) -> bool:
