@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .checkers.base import Checker, CheckerFunc, Param, describe
+from .checkers.base import KIND_NAMES, Checker, CheckerFunc, Param, describe, kind_ok
 from .model.kbschema import PluginType
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def _param_specs(func: Any) -> tuple[Param, ...]:
     if isinstance(declared, Iterable) and not isinstance(declared, (str, bytes)):
         specs = tuple(declared)
         if all(isinstance(p, Param) for p in specs):
-            return specs
+            return tuple(_checked(p) for p in specs)
     raise _BadShape(
         f"`params` must be a mapping of param name to spec, or a list of Param, got {type(declared).__name__}"
     )
@@ -82,16 +82,25 @@ def _param(name: object, spec: object) -> Param:
     if not isinstance(name, str):
         raise _BadShape(f"param names must be strings, got {type(name).__name__}")
     if isinstance(spec, Param):
-        return spec
+        return _checked(spec)
     if isinstance(spec, str):
-        return Param(name, spec)
+        return _checked(Param(name, spec))
     if not isinstance(spec, Mapping):
         raise _BadShape(f"param '{name}' must be a mapping (type, required, default, help), got {type(spec).__name__}")
     kind, required, help_text = spec.get("type", "str"), spec.get("required", False), spec.get("help", "")
     for key, value, want in (("type", kind, str), ("required", required, bool), ("help", help_text, str)):
         if not isinstance(value, want):
             raise _BadShape(f"param '{name}': `{key}` must be a {want.__name__}, got {type(value).__name__}")
-    return Param(name, kind, required, spec.get("default"), help_text)
+    return _checked(Param(name, kind, required, spec.get("default"), help_text))
+
+
+def _checked(param: Param) -> Param:
+    """PARAM, when its kind is one kblint knows and its default, if any, is of that kind."""
+    if param.kind not in KIND_NAMES:
+        raise _BadShape(f"param '{param.name}': `type` must be one of {', '.join(KIND_NAMES)}, got {param.kind!r}")
+    if param.default is not None and not kind_ok(param.kind, param.default):
+        raise _BadShape(f"param '{param.name}': its default must be {KIND_NAMES[param.kind]}, got {param.default!r}")
+    return param
 
 
 def _entry_points() -> list[EntryPoint]:
@@ -225,6 +234,10 @@ def _add(
     registry: Registry, obj: Any, package: str, owners: dict[str, str], result: Plugins, record: LoadedPlugin
 ) -> None:
     checkers = getattr(obj, "checkers", None)
+    if checkers is None and getattr(obj, "types", None) is None:
+        what = f"names {type(obj).__name__}, which has neither `checkers` nor `types`"
+        result.problems.append(PluginProblem(package, f"its entry point {what}: nothing to load"))
+        return
     if isinstance(checkers, dict):
         _add_checkers(registry, checkers, package, owners, result, record)
     elif checkers is not None:

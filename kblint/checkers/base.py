@@ -99,6 +99,26 @@ class CheckContext:
 CheckerFunc = Callable[[Any, Params, CheckContext], object]
 
 
+# The kinds of value a param takes, as a message names them.
+KIND_NAMES = {
+    "int": "an integer",
+    "str": "a non-empty string",
+    "regex": "a regular expression",
+    "str_list": "a non-empty list of strings",
+}
+
+
+def kind_ok(kind: str, value: object) -> bool:
+    """Whether VALUE is a value of KIND (one of KIND_NAMES)."""
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind in ("str", "regex"):
+        return isinstance(value, str) and value != ""
+    if kind == "str_list":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value) and bool(value)
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class Param:
     """A parameter a checker accepts in a rubric item's `params`."""

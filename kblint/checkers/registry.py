@@ -7,33 +7,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import userpattern
-from .base import Checker, Param
+from .base import KIND_NAMES, Checker, Param, kind_ok
 
 if TYPE_CHECKING:
     from ..plugins import Plugins
 
 
-def _kind_ok(kind: str, value: object) -> bool:
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind in ("str", "regex"):
-        return isinstance(value, str) and value != ""
-    if kind == "str_list":
-        return isinstance(value, list) and all(isinstance(v, str) for v in value) and bool(value)
-    return True
-
-
-_KIND_NAMES = {
-    "int": "an integer",
-    "str": "a non-empty string",
-    "regex": "a regular expression",
-    "str_list": "a non-empty list of strings",
-}
-
-
 def _param_problem(checker: Checker, p: Param, value: object) -> str | None:
-    if not _kind_ok(p.kind, value):
-        return f"checker '{checker.name}': param '{p.name}' must be {_KIND_NAMES.get(p.kind, p.kind)}, got {value!r}"
+    if not kind_ok(p.kind, value):
+        return f"checker '{checker.name}': param '{p.name}' must be {KIND_NAMES.get(p.kind, p.kind)}, got {value!r}"
     if p.minimum is not None and isinstance(value, int) and value < p.minimum:  # such an item could never fail
         return f"checker '{checker.name}': param '{p.name}' must be {p.minimum} or more, got {value!r}"
     if p.kind == "regex":
@@ -60,7 +42,7 @@ def validate_params(checker: Checker, params: object) -> tuple[dict[str, Any], l
         value = params.get(p.name)
         if value is None:
             if p.required:
-                problems.append(f"checker '{checker.name}' needs param '{p.name}' ({_KIND_NAMES.get(p.kind, p.kind)})")
+                problems.append(f"checker '{checker.name}' needs param '{p.name}' ({KIND_NAMES.get(p.kind, p.kind)})")
             elif p.default is not None:
                 resolved[p.name] = list(p.default) if isinstance(p.default, (list, tuple)) else p.default
             continue
