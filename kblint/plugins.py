@@ -166,7 +166,7 @@ def _add_checkers(
         elif name in owners:
             problem(f"checker '{name}' is also defined by plugin {owners[name]}; the first one is kept")
         elif not callable(func):
-            problem(f"checker '{name}' is not callable")
+            problem(f"checker '{name}' is not callable; not loaded")
         else:
             try:
                 checker = _checker(name, func, package)
