@@ -428,3 +428,15 @@ def test_a_broken_rubric_item_of_a_plugins_type_names_the_plugin(tmp_path: Path,
     assert [i["message"] for i in issues_of(report, "config_error")] == [
         "rubric item '5' (from the plugin badplug) is not enforced: a rubric item must be a string or a mapping, got a number"
     ]
+
+
+def test_a_plugin_types_rubric_of_the_wrong_shape_names_its_type_and_key(tmp_path: Path, badplug):
+    env = badplug("class plugin:\n    types = {'claim': {'rubric': 'x'}}\n")
+    kb = write_kb(
+        tmp_path / "k", "name: k\ntypes:\n  note:\n    evaluation_rubric: y\n", {"a.md": "---\ntitle: A\n---\nB.\n"}
+    )
+    result = run_kblint("validate", str(kb), "--format", "json", "--no-cache", env=env)
+    assert sorted(i["message"] for i in issues_of(result.json, "config_error")) == [
+        "plugin badplug: type 'claim': rubric must be a list of items",
+        "type 'note': evaluation_rubric must be a list of items",
+    ]

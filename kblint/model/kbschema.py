@@ -324,12 +324,18 @@ def _item_text(raw: Any) -> str:
 
 
 def _rubric(
-    value: Any, scope: str, type_name: str | None, problems: list[ConfigProblem], where_line: int
+    value: Any,
+    scope: str,
+    type_name: str | None,
+    problems: list[ConfigProblem],
+    where_line: int,
+    key: str = "evaluation_rubric",  # a plugin's type may say `rubric`
 ) -> list[RubricItem]:
     if value is None:
         return []
     if not isinstance(value, list):
-        problems.append(ConfigProblem(where_line, "evaluation_rubric must be a list of items"))
+        where = "evaluation_rubric" if type_name is None else f"type '{type_name}': {key}"
+        problems.append(ConfigProblem(where_line, f"{where} must be a list of items"))
         return []
     return [
         RubricItem(raw=raw, text=_item_text(raw), line=line_of(value, i, where_line), scope=scope, type_name=type_name)
@@ -467,7 +473,7 @@ def _type(
     ts.goals = spec.get("goals")
     rubric_key = "evaluation_rubric" if "evaluation_rubric" in spec else ("rubric" if source != "kb.yaml" else None)
     if rubric_key and rubric_key in spec:
-        ts.rubric = _rubric(spec.get(rubric_key), "type", name, problems, line_of(spec, rubric_key, line))
+        ts.rubric = _rubric(spec.get(rubric_key), "type", name, problems, line_of(spec, rubric_key, line), rubric_key)
         for item in ts.rubric:
             item.source = source
     ts.workflow = _workflow(spec.get("workflow"), line_of(spec, "workflow", line), problems, name)
