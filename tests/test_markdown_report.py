@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from conftest import run_kblint
 
 from kblint.model.issue import Issue, KBReport, Report
@@ -119,7 +120,8 @@ def test_top_rules_are_the_ten_most_severe_then_most_frequent(tmp_path: Path):
     assert "and 4 more rules with 4 issues" in out
 
 
-def test_the_summary_says_when_annotations_are_over_githubs_limit(tmp_path: Path):
+def test_the_summary_says_when_annotations_are_over_githubs_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
     path = str(tmp_path / "a.md")
     at_limit = [issue("broken_link", "warning", path) for _ in range(github.STEP_LIMIT)]
     assert "Not every annotation" not in markdown.render(Report(kbs=[], issues=at_limit))
@@ -139,18 +141,23 @@ def test_the_summary_says_when_annotations_are_over_githubs_limit(tmp_path: Path
     )
 
 
-def test_problems_count_as_error_annotations(tmp_path: Path):
+def test_problems_count_as_error_annotations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
     path = str(tmp_path / "a.md")
     errors = [issue("missing_title", "error", path) for _ in range(github.STEP_LIMIT)]
     report = Report(kbs=[], issues=errors, unreadable=["x/kb.yaml: unreadable"])
     assert github.annotation_counts(report) == {"error": 11, "warning": 0}
     assert "11 error annotations and 0 warning annotations" in markdown.render(report)
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    assert "annotations" not in markdown.render(report)  # outside GitHub Actions none is made
 
 
 def test_report_markdown_from_the_cli(tmp_path: Path):
     summary = tmp_path / "summary dir" / "summary.md"
     summary.parent.mkdir()
-    result = run_kblint("validate", EXAMPLE, "--format", "github", "--report", f"markdown:{summary}")
+    result = run_kblint(
+        "validate", EXAMPLE, "--format", "github", "--report", f"markdown:{summary}", env={"GITHUB_ACTIONS": "true"}
+    )
     assert result.code == 1 and result.stdout.startswith("::")
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("### ❌ kblint: failed") and "#### Top rules" in text

@@ -10,6 +10,7 @@ table cell.
 
 from __future__ import annotations
 
+import os
 import re
 
 from ..checkers.core import CHECKERS
@@ -124,9 +125,10 @@ def _hidden(report: Report) -> list[str]:
 
 
 def _limit_note(report: Report) -> list[str]:
-    """A note when GitHub does not show every annotation the `github` report makes."""
+    """A note when GitHub does not show every annotation the `github` report makes (in a GitHub
+    Actions run: elsewhere no annotation is made)."""
     counts = github.annotation_counts(report)
-    if not github.over_limit(counts):
+    if os.environ.get("GITHUB_ACTIONS") != "true" or not github.over_limit(counts):
         return []
     limit = github.STEP_LIMIT
     return [
