@@ -76,6 +76,8 @@ class FakeLLM:
         self.slow_ids: set[str] = set()  # entries whose answers take slow_delay instead of delay
         self.slow_delay = 0.0
         self.cut = 0  # answers cut at their output budget
+        self.fixed_text: str | None = None  # the model's text of every answer, whatever was asked
+        self.trickle = False  # answers whose body never ends: a byte now and then, until the client leaves
         self.context_length: int | None = 8192  # Ollama /api/show's model_info
         self.show_status: int | None = None  # /api/show answers this status instead
         self.truncate_to: int | None = None  # Ollama prompt_eval_count
@@ -205,6 +207,7 @@ class FakeLLM:
                 "error": {"message": f"'{field}' of type {mode} is not supported by this server"}
             }
         text = "Sorry, I cannot help with that {not json" if self._take("garbage") else self._verdicts_text(record)
+        text = self.fixed_text if self.fixed_text is not None else text
         cut = self._take("cut")
         if cut:
             text = text[: len(text) // 2]
@@ -352,6 +355,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(404, {"error": {"message": f"no route {self.path}"}})
 
     def _reply(self, status: int, payload: object) -> None:
+        if self.server.fake.trickle:  # type: ignore[attr-defined]
+            self._trickle()
+            return
         data = json.dumps(payload).encode("utf-8")
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -360,6 +366,21 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: its loss
+            self.close_connection = True
+
+    def _trickle(self) -> None:
+        """Headers, then a body of a million bytes sent a byte at a time, slowly: each read is quick,
+        the whole never comes."""
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", "1000000")
+        self.end_headers()
+        try:
+            while not self.server.fake._stopped:  # type: ignore[attr-defined]
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.02)
+        except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
     def do_POST(self):

@@ -236,6 +236,7 @@ def error_kind(message: str) -> str:
 def _provider_block(config: JudgeConfig, stats: JudgeStats, outcomes: list[JudgeOutcome]) -> dict[str, Any]:
     """The judgment block's figures of one provider: what was asked of it and what went wrong, by kind."""
     from ..judge import PROMPT_VERSION
+    from ..judge.model import shown_url
 
     errors: dict[str, int] = {}
     for outcome in outcomes:
@@ -245,7 +246,7 @@ def _provider_block(config: JudgeConfig, stats: JudgeStats, outcomes: list[Judge
     return {
         "provider": config.provider,
         "model": config.model,
-        "base_url": config.base_url,
+        "base_url": shown_url(config.base_url or ""),
         "prompt_version": PROMPT_VERSION,
         "requests": stats.calls,
         "prompt_tokens": stats.prompt_tokens,

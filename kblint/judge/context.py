@@ -10,6 +10,7 @@ clearly less than the estimate, or the whole context it was given.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -99,21 +100,20 @@ async def model_context(
     import httpx
 
     route = urlsplit(request.url).path
+    content = None if request.body is None else json.dumps(request.body).encode("utf-8")
     try:
-        if request.body is None:
-            resp = await client.request(request.method, request.url, headers=headers)
-        else:
-            body = json.dumps(request.body).encode("utf-8")
-            resp = await client.request(request.method, request.url, content=body, headers=headers)
+        # the client's timeout bounds each read; an answer that trickles in forever is bounded here
+        sent = client.request(request.method, request.url, content=content, headers=headers)
+        resp = await asyncio.wait_for(sent, client.timeout.read)
     except (httpx.ConnectError, httpx.ConnectTimeout):
         return None, None
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, asyncio.TimeoutError) as exc:
         return None, f"{route}: {type(exc).__name__}"
     if not resp.is_success:
         return None, f"{route} answered HTTP {resp.status_code}"
     try:
         data = resp.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the decoder takes
         data = None
     tokens = wire.context_length(data)
     return (tokens, None) if tokens else (None, f"{route} does not give the model's context length")

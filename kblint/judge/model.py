@@ -34,13 +34,27 @@ HOSTED_TIMEOUT = 60.0
 
 
 def _is_http_url(url: str) -> bool:
-    """Whether URL is one an HTTP request can be sent to (urlsplit raises on a bad port or IPv6 host)."""
+    """Whether URL is one an HTTP request can be sent to (urlsplit raises on a bad port or IPv6 host;
+    it drops white space and control characters that the request would refuse)."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return False
     try:
         where = urlsplit(url)
         where.port  # noqa: B018 - read for the ValueError of a port out of range
     except ValueError:
         return False
     return where.scheme.lower() in ("http", "https") and bool(where.hostname)
+
+
+def shown_url(url: str) -> str:
+    """URL as a message or a report shows it: without a user name and password it may hold."""
+    try:
+        where = urlsplit(url)
+    except ValueError:  # no URL a request is sent to: shown as given
+        return url
+    if "@" not in where.netloc:
+        return url
+    return where._replace(netloc=where.netloc.rsplit("@", 1)[1]).geturl()
 
 
 def default_timeout(base_url: str) -> float:
@@ -80,7 +94,7 @@ class JudgeConfig:
         wire = PROVIDERS[self.provider]
         self.base_url = wire.base_url_of(self.base_url or wire.default_base_url)
         if not _is_http_url(self.base_url):
-            raise ValueError(f"the base URL {self.base_url!r} is no http:// or https:// URL")
+            raise ValueError(f"the base URL {shown_url(self.base_url)!r} is no http:// or https:// URL")
         if self.timeout < 0 or self.max_tokens < 1 or (self.context is not None and self.context < 1):
             raise ValueError("the LLM timeout, output budget and context must be above 0")
         if self.timeout == 0:

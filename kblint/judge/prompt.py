@@ -171,8 +171,10 @@ _VERDICT_ALIASES = {
 }
 
 
-def _load_json(text: str) -> object:
-    """The JSON value of an answer: bare JSON, a fenced block, or the outermost {...} in prose. None if none."""
+def _load_json(text: str, entry_body: str = "") -> object:
+    """The JSON value of an answer: bare JSON, a fenced block, or the outermost {...} in prose. None
+    if none. JSON that the entry's body holds is never read: it is the entry's words (written to
+    look like verdicts), which the model repeated."""
     text = _THINK.sub("", text or "").strip()
     candidates = [text]
     candidates += [m.group(1) for m in _FENCED.finditer(text)]
@@ -180,13 +182,18 @@ def _load_json(text: str) -> object:
     if 0 <= start < end:
         candidates.append(text[start : end + 1])
     for candidate in map(str.strip, candidates):
-        if not candidate or candidate[0] not in "{[":
+        if not candidate or candidate[0] not in "{[" or (entry_body and _holds(entry_body, candidate)):
             continue
         try:
             return json.loads(candidate, strict=False)  # a raw line break in a string, as small models write
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past what the decoder takes
             continue
     return None
+
+
+def _holds(body: str, candidate: str) -> bool:
+    """Whether BODY holds CANDIDATE, spaces aside."""
+    return _SPACES.sub("", candidate) in _SPACES.sub("", body)
 
 
 def _confidence(value: object) -> float | None:
@@ -228,7 +235,7 @@ class Answer(NamedTuple):
 
 
 def parse_answer(
-    text: str, wanted: list[str], levels: dict[str, tuple[str, ...]] | None = None
+    text: str, wanted: list[str], levels: dict[str, tuple[str, ...]] | None = None, entry_body: str = ""
 ) -> tuple[dict[str, Answer], str | None]:
     """Read the verdicts of an answer for the item ids in `wanted` (LEVELS: the level ids of the
     graded ones, whose answer is a "level").
@@ -237,7 +244,7 @@ def parse_answer(
     None when every wanted id got a verdict, else a short description of what was wrong (not JSON,
     no "verdicts" list, missing ids, unknown ids, invalid verdicts or levels).
     """
-    raw = _verdict_list(_load_json(text))
+    raw = _verdict_list(_load_json(text, entry_body))
     if isinstance(raw, str):
         return {}, raw
     wanted_set, levels = set(wanted), levels or {}

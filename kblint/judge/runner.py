@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from .cache import VerdictCache, item_key
 from .context import DEFAULT_CONTEXT, Window, model_context, truncation, window_of
-from .model import ItemError, JudgeConfig, JudgeItem, JudgeOutcome, JudgeRequest, JudgeStats, JudgeUnavailable, Verdict
+from .model import (
+    ItemError,
+    JudgeConfig,
+    JudgeItem,
+    JudgeOutcome,
+    JudgeRequest,
+    JudgeStats,
+    JudgeUnavailable,
+    Verdict,
+    shown_url,
+)
 from .prompt import (
     SYSTEM_PROMPT,
     answer_tokens,
@@ -299,6 +309,7 @@ class _Runner:
         # the provider is unavailable, whatever the number of entries under way.
         self.failed_replies = 0
         self.url = config.url
+        self.shown = shown_url(config.url)  # the URL in messages: without its credentials
         self.mode = config.output_mode or config.wire.output_modes[0]  # stats.output_mode at the end
         self.window = Window()  # the context of the requests: prepare() sets it before the first
 
@@ -420,7 +431,7 @@ class _Runner:
     def _take_answer(self, w: _Work, items: list[JudgeItem], text: str) -> tuple[list[JudgeItem], str | None]:
         """Keep (and cache) the verdicts an answer gives; the items it left unanswered, and why."""
         levels = {it.id: it.level_ids for it in items if it.levels}
-        got, problem = parse_answer(text, [it.id for it in items], levels)
+        got, problem = parse_answer(text, [it.id for it in items], levels, str(w.request.entry.get("body") or ""))
         self.stats.count_answer(problem is None, [answer.verdict for answer in got.values()])
         for it in items:
             if it.id in got:
@@ -567,18 +578,19 @@ class _Runner:
 
         sent = time.monotonic()
         try:
-            resp = await client.post(self.url, content=body, headers=headers)
+            # httpx's timeout bounds each read; a body that trickles in forever is bounded here
+            resp = await asyncio.wait_for(client.post(self.url, content=body, headers=headers), self.config.timeout)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             self.budget_used -= 1  # nothing reached the provider
             detail = _describe(exc)
-            return _Attempt(error=f"cannot connect to {self.url}: {detail}", connect_detail=detail)
-        except httpx.TimeoutException:
+            return _Attempt(error=f"cannot connect to {self.shown}: {detail}", connect_detail=detail)
+        except (httpx.TimeoutException, asyncio.TimeoutError):
             # the server may go on with the abandoned request: ask it less at once from now on
             self.stats.timeouts += 1
             self.slots.shrink()
-            return _Attempt(error=f"no answer from {self.url} within {self.config.timeout:g} s", timed_out=True)
+            return _Attempt(error=f"no answer from {self.shown} within {self.config.timeout:g} s", timed_out=True)
         except httpx.HTTPError as exc:  # dropped connections, protocol errors
-            return _Attempt(error=f"network error talking to {self.url}: {_describe(exc)}")
+            return _Attempt(error=f"network error talking to {self.shown}: {_describe(exc)}")
         self.reached = True
         self.connect_streak = 0
         if resp.is_success:
@@ -592,7 +604,7 @@ class _Runner:
         if resp.is_success:
             try:
                 data = resp.json()
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past what the decoder takes
                 data = None
             answer = c.wire.read(data)
             self.stats.prompt_tokens += answer.prompt_tokens
@@ -601,7 +613,7 @@ class _Runner:
             self.failed_replies = 0
             return _Attempt(final=("ok", answer.text), answer=answer)
         detail = _redact(_snippet(resp, c.wire), c)
-        error = f"HTTP {status} from {self.url}" + (f": {detail}" if detail else "")
+        error = f"HTTP {status} from {self.shown}" + (f": {detail}" if detail else "")
         if status in _REFUSED or (status == HTTPStatus.NOT_FOUND and not self.succeeded):
             self._mark_unavailable(f"HTTP {status}" + (f": {detail}" if detail else ""))
             return _Attempt(final=("skip", f"provider unavailable: {self.unavailable}"))
@@ -649,7 +661,7 @@ def _snippet(resp: httpx.Response, wire: Provider) -> str:
     """The start of what an error response says: its message in the provider's form, else its text."""
     try:
         text = wire.error_text(resp.json()) or resp.text
-    except ValueError:
+    except (ValueError, RecursionError):
         text = resp.text
     text = " ".join(text.split())
     return text[:_SNIPPET_CHARS] + ("…" if len(text) > _SNIPPET_CHARS else "")
