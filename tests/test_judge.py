@@ -265,7 +265,7 @@ def test_backoff_exhausted_gives_item_errors(server):
     assert "HTTP 500" in outcomes[0].errors[0].message and "3 tries" in outcomes[0].errors[0].message
 
 
-@pytest.mark.parametrize("status", [502, 503])
+@pytest.mark.parametrize("status", [429, 502, 503])  # 429: a spent quota answers so for good
 def test_a_dead_provider_behind_a_gateway_is_unavailable_after_a_few_entries(server, status):
     server.fail_status, server.fail_count = status, ALWAYS
     requests = [req(f"e{n}", {"a": "one", "b": "two"}) for n in range(30)]
@@ -852,6 +852,9 @@ def test_credentials_in_the_base_url_are_shown_nowhere(server):
     outcomes, _, unavailable = judge([req("e1", {"a": "one"})], cfg(server, base_url=url, tries=1))
     said = " ".join(e.message for e in outcomes[0].errors) + str(unavailable)
     assert "secret" not in said and "127.0.0.1" in said
+    closed = f"http://user:secret@127.0.0.1:{closed_port()}/v1"
+    outcomes, _, unavailable = judge([req("e1", {"a": "one"})], cfg(base_url=closed, tries=1))
+    assert unavailable is not None and "cannot connect" in unavailable and "secret" not in unavailable
 
 
 @pytest.mark.parametrize("url", [" http://127.0.0.1:1/v1", "http://127.0.0.1:1/v1\nx", "http://127.0.0.1:1/a b"])

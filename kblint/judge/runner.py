@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kblint.judge")
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
-MAX_FAILED_REPLIES = 6  # server errors or timeouts in a row after which the provider is unavailable
+MAX_FAILED_REPLIES = 6  # server errors, refusals for load (429) or timeouts in a row: the provider is unavailable
 _REFUSED = frozenset({HTTPStatus.UNAUTHORIZED, HTTPStatus.FORBIDDEN})  # the key is wrong: no request will pass
 _SNIPPET_CHARS = 200  # of an error response, quoted in the message
 
@@ -65,7 +65,7 @@ class _Attempt:
     error: str = ""
     retry_after: float | None = None  # seconds, when the provider said how long to wait
     connect_detail: str | None = None  # why the connection could not be made, when it could not
-    server_error: bool = False  # the provider (or a gateway before it) answered 5xx
+    server_error: bool = False  # the provider (or a gateway before it) answered 5xx, or 429
     refused_mode: bool = False  # a 4xx that names the structured-output part of the request
     timed_out: bool = False  # no answer within the timeout
     answer: Answer | None = None  # what a 2xx response carried
@@ -622,9 +622,9 @@ class _Runner:
             return _Attempt(error=error, refused_mode=True)
         if status not in RETRY_STATUS and status < HTTPStatus.INTERNAL_SERVER_ERROR:
             return _Attempt(final=("error", error))
-        return _Attempt(
-            error=error, retry_after=_retry_after(resp), server_error=status >= HTTPStatus.INTERNAL_SERVER_ERROR
-        )
+        # a 429 that never ends (a spent quota answers so too) counts as a failed reply, as a 5xx does
+        failed = status >= HTTPStatus.INTERNAL_SERVER_ERROR or status == HTTPStatus.TOO_MANY_REQUESTS
+        return _Attempt(error=error, retry_after=_retry_after(resp), server_error=failed)
 
     def _failed_reply(self, error: str) -> None:
         """A server error or a timeout: after a few in a row, the provider is unavailable (the rest
@@ -636,7 +636,7 @@ class _Runner:
     def _connect_failed(self, detail: str) -> None:
         """The last try of a request could not connect: the provider is unavailable when it never answered
         or when too many requests in a row could not reach it."""
-        base_url = self.config.base_url
+        base_url = shown_url(self.config.base_url or "")
         if not self.reached:
             self._mark_unavailable(f"cannot connect to {base_url}: {detail}")
             return
