@@ -861,3 +861,12 @@ def test_credentials_in_the_base_url_are_shown_nowhere(server):
 def test_a_base_url_with_white_space_or_controls_is_refused(url):
     with pytest.raises(ValueError, match="is no http:// or https:// URL"):
         cfg(base_url=url)
+
+
+def test_an_answer_past_the_size_bound_is_not_read(server):
+    from kblint.judge.runner import MAX_ANSWER_BYTES
+
+    server.fixed_text = "x" * (MAX_ANSWER_BYTES + 1)
+    outcomes, _, unavailable = judge([req("e1", {"a": "one"})], cfg(server))
+    assert unavailable is None and outcomes[0].verdicts == []
+    assert "of more than 16,777,216 bytes: not read" in outcomes[0].errors[0].message

@@ -579,7 +579,11 @@ class _Runner:
         sent = time.monotonic()
         try:
             # httpx's timeout bounds each read; a body that trickles in forever is bounded here
-            resp = await asyncio.wait_for(client.post(self.url, content=body, headers=headers), self.config.timeout)
+            resp = await asyncio.wait_for(_post(client, self.url, body, headers), self.config.timeout)
+        except _TooLarge:
+            self.reached = True
+            too_large = f"an answer from {self.shown} of more than {MAX_ANSWER_BYTES:,} bytes: not read"
+            return _Attempt(final=("error", too_large))
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             self.budget_used -= 1  # nothing reached the provider
             detail = _describe(exc)
@@ -655,6 +659,33 @@ class _Runner:
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+MAX_ANSWER_BYTES = 16 * 1024 * 1024  # far past any output budget: what is more is no answer
+
+
+class _TooLarge(Exception):
+    """An answer longer than MAX_ANSWER_BYTES once decoded (a gzip body may be a small one)."""
+
+
+async def _post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    """The response to a POST, its body read up to MAX_ANSWER_BYTES (decoded); _TooLarge past it."""
+    import httpx
+
+    async with client.stream("POST", url, content=body, headers=headers) as resp:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in resp.aiter_bytes():
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise _TooLarge
+            chunks.append(chunk)
+    # the body as read, decoded already: the headers that say how it was sent do not apply to it
+    kept = [(k, v) for k, v in resp.headers.items() if k.lower() not in _SENT_AS]
+    return httpx.Response(resp.status_code, headers=kept, content=b"".join(chunks), request=resp.request)
+
+
+_SENT_AS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
 def _snippet(resp: httpx.Response, wire: Provider) -> str:
