@@ -176,24 +176,20 @@ def _load_json(text: str, entry_body: str = "") -> object:
     if none. JSON that the entry's body holds is never read: it is the entry's words (written to
     look like verdicts), which the model repeated."""
     text = _THINK.sub("", text or "").strip()
+    entry_words = _SPACES.sub("", entry_body)  # spaces aside: a quote may wrap lines otherwise
     candidates = [text]
     candidates += [m.group(1) for m in _FENCED.finditer(text)]
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
         candidates.append(text[start : end + 1])
     for candidate in map(str.strip, candidates):
-        if not candidate or candidate[0] not in "{[" or (entry_body and _holds(entry_body, candidate)):
+        if not candidate or candidate[0] not in "{[" or (entry_words and _SPACES.sub("", candidate) in entry_words):
             continue
         try:
             return json.loads(candidate, strict=False)  # a raw line break in a string, as small models write
         except (ValueError, RecursionError):  # RecursionError: nested past what the decoder takes
             continue
     return None
-
-
-def _holds(body: str, candidate: str) -> bool:
-    """Whether BODY holds CANDIDATE, spaces aside."""
-    return _SPACES.sub("", candidate) in _SPACES.sub("", body)
 
 
 def _confidence(value: object) -> float | None:

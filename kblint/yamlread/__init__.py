@@ -46,11 +46,6 @@ class Positions:
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
-def position(mark: yaml.Mark, text: str) -> tuple[int, int]:
-    """MARK's 0-based line and column in TEXT (Positions, for one mark)."""
-    return Positions(text).of(mark)
-
-
 class _Loader(_SafeLoader):
     """libyaml's safe loader, with the positions of its marks as editors count lines (`Positions`)."""
 
