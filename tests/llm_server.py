@@ -169,9 +169,9 @@ class FakeLLM:
         with semaphore:
             time.sleep(seconds)
 
-    def _record(self, path: str, headers: dict, raw: bytes) -> dict:
+    def _record(self, path: str, headers: dict, raw: bytes, query: str) -> dict:
         """The request as the tests read it: its body, the last user message and the JSON block in it."""
-        record: dict = {"path": path, "headers": headers, "raw": raw.decode("utf-8", "replace")}
+        record: dict = {"path": path, "query": query, "headers": headers, "raw": raw.decode("utf-8", "replace")}
         with self._lock:
             self.requests.append(record)
         body = json.loads(raw)
@@ -187,8 +187,8 @@ class FakeLLM:
         record["block"] = json.loads(blocks[0]) if len(blocks) == 1 else None
         return record
 
-    def answer(self, path: str, headers: dict, raw: bytes) -> tuple[int, dict | str]:
-        record = self._record(path, headers, raw)
+    def answer(self, path: str, headers: dict, raw: bytes, query: str = "") -> tuple[int, dict | str]:
+        record = self._record(path, headers, raw, query)
         body = record["body"]
         entry_id = (record["block"] or {}).get("entry", {}).get("id")
         if self.delay or entry_id in self.slow_ids:
@@ -347,12 +347,13 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.dead:
             self.close_connection = True
             return
+        route = self.path.partition("?")[0]
         with fake._lock:
-            fake.props_gets += self.path == "/props"
-        if self.path == "/props" and fake.n_ctx is not None:
+            fake.props_gets += route == "/props"
+        if route == "/props" and fake.n_ctx is not None:
             self._reply(200, {"default_generation_settings": {"n_ctx": fake.n_ctx}, "total_slots": 1})
         else:
-            self._reply(404, {"error": {"message": f"no route {self.path}"}})
+            self._reply(404, {"error": {"message": f"no route {route}"}})
 
     def _reply(self, status: int, payload: object) -> None:
         if self.server.fake.trickle:  # type: ignore[attr-defined]
@@ -392,13 +393,14 @@ class _Handler(BaseHTTPRequestHandler):
         with fake._lock:
             fake.in_flight += 1
             fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+        route, _, query = self.path.partition("?")
         try:
-            if self.path == "/api/show":
+            if route == "/api/show":
                 status, payload = fake.show(raw)
-            elif self.path not in ("/v1/chat/completions", "/v1/messages", "/api/chat"):
-                status, payload = 404, {"error": {"message": f"no route {self.path}"}}
+            elif route not in ("/v1/chat/completions", "/v1/messages", "/api/chat"):
+                status, payload = 404, {"error": {"message": f"no route {route}"}}
             else:
-                status, payload = fake.answer(self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
+                status, payload = fake.answer(route, {k.lower(): v for k, v in self.headers.items()}, raw, query)
         finally:
             with fake._lock:
                 fake.in_flight -= 1

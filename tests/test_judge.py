@@ -863,6 +863,18 @@ def test_a_base_url_with_white_space_or_controls_is_refused(url):
         cfg(base_url=url)
 
 
+@pytest.mark.parametrize(
+    ("provider", "route"), [("openai", "/v1/chat/completions"), ("anthropic", "/v1/messages"), ("ollama", "/api/chat")]
+)
+def test_a_base_url_with_a_query_keeps_it_after_the_route(server, provider, route):
+    """Azure OpenAI and some proxies want a query such as `?api-version=...` on every request."""
+    base = server.openai_url if provider == "openai" else server.anthropic_url
+    config = cfg(server, provider=provider, base_url=base + "/?api-version=2024-10-21")
+    outcomes, _, unavailable = judge([req("e1", {"a": "one"})], config)
+    assert unavailable is None and outcomes[0].verdicts
+    assert [(r["path"], r["query"]) for r in server.requests] == [(route, "api-version=2024-10-21")]
+
+
 def test_an_answer_past_the_size_bound_is_not_read(server):
     from kblint.judge.runner import MAX_ANSWER_BYTES
 

@@ -92,9 +92,10 @@ class JudgeConfig:
         if not self.model:
             raise ValueError(f"no model given for LLM provider {self.provider!r} (expected PROVIDER:MODEL)")
         wire = PROVIDERS[self.provider]
-        self.base_url = wire.base_url_of(self.base_url or wire.default_base_url)
-        if not _is_http_url(self.base_url):
-            raise ValueError(f"the base URL {shown_url(self.base_url)!r} is no http:// or https:// URL")
+        given = self.base_url or wire.default_base_url
+        if not _is_http_url(given):
+            raise ValueError(f"the base URL {shown_url(given)!r} is no http:// or https:// URL")
+        self.base_url = wire.base_url_of(given)
         if self.timeout < 0 or self.max_tokens < 1 or (self.context is not None and self.context < 1):
             raise ValueError("the LLM timeout, output budget and context must be above 0")
         if self.timeout == 0:

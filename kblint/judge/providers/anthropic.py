@@ -6,7 +6,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from .base import Answer, Provider, Question, token_count
+from .base import Answer, Provider, Question, at_route, split_query, token_count
 
 _TOOL = "record_verdicts"
 
@@ -25,7 +25,8 @@ class Anthropic(Provider):
     api_key_env = "ANTHROPIC_API_KEY"
 
     def endpoint(self, base_url: str) -> str:
-        return base_url + ("/messages" if base_url.endswith("/v1") else "/v1/messages")
+        head, _ = split_query(base_url)
+        return at_route(base_url, "/messages" if head.endswith("/v1") else "/v1/messages")
 
     def headers(self, api_key: str | None) -> dict[str, str]:
         headers = super().headers(api_key)

@@ -16,6 +16,19 @@ class Answer:
     cut: bool = False  # the server stopped the answer at its output budget
 
 
+def split_query(url: str) -> tuple[str, str]:
+    """URL cut where its query or fragment starts (`?api-version=...`): the part a route is added
+    to, and the rest, which goes after the route."""
+    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    return url[:cut], url[cut:]
+
+
+def at_route(base_url: str, route: str) -> str:
+    """BASE_URL with ROUTE added to its path, its query kept after it."""
+    head, tail = split_query(base_url)
+    return head + route + tail
+
+
 def token_count(value: object) -> int:
     """A usage figure as reported, or 0 when it is missing or not a count."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
@@ -47,8 +60,16 @@ class Provider:
 
     @classmethod
     def base_url_of(cls, url: str) -> str:
-        """The base URL requests are built on, from what the user gave."""
-        return url.rstrip("/")
+        """The base URL requests are built on, from what the user gave: its path without a
+        trailing slash, its query kept."""
+        head, tail = split_query(url)
+        return cls.root_of(head.rstrip("/")) + tail
+
+    @classmethod
+    def root_of(cls, url: str) -> str:
+        """The base URL made of URL, the user's URL up to its query with no trailing slash: URL itself
+        unless the provider's servers have routes users give in its place."""
+        return url
 
     def endpoint(self, base_url: str) -> str:
         raise NotImplementedError

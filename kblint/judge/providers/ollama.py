@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Answer, ContextRequest, Provider, Question, token_count
+from .base import Answer, ContextRequest, Provider, Question, at_route, token_count
 
 _COMPATIBLE_ROUTES = ("/v1", "/api")  # what users paste from other clients' settings
 
@@ -21,17 +21,16 @@ class Ollama(Provider):
     sets_context = True
 
     @classmethod
-    def base_url_of(cls, url: str) -> str:
+    def root_of(cls, url: str) -> str:
         """The server's root: a base URL ending in /v1 (the OpenAI-compatible route) or /api
         means the same server."""
-        url = url.rstrip("/")
         for route in _COMPATIBLE_ROUTES:
             if url.endswith(route):
                 return url[: -len(route)]
         return url
 
     def endpoint(self, base_url: str) -> str:
-        return base_url + "/api/chat"
+        return at_route(base_url, "/api/chat")
 
     # "json_schema": `format` is the verdicts' JSON Schema (Ollama 0.5 and later turn it into a
     # grammar); "json": any JSON object; "plain": the prompt alone.
@@ -67,7 +66,7 @@ class Ollama(Provider):
         )
 
     def context_request(self, base_url: str, model: str) -> ContextRequest:
-        return ContextRequest("POST", base_url + "/api/show", {"model": model})
+        return ContextRequest("POST", at_route(base_url, "/api/show"), {"model": model})
 
     def context_length(self, data: object) -> int | None:
         """`model_info`'s `<architecture>.context_length`: the context the model was trained for."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .base import Answer, ContextRequest, Provider, Question, token_count
+from .base import Answer, ContextRequest, Provider, Question, at_route, split_query, token_count
 
 
 class OpenAI(Provider):
@@ -14,7 +14,7 @@ class OpenAI(Provider):
     base_url_env: ClassVar[str | None] = "OPENAI_BASE_URL"
 
     def endpoint(self, base_url: str) -> str:
-        return base_url + "/chat/completions"
+        return at_route(base_url, "/chat/completions")
 
     def headers(self, api_key: str | None) -> dict[str, str]:
         headers = super().headers(api_key)
@@ -71,8 +71,9 @@ class OpenAI(Provider):
         other servers answer 404. Not sent to OpenAI itself, which has no such route."""
         if base_url == self.default_base_url:
             return None
-        root = base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
-        return ContextRequest("GET", root + "/props")
+        head, tail = split_query(base_url)
+        root = head.removesuffix("/v1")
+        return ContextRequest("GET", root + "/props" + tail)
 
     def context_length(self, data: object) -> int | None:
         settings = data.get("default_generation_settings") if isinstance(data, dict) else None
