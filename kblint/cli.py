@@ -3,6 +3,7 @@
 No `from __future__ import annotations` here: typer reads each command's annotations on every run,
 and strings would have to be evaluated again each time, at start-up."""
 
+import contextlib
 import math
 import os
 import stat
@@ -256,7 +257,8 @@ def validate(
         _watch(flags, config, settings)
     # one byte past the limit tells that the entry is over it, without reading all of it
     stdin_data = sys.stdin.buffer.read(settings.limits.max_file_bytes + 1) if settings.stdin else None
-    _warn_plugin_problems()
+    with contextlib.redirect_stdout(sys.stderr):  # what a plugin prints as it loads: stdout holds the report
+        _warn_plugin_problems()
     left_out = _autofix(settings) if settings.fix or settings.diff else set()  # --diff ends there
 
     from .config import llm_spec
@@ -267,7 +269,8 @@ def validate(
 
     progress = for_run(settings.quiet)
     try:
-        report, warnings = run(settings, stdin_data=stdin_data, progress=progress)
+        with contextlib.redirect_stdout(sys.stderr):  # and what its checkers print, in every process
+            report, warnings = run(settings, stdin_data=stdin_data, progress=progress)
     except (UsageError, JudgmentSetupError) as exc:
         _fail(str(exc))
     finally:

@@ -259,6 +259,15 @@ def test_a_checker_that_exits_is_a_checker_error(tmp_path: Path, badplug, body: 
     ]
 
 
+def test_what_a_plugin_prints_goes_to_standard_error_not_into_the_report(tmp_path: Path, badplug):
+    """A debugging print in a plugin must not break `--format json` read by CI."""
+    module = "print('loading badplug')\n" + checker_plugin("print('checking', entry.id); return []")
+    kb = write_kb(tmp_path / "k", BAD_KB, ENTRY)
+    result = run_kblint("validate", str(kb), "--format", "json", "--no-cache", env=badplug(module))
+    assert result.code == 0 and result.json["summary"]["entries"] == 1  # the report reads as JSON
+    assert "loading badplug" in result.stderr and "checking a" in result.stderr
+
+
 def test_an_exception_whose_message_raises_is_still_a_checker_error(tmp_path: Path, badplug):
     source = checker_plugin(
         "raise Odd()",
