@@ -61,6 +61,7 @@ class FakeLLM:
         self.garbage = 0
         self.fail_status = 500
         self.fail_count = 0
+        self.retry_after: str | None = None  # the Retry-After header of the simulated failures
         self.style = "bare"
         self.drop_ids: set[str] = set()
         self.drop_count = 0
@@ -362,6 +363,9 @@ class _Handler(BaseHTTPRequestHandler):
         data = json.dumps(payload).encode("utf-8")
         self.send_response(status)
         self.send_header("content-type", "application/json")
+        retry_after = self.server.fake.retry_after  # type: ignore[attr-defined]
+        if status >= 400 and retry_after is not None:
+            self.send_header("retry-after", retry_after)
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         try:

@@ -265,6 +265,34 @@ def test_backoff_exhausted_gives_item_errors(server):
     assert "HTTP 500" in outcomes[0].errors[0].message and "3 tries" in outcomes[0].errors[0].message
 
 
+def _http_date(seconds_from_now: float) -> str:
+    import email.utils
+    import time
+
+    return email.utils.formatdate(time.time() + seconds_from_now, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "low", "high"),
+    [
+        ("7", 7, 7),
+        ("100", 30, 30),  # at most max_retry_delay
+        (_http_date(20), 17, 20),  # an HTTP date: the seconds until then (the date is to the second)
+        (_http_date(-60), 0.05, 0.05),  # a date gone by: the back-off's own delay
+        ("soon", 0.05, 0.05),  # neither: the same
+    ],
+)
+def test_the_wait_a_retry_after_asks_for_is_kept(server, retry_after, low, high):
+    server.fail_status, server.fail_count, server.retry_after = 429, 1, retry_after
+    waited: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waited.append(seconds)
+
+    outcomes, _, unavailable = judge([req("e1", {"a": "one"})], cfg(server, retry_base_delay=0.05, sleep=sleep))
+    assert unavailable is None and outcomes[0].verdicts and len(waited) == 1 and low <= waited[0] <= high
+
+
 @pytest.mark.parametrize("status", [429, 502, 503])  # 429: a spent quota answers so for good
 def test_a_dead_provider_behind_a_gateway_is_unavailable_after_a_few_entries(server, status):
     server.fail_status, server.fail_count = status, ALWAYS

@@ -699,11 +699,24 @@ def _snippet(resp: httpx.Response, wire: Provider) -> str:
 
 
 def _retry_after(resp: httpx.Response) -> float | None:
+    """The seconds a Retry-After header asks for: given as seconds, or as the HTTP date to wait until."""
     value = resp.headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
+    if value is None:
         return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    import email.utils
+    from datetime import datetime, timezone
+
+    try:
+        until = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if until.tzinfo is None:  # `-0000`: no zone said; HTTP dates are in GMT
+        until = until.replace(tzinfo=timezone.utc)
+    return max(0.0, (until - datetime.now(timezone.utc)).total_seconds())
 
 
 async def _run(works: list[_Work], runner: _Runner) -> None:
