@@ -277,12 +277,14 @@ def _http_date(seconds_from_now: float) -> str:
     [
         ("7", 7, 7),
         ("100", 30, 30),  # at most max_retry_delay
-        (_http_date(20), 17, 20),  # an HTTP date: the seconds until then (the date is to the second)
-        (_http_date(-60), 0.05, 0.05),  # a date gone by: the back-off's own delay
+        (20.0, 17, 20),  # an HTTP date 20 s from now: the seconds until then (the date is to the second)
+        (-60.0, 0.05, 0.05),  # a date gone by: the back-off's own delay
         ("soon", 0.05, 0.05),  # neither: the same
     ],
 )
 def test_the_wait_a_retry_after_asks_for_is_kept(server, retry_after, low, high):
+    if isinstance(retry_after, float):
+        retry_after = _http_date(retry_after)
     server.fail_status, server.fail_count, server.retry_after = 429, 1, retry_after
     waited: list[float] = []
 
