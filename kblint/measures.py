@@ -100,3 +100,26 @@ class FactsMeasures:
 
     def words(self, up_to: int) -> int:
         raise RuntimeError("words are measured in pass 1")
+
+
+class WholeMeasures(FactsMeasures):
+    """An entry's measures after the graph pass when it was read again: its graph measures, and
+    what pass 1 measures on the entry itself (for a graded item whose levels ask for both)."""
+
+    def __init__(
+        self, facts: EntryFacts, inlinks: dict[str, list[str]], type_of_target: TypeOfTarget, entry: EntryMeasures
+    ):
+        super().__init__(facts, inlinks, type_of_target)
+        self.entry = entry
+
+    def metadata_count(self, field: str) -> int:
+        return self.entry.metadata_count(field)
+
+    def tags_count(self) -> int:
+        return self.entry.tags_count()
+
+    def has_section(self, heading: str) -> bool:
+        return self.entry.has_section(heading)
+
+    def words(self, up_to: int) -> int:
+        return self.entry.words(up_to)

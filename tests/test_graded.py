@@ -147,6 +147,67 @@ def test_a_required_item_without_an_outcome_makes_the_score_incomplete(tmp_path:
     assert "required must be true or false" in issues_of(lint(bad), "config_error")[0]["message"]
 
 
+def levels_of(report: dict) -> dict[str, str]:
+    """Each entry's level on each graded item, as `item=level`."""
+    (kb_report,) = report["kbs"]
+    return {g["entry_id"]: ",".join(f"{c['item_id']}={c['level']}" for c in g["criteria"]) for g in kb_report["grades"]}
+
+
+def test_levels_may_ask_of_the_entry_and_of_its_links(tmp_path: Path):
+    """`tags` is measured in pass 1, `inlinks` after the graph pass: the item runs after it, on the
+    entry read again."""
+    kb_yaml = """\
+name: mixed
+evaluation_rubric:
+  - text: People
+    id: people
+    pass_level: linked
+    levels:
+      - {id: none, score: 0}
+      - {id: tagged, score: 0.5, when: "tags count >= 2"}
+      - {id: linked, score: 1, when: "inlinks count >= 1"}
+"""
+    linking = entry(1).replace("Body.", "See [[three]].")
+    kb = write_kb(tmp_path / "mixed", kb_yaml, {"one.md": linking, "three.md": entry(3), "six.md": entry(6)})
+    report = lint(kb)
+    assert issues_of(report, "internal_error") == [] and issues_of(report, "config_error") == []
+    assert levels_of(report) == {"one": "people=none", "three": "people=linked", "six": "people=tagged"}
+    assert by_entry(report, "rubric_violation", "people") == {
+        "one": "Entry 'one' reached 'none' (0.00), needs 'linked' on 'People': tags count is 1, policy requires >= 2",
+        "six": "Entry 'six' reached 'tagged' (0.50), needs 'linked' on 'People': inlinks count is 0, policy requires >= 1",
+    }
+
+
+GATED_KB = """\
+name: gated
+types:
+  note:
+    workflow: {states: [draft, review, confirmed]}
+    evaluation_rubric:
+      - text: Sign-off
+        id: signoff
+        required: true
+        levels:
+          - {id: none, score: 0}
+          - {id: signed, score: 1, when: "status review->confirmed requires tags count >= 2"}
+      - {text: Two tags to confirm, id: plain, required: true, policy: "status review->confirmed requires tags count >= 2"}
+"""
+
+
+def test_a_gate_that_does_not_apply_gives_a_graded_item_no_outcome(tmp_path: Path):
+    """As for a plain gate: the item neither passes nor fails a draft, and a required one is not
+    missing there."""
+    draft, confirmed = entry(1).replace("type: note", "type: note\nstatus: draft"), entry(1)
+    confirmed = confirmed.replace("type: note", "type: note\nstatus: confirmed")
+    kb = write_kb(tmp_path / "gated", GATED_KB, {"draft.md": draft, "confirmed.md": confirmed})
+    report = lint(kb)
+    assert levels_of(report) == {"confirmed": "signoff=none"}
+    assert by_entry(report, "rubric_violation", "signoff").keys() == {"confirmed"}
+    assert by_entry(report, "rubric_violation", "plain").keys() == {"confirmed"}
+    (kb_report,) = report["kbs"]
+    assert kb_report["score"] is not None and "score_incomplete" not in kb_report
+
+
 JUDGED_KB = """\
 name: judged
 evaluation_rubric:

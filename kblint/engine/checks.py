@@ -97,7 +97,8 @@ def _run_policy(b: Binding, subject: Subject) -> Issue | None:
         raise LookupError(f"policy {b.policy!r} is not parsed")
     message = b.evaluate(subject.measures, subject.previous_status, subject.has_base)
     if message is None:
-        return None  # a gate that does not apply is no outcome
+        scoring.not_applicable(subject.facts, b)  # a gate that does not apply is no outcome
+        return None
     scoring.record(subject.facts, b, not message)
     if not message:
         return None
@@ -119,7 +120,11 @@ def _run_policy(b: Binding, subject: Subject) -> Issue | None:
 
 def _run_graded(b: Binding, subject: Subject) -> Issue | None:
     """An item graded by the `when:` policies of its levels: the highest level that holds."""
-    reached, missed = grade(b.levels, subject.measures, subject.previous_status, subject.has_base)
+    graded = grade(b.levels, subject.measures, subject.previous_status, subject.has_base)
+    if graded is None:
+        scoring.not_applicable(subject.facts, b)
+        return None
+    reached, missed = graded
     required = b.pass_level or b.levels[1]
     scoring.record_level(subject.facts, b, reached)
     result = Grade(reached, required)

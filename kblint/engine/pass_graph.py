@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..checkers.base import CheckContext
-from ..measures import FactsMeasures
+from ..measures import EntryMeasures, FactsMeasures, WholeMeasures
 from ..model.entry import Entry
 from ..model.facts import EntryFacts
 from ..model.graph import FILE, KBIndex, LinkGraph
@@ -162,14 +162,20 @@ def graph_checks(
     previous: tuple[object, bool],
 ) -> list[Issue]:
     """The checker and policy items of PLAN that need the graph, on one entry of FACTS' type.
-    WHOLE_ENTRY reads the entry again, called only for plugin checkers that need it; PREVIOUS:
-    (status at --base, there is a --base)."""
+    WHOLE_ENTRY reads the entry again, called only for the items that need it (plugin checkers,
+    graded items that measure the entry too); PREVIOUS: (status at --base, there is a --base)."""
     bindings = plan.graph_bindings(facts.type)
     if not bindings:
         return []
     checked: Entry | EntryFacts = facts
-    if plan.graph_needs_whole_entry(facts.type):
-        checked = whole_entry() or facts
     measures = FactsMeasures(facts, graph.inlinks, graph.type_of_target)
+    if plan.graph_needs_whole_entry(facts.type):
+        entry = whole_entry()
+        if entry is not None:
+            checked = entry
+            whole = EntryMeasures(entry, context.schema)
+            measures = WholeMeasures(facts, graph.inlinks, graph.type_of_target, whole)
+        else:  # gone since pass 1: what measures the entry itself is not run
+            bindings = [b for b in bindings if not b.measures_whole_entry]
     subject = Subject(checked, facts, facts.site, context, measures, lambda name: 1, *previous)
     return run_bindings(bindings, subject)

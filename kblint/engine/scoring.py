@@ -26,6 +26,13 @@ def record(facts: EntryFacts, b: Binding, passed: bool) -> None:
         facts.required_done = (*facts.required_done, b.id)
 
 
+def not_applicable(facts: EntryFacts, b: Binding) -> None:
+    """The rubric item B does not apply to the entry of FACTS (a status gate of another status): no
+    outcome to score, and none missing, even when B is `required: true`."""
+    if b.required:
+        facts.required_done = (*facts.required_done, b.id)
+
+
 def record_level(facts: EntryFacts, b: Binding, level: Level) -> None:
     """The LEVEL the graded item B reached on the entry of FACTS."""
     facts.score_total += b.weight

@@ -10,9 +10,12 @@
       required: true             # without an outcome the entry's score is incomplete
 
 An item whose levels have `when:` policies is graded deterministically: it reaches the highest
-level whose policy holds (the lowest needs none). Levels without `when:` are left to the judge,
-which is shown each level's description and indicators and must answer exactly one level id.
-The violation names the level reached and the one needed.
+level whose policy holds (the lowest needs none). The policies may measure the entry (`tags`,
+`body.words`) and its links (`inlinks`) alike. A level whose policy is a status gate that does
+not apply to the entry neither holds nor fails; when none applies, the item has no outcome there.
+Levels without `when:` are left to the judge, which is shown each level's description and
+indicators and must answer exactly one level id. The violation names the level reached and the
+one needed.
 """
 
 from __future__ import annotations
@@ -145,16 +148,20 @@ def _required(levels: tuple[Level, ...], pass_level: Any) -> Level:
     return found
 
 
-def grade(levels: tuple[Level, ...], measures: Measures, previous: object, has_base: bool) -> tuple[Level, str]:
+def grade(levels: tuple[Level, ...], measures: Measures, previous: object, has_base: bool) -> tuple[Level, str] | None:
     """The highest level whose condition holds on an entry, and why the next one up was not reached
-    (its policy's message; empty at the top)."""
+    (its policy's message; empty at the top). A level whose condition is a status gate that does
+    not apply to the entry neither holds nor fails; None when no level's condition applies: the
+    item has no outcome on the entry, as a plain gate then has none."""
     reached, missed = levels[0], ""
+    applied = False
     for level in levels[1:]:
-        if level.evaluate is None:
+        message = level.evaluate(measures, previous, has_base) if level.evaluate is not None else None
+        if message is None:
             continue
-        message = level.evaluate(measures, previous, has_base)
+        applied = True
         if message == "":
             reached, missed = level, ""
         elif not missed:
-            missed = message or ""
-    return reached, missed
+            missed = message
+    return (reached, missed) if applied else None

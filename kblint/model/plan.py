@@ -104,6 +104,13 @@ class Binding:
         return self.kind in ("checker", "policy") or (self.kind == "schema" and self.validator is not None)
 
     @property
+    def measures_whole_entry(self) -> bool:
+        """Whether the item, run after the graph pass, also measures the entry itself: a graded
+        item whose levels ask both of its links (`links.person`, `inlinks`) and of its frontmatter
+        or body (`tags`, `body.words`). The graph pass then reads the entry again."""
+        return self.graded and self.needs_graph and any(lv.evaluate and not lv.needs_graph for lv in self.levels)
+
+    @property
     def scored(self) -> bool:
         """Whether the item's outcome on an entry counts in the entry's score: what kblint runs and
         what the judge answers; a schema-coverage claim and a broken item have no outcome."""
@@ -165,12 +172,13 @@ class Plan:
         return self._part("graph", type_name, lambda items: [b for b in items if b.runs and b.needs_graph])
 
     def graph_needs_whole_entry(self, type_name: str) -> bool:
-        """Whether a plugin checker among a type's graph items needs the graph: it gets the whole
-        entry, re-read (SPEC §11); core checkers of the graph read the entry's facts."""
+        """Whether a type's graph items need the whole entry, re-read: a plugin checker that needs
+        the graph gets it (SPEC §11; core checkers of the graph read the entry's facts), and so does
+        a graded item that measures the entry too."""
         found: bool | None = self._parts.get(("whole", type_name))
         if found is None:
             found = self._parts[("whole", type_name)] = any(
-                b.impl is not None and b.impl.needs_graph and b.impl.source != "core"
+                (b.impl is not None and b.impl.needs_graph and b.impl.source != "core") or b.measures_whole_entry
                 for b in self.graph_bindings(type_name)
             )
         return found
