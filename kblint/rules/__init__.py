@@ -229,6 +229,12 @@ _TABLE = [
     ),
     ("rubric_levels_unordered", "rubric", "error", "The scores of a graded item's levels go down."),
     (
+        "rubric_unknown_name",
+        "rubric",
+        "warning",
+        "A rubric item names a field, or a status gate a status, that no type it applies to declares.",
+    ),
+    (
         "rubric_restates_schema",
         "rubric",
         "info",

@@ -185,6 +185,8 @@ def _levels_yaml(top: float) -> str:
 _DATE_ITEM = '    evaluation_rubric:\n      - "Finding has a date"\n'
 _DATE_BOUND = '{text: "Finding has a date", covered_by: schema, field: date}'
 
+_GATE_ITEM = '    evaluation_rubric:\n      - "status review->confirmed requires metadata.confidence required"\n'
+
 _BY_ITEM = (
     "In an entry's suppressions, name the rubric item's `id` instead of the rule to hide that item's issues only."
 )
@@ -576,6 +578,21 @@ _DOCS = [
         "Order the levels from the lowest score to the highest (or correct the score that is wrong).",
         Example(_notes(**_LINKED_STEMS) | {"kb.yaml": _levels_yaml(0.4)}),
         Example(_notes(**_LINKED_STEMS) | {"kb.yaml": _levels_yaml(1)}),
+        scope=KB,
+    ),
+    RuleDoc(
+        "rubric_unknown_name",
+        "A rubric item names a field (`metadata.FIELD` in a policy, the field a checker such as "
+        "`has_field` reads) that no type the item applies to declares, or a status gate names a status "
+        "that is in no such type's `workflow.states`: most likely a misspelling, and the item then "
+        "fails on every entry, or its gate never applies. Only types that list their fields (or have "
+        "a workflow) are asked; the warning suggests the declared name nearest to the one written.",
+        "Correct the name, or declare the field (`fields:`, `optional:`) or the status in the type.",
+        Example(
+            _findings("findings/harbor.md", _GOOD_FINDING)
+            | {"kb.yaml": _FINDINGS_YAML + _GATE_ITEM.replace("confirmed", "confimred")}
+        ),
+        Example(_findings("findings/harbor.md", _GOOD_FINDING) | {"kb.yaml": _FINDINGS_YAML + _GATE_ITEM}),
         scope=KB,
     ),
     RuleDoc(

@@ -8,7 +8,9 @@
   the plan, which breaks the item);
 - rubric_restates_schema: a judgment string that only restates a required field;
 - rubric_policy_typo: a string that looks like a policy but does not parse (`policy_typo`, called
-  where string items are bound: the item is broken instead of silently becoming a judgment item).
+  where string items are bound: the item is broken instead of silently becoming a judgment item);
+- rubric_unknown_name: a policy or a checker names a field, or a gate a status, that no type the
+  item applies to declares.
 
 `rubric_findings` is what the plan records about its rubric; the broken items report themselves
 (kblint.rules.config).
@@ -16,14 +18,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 from .. import policy
 from ..model.issue import Issue
-from ..model.kbschema import KBSchema, RubricItem
+from ..model.kbschema import KBSchema, RubricItem, TypeSchema
 from ..model.levels import reaches
 from . import RULES, Site
 
@@ -317,6 +320,87 @@ def restates_issues(schema: KBSchema, plan: Plan, site: Site) -> list[Issue]:
 
 
 # ---------------------------------------------------------------------------------------------
+# rubric_unknown_name.
+
+_SUGGEST = 0.6  # difflib ratio of a name to the declared one it is taken for a misspelling of
+
+
+class _Named(NamedTuple):
+    """A field or status an item names, and where (its policy, a level's, its checker)."""
+
+    kind: str  # "field" | "status"
+    name: str
+    where: str  # "" when the item's text is its policy
+
+
+def _policies(b: Binding) -> Iterator[tuple[policy.Policy, str]]:
+    """The policies of B, its own or its levels' `when:`, each with where it is written."""
+    if not b.graded:
+        if b.parsed is not None:
+            yield b.parsed, "" if b.text == b.policy else f" (policy {b.policy!r})"
+        return
+    for level in b.levels:
+        if level.when is not None:
+            with contextlib.suppress(policy.PolicyError):  # a level's policy that does not parse breaks the item
+                yield policy.parse(level.when), f" (level '{level.id}': {level.when!r})"
+
+
+def _named_in(b: Binding) -> Iterator[_Named]:
+    for p, where in _policies(b):
+        if isinstance(p, policy.Gate):
+            yield from (_Named("status", s, where) for s in (p.from_state, p.to_state) if s != "*")
+        c = policy.constraint_of(p)
+        if isinstance(c, (policy.Count, policy.Required)) and c.subject.kind == "metadata" and c.subject.name:
+            yield _Named("field", c.subject.name, where)
+    if b.kind == "checker" and b.impl is not None:
+        name = b.impl.field_for(b.params)
+        if name:
+            yield _Named("field", name, f" (checker {b.checker})")
+
+
+def _declared(kind: str, types: list[TypeSchema]) -> set[str] | None:
+    """The fields (or statuses) TYPES declare; None when one of them does not say (a type that does
+    not list its fields, or has no workflow), where any name may be meant."""
+    if kind == "field":
+        return None if not all(ts.knows_keys for ts in types) else set().union(*(ts.known_keys() for ts in types))
+    if not all(ts.workflow is not None for ts in types):
+        return None
+    return {state for ts in types if ts.workflow is not None for state in ts.workflow.states}
+
+
+def _unknown_name_issue(b: Binding, named: _Named, types: list[TypeSchema], site: Site) -> Issue | None:
+    declared = _declared(named.kind, types)
+    if declared is None or named.name in declared:
+        return None
+    near = difflib.get_close_matches(named.name, sorted(declared), n=1, cutoff=_SUGGEST)
+    hint = f" (did you mean '{near[0]}'?)" if near else ""
+    whose = _names([ts.name for ts in types])
+    what = "a field" if named.kind == "field" else "a workflow status"
+    message = f"rubric item {b.text!r}{named.where} names '{named.name}', which is not {what} of {whose}{hint}"
+    rule = RULES["rubric_unknown_name"]
+    return rule.issue(site, message, line=max(b.line, 1), discriminator=f"{b.text}:{named.name}", rubric_item=b.text)
+
+
+def unknown_name_issues(schema: KBSchema, plan: Plan, site: Site) -> list[Issue]:
+    """The fields and statuses that items of kb.yaml name and no type they apply to declares."""
+    types_of: dict[int, tuple[Binding, list[TypeSchema]]] = {}
+    for type_name, bindings in plan.by_type.items():
+        ts = schema.types.get(type_name)
+        if ts is None:
+            continue
+        for b in bindings:
+            if b.source == "kb.yaml" and b.runs:
+                types_of.setdefault(id(b), (b, []))[1].append(ts)
+    issues = []
+    for b, types in types_of.values():
+        for named in dict.fromkeys(_named_in(b)):
+            issue = _unknown_name_issue(b, named, types, site)
+            if issue is not None:
+                issues.append(issue)
+    return issues
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def rubric_findings(schema: KBSchema, plan: Plan) -> list[Issue]:
@@ -327,4 +411,5 @@ def rubric_findings(schema: KBSchema, plan: Plan) -> list[Issue]:
     for ts in schema.types.values():
         issues += duplicate_issues([i for i in ts.rubric if i.source == "kb.yaml"], site)
     issues += restates_issues(schema, plan, site)
+    issues += unknown_name_issues(schema, plan, site)
     return sorted(issues, key=lambda issue: (issue.line, issue.rule))
