@@ -19,18 +19,16 @@ type does not declare, mixed and/or lists, mapping items, policy-shaped strings.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
 from . import yamlread
 from .checkers.registry import registry
-from .infra.files import FileProblem, read_regular_file
+from .infra.files import FileProblem, read_regular_file, replace_file
 from .model.kbschema import KBSchema, RubricItem, schema_from_text
 from .model.markdown import editor_lines
 from .model.plan import Binding, bind, build_plan
@@ -427,16 +425,12 @@ def write(result: MigrationResult) -> bool:
             f"{result.path}: kb.yaml changed since the migration was proposed; run it again", result.path
         )
     _verify(result.path, result.original, result.migrated, result.proposals)
-    directory = os.path.dirname(os.path.abspath(result.path))
-    fd, tmp = tempfile.mkstemp(prefix=".kb.yaml.", dir=directory)
+    if os.path.islink(result.path):  # a kb.yaml shared with another KB: replacing the link would part them
+        raise MigrationError(
+            f"{result.path}: a symbolic link: not rewritten (migrate the kb.yaml it leads to)", result.path
+        )
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(result.migrated)
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, os.stat(result.path).st_mode & 0o7777)
-        os.replace(tmp, result.path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        replace_file(result.path, result.migrated.encode("utf-8"), os.stat(result.path))
+    except OSError as exc:
+        raise MigrationError(f"{result.path}: not written: {exc.strerror or exc}", result.path) from None
     return True

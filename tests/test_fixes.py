@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 FIXES = FIXTURES / "fixes"
 CASES = sorted(p.name for p in FIXES.iterdir() if p.is_dir())
 # case → (issues fixed, files changed)
-COUNTS = {"crlf": (3, 1), "date": (2, 1), "links": (6, 2), "select": (5, 2), "type": (2, 2)}
+# chained: the type a missing_type fix writes makes a value of that type's fields fixable
+COUNTS = {"chained": (2, 1), "crlf": (3, 1), "date": (2, 1), "links": (6, 2), "select": (5, 2), "type": (2, 2)}
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -322,3 +323,33 @@ def test_a_diff_breaks_lines_where_editors_do(tmp_path: Path):
     kb = write_kb(tmp_path / "kb", _CONFLICT_YAML.split("validation:", maxsplit=1)[0], {"findings/fee.md": entry})
     diff = run_kblint("validate", ".", "--diff", "--no-cache", cwd=kb).stdout
     assert "No newline" not in diff and ' title: "Dues\u2028paid"\n-confidence: HIGH\n+confidence: high\n' in diff
+
+
+def test_a_write_cut_short_leaves_no_temporary_file(tmp_path: Path, monkeypatch):
+    """Ctrl-C while a fixed file is written: the file is as it was, and nothing is left beside it."""
+    from kblint.infra.files import replace_file
+
+    target = tmp_path / "entry.md"
+    target.write_bytes(b"before\n")
+
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        replace_file(str(target), b"after\n", os.stat(target))
+    assert [p.name for p in tmp_path.iterdir()] == ["entry.md"] and target.read_bytes() == b"before\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root may give a file away")
+def test_a_fixed_file_keeps_its_owner_and_mode(tmp_path: Path):
+    kb = _before("date", tmp_path)
+    entries = [p for p in kb.rglob("*.md")]
+    for entry in entries:
+        os.chown(entry, 1234, 4321)
+        entry.chmod(0o640)
+    assert run_kblint("validate", str(kb), "--fix", "--no-cache").code in (0, 1)
+    changed = [p for p in entries if p.read_bytes() != (FIXES / "date" / "before" / p.relative_to(kb)).read_bytes()]
+    assert changed and all(
+        (p.stat().st_uid, p.stat().st_gid, p.stat().st_mode & 0o777) == (1234, 4321, 0o640) for p in changed
+    )

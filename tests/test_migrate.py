@@ -228,6 +228,17 @@ def test_write_refuses_when_the_file_changed_meanwhile(kb: Path):
         write(result)
 
 
+def test_write_refuses_a_kb_yaml_that_is_a_symbolic_link(tmp_path: Path):
+    """Replacing the link with a file would part the KBs that share the kb.yaml it leads to."""
+    shared = tmp_path / "shared.yaml"
+    shared.write_text("name: h\nevaluation_rubric:\n  - Entries have at least two tags\n", encoding="utf-8")
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "kb.yaml").symlink_to(shared)
+    result = run_kblint("migrate", str(tmp_path / "kb"), "--write")
+    assert result.code == 2 and "a symbolic link: not rewritten" in result.stderr
+    assert (tmp_path / "kb" / "kb.yaml").is_symlink() and "tags count" not in shared.read_text(encoding="utf-8")
+
+
 def test_write_refuses_a_result_that_does_not_verify(kb: Path):
     result = propose(str(kb))
     before = (kb / "kb.yaml").read_bytes()

@@ -3,27 +3,26 @@
 A fix is kept only if it clears its issue: the files are linted again as fixed, in memory (with the
 rest of the workspace as it is on disk), and a fix whose issue is still there is left out, its file
 fixed again without it, until every fix left clears its issue. Files are then written atomically
-(a temporary file beside them, renamed over them, with their permissions), and only if they still
+(a temporary file beside them, renamed over them, with their permissions and owner), and only if they still
 hold what was read.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import os
-import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from ..config import Settings
 from ..engine.run import run
-from ..infra.files import FileProblem, read_regular_file
+from ..infra.files import FileProblem, read_regular_file, replace_file
 from ..model.issue import Issue, Report
+from ..model.kbschema import KBSchema
 from ..model.markdown import editor_lines
 from ..paths import display_path
-from .plan import FilePlan, fix_key, kb_schemas, plan
+from ..yamlread import Limits
+from .plan import FilePlan, FixKey, fix_key, kb_schemas, plan
 
 
 @dataclass(slots=True)
@@ -71,21 +70,55 @@ def not_cleared(plans: list[FilePlan], before: Report, after: Report) -> list[Is
     return failed
 
 
+# A fix can make another issue fixable (the type a missing_type fix writes makes that type's fields
+# checkable): fixes are found again on the fixed files, up to this many rounds in all.
+ROUNDS = 3
+
+
 def find_fixes(settings: Settings) -> Fixes:
     """The fixes of what SETTINGS lint, each checked to clear its issue."""
     lint = _lint_settings(settings)
     report, warnings = run(lint)
     schemas = kb_schemas(report)
-    plans = plan(report, schemas, settings.limits)
+    done: dict[str, FilePlan] = {}
     left_out: list[Issue] = []
+    for _ in range(ROUNDS):
+        fixed = {path: p.fixed for path, p in done.items()}
+        skip = {fix_key(i) for i in left_out}
+        plans, report, failed = _checked_round(lint, report, schemas, settings.limits, fixed, skip)
+        left_out.extend(failed)
+        if not plans:
+            break
+        for p in plans:
+            earlier = done.get(p.path)
+            done[p.path] = (
+                p if earlier is None else replace(p, original=earlier.original, issues=earlier.issues + p.issues)
+            )
+    return Fixes(list(done.values()), left_out, warnings)
+
+
+def _checked_round(
+    lint: Settings,
+    report: Report,
+    schemas: dict[str, KBSchema],
+    limits: Limits,
+    fixed: dict[str, bytes],
+    skip: set[FixKey],
+) -> tuple[list[FilePlan], Report, list[Issue]]:
+    """The fixes of REPORT's issues (but those of SKIP, left out before) made on the files as FIXED
+    holds them (else as on disk), each checked to clear its issue; the report of the files with
+    them, and the fixes left out."""
+    plans = plan(report, schemas, limits, skip=skip, start=fixed)
+    left_out: list[Issue] = []
+    check = report
     while plans:
-        check, _ = run(replace(lint, no_cache=True), overlay={p.path: p.fixed for p in plans})
+        check, _ = run(replace(lint, no_cache=True), overlay={**fixed, **{p.path: p.fixed for p in plans}})
         failed = not_cleared(plans, report, check)
         if not failed:
             break
         left_out.extend(failed)  # each round leaves one fix out at least: the loop ends
-        plans = plan(report, schemas, settings.limits, left_out)
-    return Fixes(plans, left_out, warnings)
+        plans = plan(report, schemas, limits, left_out, skip=skip, start=fixed)
+    return plans, check, left_out
 
 
 def write_fixed(found: FilePlan) -> str | None:
@@ -97,21 +130,9 @@ def write_fixed(found: FilePlan) -> str | None:
         before = os.stat(found.path)
     except (FileProblem, OSError) as exc:
         return f"{name}: not fixed: {getattr(exc, 'reason', None) or exc}"
-    directory, base = os.path.split(found.path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{base}.", suffix=".tmp")
+        replace_file(found.path, found.fixed, before)
     except OSError as exc:
-        return f"{name}: not fixed: {exc.strerror or exc}"
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(found.fixed)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(before.st_mode))
-        os.replace(tmp, found.path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         return f"{name}: not fixed: {exc.strerror or exc}"
     after = os.stat(found.path)
     if (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size):

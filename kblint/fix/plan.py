@@ -9,7 +9,7 @@ comes last: the others find their values by key and target, not by line).
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..infra.files import FileProblem, is_regular_file_within, read_regular_file
@@ -61,10 +61,13 @@ def editable(path: str, root: str) -> bool:
     )
 
 
-def plan_file(path: str, schema: KBSchema, issues: list[Issue], limits: Limits) -> FilePlan | None:
-    """The fixes of ISSUES (all on PATH), made one after the other; None when none can be made."""
+def plan_file(
+    path: str, schema: KBSchema, issues: list[Issue], limits: Limits, start: bytes | None = None
+) -> FilePlan | None:
+    """The fixes of ISSUES (all on PATH), made one after the other on the file's bytes (START: on
+    these, the file as earlier fixes left it); None when none can be made."""
     try:
-        data = read_regular_file(path, limits.max_file_bytes)
+        data = read_regular_file(path, limits.max_file_bytes) if start is None else start
     except FileProblem:
         return None
     relpath = relative_to(path, schema.root)
@@ -82,32 +85,42 @@ def plan_file(path: str, schema: KBSchema, issues: list[Issue], limits: Limits) 
 
 
 def plan(
-    report: Report, schemas: dict[str, KBSchema], limits: Limits, left_out: Iterable[Issue] = ()
+    report: Report,
+    schemas: dict[str, KBSchema],
+    limits: Limits,
+    left_out: Iterable[Issue] = (),
+    skip: Collection[FixKey] = (),
+    start: Mapping[str, bytes] | None = None,
 ) -> list[FilePlan]:
-    """The fixes of REPORT's issues, file by file (but those LEFT_OUT)."""
+    """The fixes of REPORT's issues, file by file (but those LEFT_OUT, and those whose fix_key is
+    in SKIP), made on the bytes START holds for a file, else on the file as it is."""
     skipped = {id(issue) for issue in left_out}
     broken = {issue.path for issue in report.issues if issue.rule == "parse_error"}
     by_path: dict[str, list[Issue]] = {}
     for issue in report.issues:
-        if issue.rule in FIXABLE and id(issue) not in skipped and issue.path not in broken:
+        wanted = issue.rule in FIXABLE and id(issue) not in skipped and issue.path not in broken
+        if wanted and fix_key(issue) not in skip:
             by_path.setdefault(issue.path, []).append(issue)
     plans = []
     for path, issues in by_path.items():
         schema = schemas.get(issues[0].kb_name or "")
         if schema is None or not editable(path, schema.root):
             continue
-        found = plan_file(path, schema, issues, limits)
+        found = plan_file(path, schema, issues, limits, start.get(path) if start else None)
         if found is not None:
             plans.append(found)
     return plans
 
 
-def fix_key(issue: Issue) -> tuple[str, str, str | None, str]:
+FixKey = tuple[str, str, str | None, str]  # file, rule, field, discriminator
+
+
+def fix_key(issue: Issue) -> FixKey:
     """What tells an issue apart wherever its line went: file, rule, field and discriminator."""
     return issue.path, issue.rule, issue.field, issue.discriminator
 
 
-def mark_fixable(report: Report, limits: Limits, left_out: Collection[tuple[str, str, str | None, str]] = ()) -> None:
+def mark_fixable(report: Report, limits: Limits, left_out: Collection[FixKey] = ()) -> None:
     """Mark the issues of REPORT that have a fix (for the text report's `[*]`), but for those
     whose fix `--fix` just LEFT_OUT (by fix_key): it would not clear them."""
     if not any(issue.rule in FIXABLE for issue in report.issues):

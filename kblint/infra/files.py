@@ -3,6 +3,7 @@ waiting on a FIFO or a device (SPEC §2; README "Limits")."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -162,3 +163,27 @@ def why_not_within(root: str, relpath: str) -> str | None:
         else:
             return "does not exist"
     return "not a regular file (a directory)"
+
+
+def replace_file(path: str, data: bytes, kept: os.stat_result) -> None:
+    """Put DATA in place of the file at PATH at once: written to a temporary file beside it, which
+    gets the permissions, owner and group KEPT gives (the file's, as read), then renamed over it.
+    Raises OSError; however it ends (an interrupt too), no temporary file is left behind."""
+    import tempfile
+
+    directory, base = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{base}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if (kept.st_uid, kept.st_gid) != (os.getuid(), os.getgid()):
+            with contextlib.suppress(OSError):  # only root may give a file away: else it becomes the user's
+                os.chown(tmp, kept.st_uid, kept.st_gid)
+        os.chmod(tmp, stat.S_IMODE(kept.st_mode))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
