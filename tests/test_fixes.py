@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, examples, run_kblint, write_kb
+from conftest import FIXTURES, examples, issues_of, run_kblint, write_kb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -295,6 +295,21 @@ def test_noncanonical_link_is_a_link_by_another_name_than_the_id(tmp_path: Path)
     fixed = (tmp_path / "kbs/notes/b.md").read_text()
     # a wikilink by alias keeps it as its label: readers see the same text
     assert fixed == "---\ntitle: B\n---\n[[a|ALPHA]] [[a]] [[archive:old|Old Name]] [[archive:old]]\n"
+
+
+def test_a_link_on_a_line_its_rule_is_suppressed_on_is_not_fixed(tmp_path: Path):
+    """The issue is reported once per target; its fix edits the other links to that target, but
+    not one the entry says to leave as it is."""
+    body = (
+        "See [[Council]].\n\n<!-- kblint-disable noncanonical_link -->\n"
+        "The old spelling [[Council]] stays.\n<!-- kblint-enable noncanonical_link -->\n"
+        "<!-- kblint-disable-next-line noncanonical_link -->\nAnd [[Council]] here.\n"
+    )
+    entries = {"council.md": "---\ntitle: City council\n---\n[[x]]\n", "x.md": f"---\ntitle: X\n---\n{body}"}
+    kb = write_kb(tmp_path / "notes", "name: notes\n", entries)
+    result = run_kblint("validate", str(kb), "--fix", "--no-cache", "--format", "json")
+    assert (kb / "x.md").read_text() == "---\ntitle: X\n---\n" + body.replace("See [[Council]]", "See [[council]]", 1)
+    assert issues_of(result.json, "noncanonical_link") == []
 
 
 def test_a_name_two_entries_bear_is_not_fixed(tmp_path: Path):

@@ -20,6 +20,7 @@ from ..model.entry import Entry, ParseFailure, RawEntry, as_text, build_entry, p
 from ..model.issue import Issue
 from ..model.kbschema import FieldSchema, KBSchema
 from ..model.link import Link
+from ..model.suppression import suppressions
 from ..paths import printable
 from ..rules.fields import check_field, is_real_date
 from ..yamlread import Limits
@@ -309,10 +310,15 @@ def fix_link(issue: Issue, t: Target) -> bytes | None:
     kind, ident, head = parts
     target_kb, _, named = head.partition(":")
     own = t.schema.name
+    hidden = [s for s in suppressions(t.raw)[0] if s.name in (issue.rule, issue.checker, issue.item_id)]
     matched = [
         link
         for link in t.entry.links
-        if link.origin is None and link.path is None and (link.kb or own) == target_kb and link.target == named
+        if link.origin is None
+        and link.path is None
+        and (link.kb or own) == target_kb
+        and link.target == named
+        and not any(s.covers(link.line) for s in hidden)  # a link the entry says to leave as it is
     ]
     in_body = [link for link in matched if link.field is None]
     in_frontmatter = [link for link in matched if link.field is not None]
