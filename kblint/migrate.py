@@ -32,7 +32,7 @@ from .infra.files import FileProblem, read_regular_file, replace_file
 from .model.kbschema import KBSchema, RubricItem, schema_from_text
 from .model.markdown import editor_lines
 from .model.plan import Binding, bind, build_plan
-from .paths import display_path
+from .paths import diff_name, display_path
 from .rubric_match import match_item
 from .workspace import find_kb_roots
 from .yamlread import MappingNode, Node, ScalarNode, SequenceNode, YamlError
@@ -401,7 +401,7 @@ def unified_diff(result: MigrationResult) -> str:
     out = []
     name = result.path if os.path.isabs(result.path) else os.path.normpath(result.path)
     before, after = (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
-    for line in difflib.unified_diff(a, b, fromfile=before, tofile=after):
+    for line in difflib.unified_diff(a, b, fromfile=diff_name(before), tofile=diff_name(after)):
         out.append(line)
         if not line.endswith(("\n", "\r")):
             out.append("\n\\ No newline at end of file\n")

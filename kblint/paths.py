@@ -48,6 +48,12 @@ def display_path(path: str, cwd: str | None = None) -> str:
     return _display_path(cwd or os.getcwd(), path)
 
 
+def diff_name(name: str) -> str:
+    """NAME as a unified diff's `---`/`+++` line gives it: followed by a tab when it holds a space,
+    which patch would otherwise take for the name's end (git writes it so)."""
+    return name + "\t" if " " in name else name
+
+
 def plain_display_path(path: str, base: str | None = None) -> str:
     """display_path without quoting (for a URI, which has escapes of its own); relative to BASE
     instead of the current directory when it is given."""

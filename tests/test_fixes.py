@@ -368,3 +368,15 @@ def test_a_fixed_file_keeps_its_owner_and_mode(tmp_path: Path):
     assert changed and all(
         (p.stat().st_uid, p.stat().st_gid, p.stat().st_mode & 0o777) == (1234, 4321, 0o640) for p in changed
     )
+
+
+def test_a_diff_of_a_name_with_a_space_is_applied_by_patch(tmp_path: Path):
+    """A tab after the name, as git writes it: patch would otherwise read `findings/My`."""
+    kb_yaml = "name: k\ntypes:\n  note:\n    fields:\n      confidence: {type: select, values: [low, high]}\n"
+    kb = write_kb(tmp_path / "k", kb_yaml, {"My Note.md": "---\ntitle: T\ntype: note\nconfidence: HIGH\n---\nx\n"})
+    result = run_kblint("validate", ".", "--diff", "--no-cache", cwd=kb)
+    assert result.stdout.startswith("--- My Note.md\t\n+++ My Note.md\t\n")
+    if shutil.which("patch") is None:
+        pytest.skip("no patch program to apply the diff with")
+    subprocess.run(["patch", "-s", "-p0"], cwd=kb, input=result.stdout.encode(), check=True)
+    assert "confidence: high\n" in (kb / "My Note.md").read_text(encoding="utf-8")

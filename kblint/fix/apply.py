@@ -20,7 +20,7 @@ from ..infra.files import FileProblem, read_regular_file, replace_file
 from ..model.issue import Issue, Report
 from ..model.kbschema import KBSchema
 from ..model.markdown import editor_lines
-from ..paths import display_path
+from ..paths import diff_name, display_path
 from ..yamlread import Limits
 from .plan import FilePlan, FixKey, fix_key, kb_schemas, plan
 
@@ -152,5 +152,5 @@ def _lines(data: bytes) -> list[str]:
 
 def unified_diff(found: FilePlan) -> str:
     """What fixing FOUND changes, as a unified diff of its file."""
-    name = display_path(found.path)
+    name = diff_name(display_path(found.path))
     return "".join(difflib.unified_diff(_lines(found.original), _lines(found.fixed), name, name))
