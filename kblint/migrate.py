@@ -102,21 +102,32 @@ def _compose(text: str, path: str) -> Node | None:
         raise MigrationError(f"{path}:{exc.line}: invalid YAML: {exc.reason}", path, exc.line) from None
 
 
-def _node_counts(root: Node) -> dict[int, int]:
-    """How many times each node is reached (an alias reaches its anchor's node again)."""
-    counts: dict[int, int] = {}
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    return list(node.value) if isinstance(node, SequenceNode) else []
+
+
+def _shared_nodes(root: Node) -> set[int]:
+    """The ids of the nodes reached more than once (an alias reaches its anchor's node again), and
+    of every node below one: editing any of them would change the other places too."""
+    seen: set[int] = set()
+    again: list[Node] = []
     stack = [root]
     while stack:
         node = stack.pop()
-        counts[id(node)] = counts.get(id(node), 0) + 1
-        if counts[id(node)] > 1:
+        if id(node) in seen:
+            again.append(node)
             continue
-        if isinstance(node, MappingNode):
-            for k, v in node.value:
-                stack.extend((k, v))
-        elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
-    return counts
+        seen.add(id(node))
+        stack.extend(_children(node))
+    shared: set[int] = set()
+    while again:
+        node = again.pop()
+        if id(node) not in shared:
+            shared.add(id(node))
+            again.extend(_children(node))
+    return shared
 
 
 def _get(mapping: Node | None, key: str) -> Node | None:
@@ -139,11 +150,11 @@ def _rubric_nodes(root: Node, scope: str, type_name: str | None) -> Node | None:
 
 
 def _span(
-    node: Node, text: str, positions: yamlread.Positions, counts: dict[int, int], seq: Node | None, item: RubricItem
+    node: Node, text: str, positions: yamlread.Positions, shared: set[int], seq: Node | None, item: RubricItem
 ) -> _Span | None:
     if not isinstance(node, ScalarNode) or node.tag != yamlread.STR_TAG:
         return None
-    if counts.get(id(node), 0) > 1 or counts.get(id(seq), 0) > 1:
+    if id(node) in shared or id(seq) in shared:
         return None  # shared through an anchor: editing it would change other places
     if node.value != item.raw or positions.of(node.start_mark)[0] + 1 != item.line:
         return None
@@ -348,7 +359,7 @@ def propose(kb_dir: str) -> MigrationResult:
     body = original[bom:]
     schema = _load_schema_text(original, path)
     root = _compose(body, path)
-    counts = _node_counts(root) if root is not None else {}
+    shared = _shared_nodes(root) if root is not None else set()
     positions = yamlread.Positions(body)
     plan, _ = _plan_index(schema)
 
@@ -368,7 +379,7 @@ def propose(kb_dir: str) -> MigrationResult:
             if b is None or b.kind != "judgment":
                 continue  # a policy, broken, or overridden by a mapping of the same text
             found = match_item(item, schema)
-            span = _span(nodes[i], body, positions, counts, seq, item) if found and nodes is not None else None
+            span = _span(nodes[i], body, positions, shared, seq, item) if found and nodes is not None else None
             if found is None or span is None:
                 left.append(item.text)
                 continue

@@ -310,6 +310,23 @@ def test_bom_crlf_multiline_and_anchors(tmp_path: Path):
     assert propose(str(tmp_path)).proposals == []
 
 
+@pytest.mark.parametrize(
+    "kb_yaml",
+    [
+        "name: h\ntypes:\n  finding: &f\n    evaluation_rubric:\n      - {item}\n  other: *f\n",
+        "name: h\ntypes: &t\n  finding:\n    evaluation_rubric:\n      - {item}\nlegacy_types: *t\n",
+    ],
+)
+def test_an_item_under_a_shared_mapping_is_left_and_the_others_bound(tmp_path: Path, kb_yaml: str):
+    """The item's own node is reached once, but a mapping above it is shared through an alias."""
+    item = "Entries have at least two tags"
+    text = kb_yaml.format(item=item) + f"evaluation_rubric:\n  - {item}\n"
+    (tmp_path / "kb.yaml").write_text(text, encoding="utf-8")
+    result = propose(str(tmp_path))
+    assert [p.line for p in result.proposals] == [text.count("\n")] and item in result.left
+    assert write(result) and not build_plan(load_kb_schema(str(tmp_path))).broken()
+
+
 def test_only_string_items_it_can_bind_change(tmp_path: Path):
     (tmp_path / "kb.yaml").write_text(
         "types:\n  finding:\n    required: [title, date]\n    evaluation_rubric:\n"
