@@ -634,7 +634,7 @@ def migrate(
     verbose: bool = typer.Option(False, "--verbose", help="Show tracebacks of internal errors."),
 ) -> None:
     """Suggest bindings for string rubric items; --write edits kb.yaml in place, keeping everything else."""
-    from .migrate import MigrationError, propose, summary, unified_diff
+    from .migrate import MigrationError, diffable, propose, summary, unified_diff
     from .migrate import write as write_kb
 
     try:
@@ -642,7 +642,13 @@ def migrate(
         wrote = write_kb(result) if write else False
     except MigrationError as exc:
         _fail(str(exc))
-    sys.stdout.write(unified_diff(result))
+    if diffable(result):
+        sys.stdout.write(unified_diff(result))
+    elif result.changed and not wrote:
+        typer.echo(
+            f"kblint: {result.path} ends lines with a lone CR, which no diff can show: --write makes the change",
+            err=True,
+        )
     for p in result.proposals:  # why each item was bound; stderr keeps stdout a clean diff
         typer.echo(f"{result.path}:{p.line}: {p.text!r}: {p.reason}", err=True)
     typer.echo(summary(result) + (f"; wrote {result.path}" if wrote else ""))

@@ -404,6 +404,12 @@ def propose(kb_dir: str) -> MigrationResult:
     return MigrationResult(path=path, proposals=proposals, left=left, original=original, migrated=migrated)
 
 
+def diffable(result: MigrationResult) -> bool:
+    """Whether a unified diff can show the change: not when a line of kb.yaml ends in a lone CR,
+    which patch reads as no line end (--write still makes the change)."""
+    return result.original.count("\r") == result.original.count("\r\n")
+
+
 def unified_diff(result: MigrationResult) -> str:
     """The change as a unified diff of kb.yaml ("" when nothing changes)."""
     if not result.changed:

@@ -327,6 +327,17 @@ def test_an_item_under_a_shared_mapping_is_left_and_the_others_bound(tmp_path: P
     assert write(result) and not build_plan(load_kb_schema(str(tmp_path))).broken()
 
 
+def test_a_kb_yaml_with_lone_cr_line_ends_gets_no_diff_that_patch_would_misread(tmp_path: Path):
+    (tmp_path / "kb.yaml").write_bytes(b"name: h\revaluation_rubric:\r  - Entries have at least two tags\r")
+    shown = run_kblint("migrate", str(tmp_path))
+    assert shown.code == 0 and shown.stdout == "bound 1, left 0 as judgment\n"
+    assert "ends lines with a lone CR, which no diff can show: --write makes the change" in shown.stderr
+    assert run_kblint("migrate", str(tmp_path), "--write").code == 0
+    assert (tmp_path / "kb.yaml").read_bytes().count(b"\r") == 3 and b"tags count >= 2" in (
+        tmp_path / "kb.yaml"
+    ).read_bytes()
+
+
 def test_only_string_items_it_can_bind_change(tmp_path: Path):
     (tmp_path / "kb.yaml").write_text(
         "types:\n  finding:\n    required: [title, date]\n    evaluation_rubric:\n"
