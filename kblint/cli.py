@@ -527,6 +527,9 @@ def _autofix(settings: "Settings") -> set[Any]:
         why = "they would not clear their issues" if left_out > 1 else "it would not clear its issue"
         typer.echo(f"kblint: {plural(left_out, 'fix')} left out: {why}", err=True)
     if settings.diff:
+        unused = [name for name, given in _REPORT_OPTIONS if getattr(settings, given)]
+        if unused:
+            typer.echo(f"kblint: warning: --diff prints the diff alone: {', '.join(unused)} not used", err=True)
         diffs = "".join(unified_diff(p) for p in found.plans)
 
         def write_diffs() -> None:
@@ -539,6 +542,9 @@ def _autofix(settings: "Settings") -> set[Any]:
     fixed = sum(len(p.issues) for p in written)
     typer.echo(f"kblint: fixed {plural(fixed, 'issue')} in {plural(len(written), 'file')}", err=True)
     return {fix_key(issue) for issue in found.left_out}
+
+
+_REPORT_OPTIONS = (("--output", "output"), ("--write-baseline", "write_baseline"), ("--report", "reports"))
 
 
 def _written(problem: Optional[str]) -> bool:

@@ -98,6 +98,14 @@ def test_diff_prints_what_fix_would_write_and_writes_nothing(case: str, tmp_path
     assert _files(kb) == _after(case)
 
 
+def test_diff_writes_no_cache_and_says_which_report_options_it_does_not_use(tmp_path: Path):
+    kb = _before("date", tmp_path)
+    result = run_kblint("validate", ".", "--diff", "--output", str(tmp_path / "report.txt"), cwd=kb)
+    assert result.code == 1 and result.stdout.startswith("--- ")
+    assert "kblint: warning: --diff prints the diff alone: --output not used\n" in result.stderr
+    assert not (kb / ".kblint_cache").exists() and not (tmp_path / "report.txt").exists()
+
+
 def test_the_report_marks_the_issues_it_can_fix_and_counts_them(tmp_path: Path):
     kb = _before("links", tmp_path)
     result = run_kblint("validate", ".", "--no-cache", cwd=kb, env={"NO_COLOR": "1"})

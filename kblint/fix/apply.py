@@ -40,9 +40,10 @@ class Fixes:
 
 def _lint_settings(settings: Settings) -> Settings:
     """The settings of the runs that find and check fixes: what is reported, without the judge
-    (no fix depends on it) and without writing anything."""
+    (no fix depends on it) and without writing anything (--diff not even the caches)."""
     return replace(
         settings,
+        no_cache=settings.no_cache or settings.diff,
         no_judgment=True,
         llm_required=False,
         dry_run=False,
