@@ -131,10 +131,23 @@ def test_near_identical_items_of_one_scope_are_reported_on_the_later_one():
         ("tags count >= 2", "tags count <= 2"),
         ("inlinks count >= 2", "outlinks count >= 2"),
         ("Finding names the author", "Finding names the editor"),
+        ("Written for experts", "Written by experts"),
+        ("Links to the people involved", "Links from the people involved"),
+        ("Connected", "Connected2"),
+        ("Summary v1", "Summary v2"),
     ],
 )
 def test_items_that_differ_are_not_duplicates(a, b):
     assert found(plan_of(rubric(f'"{a}"', f'"{b}"')), "rubric_duplicate_item") == []
+
+
+def test_items_bound_differently_are_not_duplicates_whatever_their_texts():
+    kb_yaml = rubric(
+        '{text: "Entry is well tagged", policy: "tags count >= 1"}',
+        '{text: "Entry is well tagged.", policy: "tags count >= 2"}',
+        '{text: "Entry is well tagged!", policy: "tags count >= 2"}',
+    )
+    assert [line for line, _ in found(plan_of(kb_yaml), "rubric_duplicate_item")] == [5]
 
 
 def test_duplicates_are_looked_for_within_one_scope():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
@@ -215,31 +216,57 @@ _STOP_TEXT = (
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
 # Words whose difference is a different item however close the rest: counts, operators, negations.
 _SIGNATURE = re.compile(r"^(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|no|not|never|none|nor|without)$")
-_WORDS = re.compile(r"->|>=|<=|==|!=|[<>]|\w+")
+# A number ends a word of its own (`v2`, `explicit2`): a label numbered apart is another item.
+_WORDS = re.compile(r"->|>=|<=|==|!=|[<>]|\d+|[^\W\d]+")
 _NEAR = 0.9  # difflib ratio of two normalised texts that say the same thing
+# Stop words that still tell two items apart when each has one: `links to` is not `links from`.
+_DIRECTIONS = frozenset(("to", "from", "by", "for", "into"))
+# What binds a mapping item: two items bound differently are two items, whatever their texts.
+_BINDING_KEYS = ("policy", "checker", "params", "levels", "json_schema", "covered_by", "field", "fields")
 
 
 def normalise(text: str) -> list[str]:
     """TEXT's words without case, punctuation and stop words (operators kept)."""
-    return [w for w in _WORDS.findall(text.casefold().replace("'", "")) if w not in _STOP_WORDS]
+    return [w for w in _words(text) if w not in _STOP_WORDS]
+
+
+def _words(text: str) -> list[str]:
+    return _WORDS.findall(text.casefold().replace("'", ""))
 
 
 class _Said(NamedTuple):
-    """An item's text as compared: its normalised words, them joined, and its counts and negations."""
+    """An item as compared: its text's normalised words, them joined, its counts and negations,
+    its directions, and what binds it (None for a string)."""
 
     words: list[str]
     joined: str
     signature: list[str]
+    directions: frozenset[str]
+    binding: str | None
 
     @classmethod
-    def of(cls, text: str) -> _Said:
-        words = normalise(text)
-        return cls(words, " ".join(words), sorted(w for w in words if w in _OPERATORS or _SIGNATURE.match(w)))
+    def of(cls, item: RubricItem) -> _Said:
+        words = normalise(item.text)
+        signature = sorted(w for w in words if w in _OPERATORS or _SIGNATURE.match(w))
+        directions = frozenset(w for w in _words(item.text) if w in _DIRECTIONS)
+        return cls(words, " ".join(words), signature, directions, _binding(item))
+
+
+def _binding(item: RubricItem) -> str | None:
+    if not isinstance(item.raw, dict):
+        return None
+    bound = {key: item.raw[key] for key in _BINDING_KEYS if key in item.raw}
+    return json.dumps(bound, sort_keys=True, default=str) if bound else None
 
 
 def _same(a: _Said, b: _Said) -> bool:
-    """Whether two texts say the same thing: equal once normalised, or nearly equal with the same
-    counts and negations (expressions, which hold an operator, only when equal)."""
+    """Whether two items say the same thing: not when both are bound and differently, nor when
+    their texts go in different directions; else their texts equal once normalised, or nearly
+    equal with the same counts and negations (expressions, which hold an operator, only when equal)."""
+    if a.binding is not None and b.binding is not None and a.binding != b.binding:
+        return False
+    if a.directions and b.directions and a.directions != b.directions:
+        return False
     if a.words == b.words:
         return bool(a.words)
     if a.signature != b.signature or any(w in _OPERATORS for w in a.signature):
@@ -271,7 +298,7 @@ def duplicate_issues(items: list[RubricItem], site: Site) -> list[Issue]:
     issues: list[Issue] = []
     seen: list[tuple[RubricItem, _Said]] = []
     for item in items:
-        said = _Said.of(item.text)
+        said = _Said.of(item)
         earlier = next((e for e, w in seen if _same(w, said) and _overlap(e, item)), None)
         if earlier is not None:
             how = "repeats" if earlier.text == item.text else "says the same as"
