@@ -236,7 +236,102 @@ def test_levels_whose_scores_go_down_break_the_item():
     assert (RULES["rubric_levels_unordered"].tier, RULES["rubric_levels_unordered"].severity) == ("rubric", "error")
 
 
-def kb(finding_items: str = "", kb_items: str = "", memo: str = "    fields: {confidence: {type: text}}\n") -> str:
+FINDING = """\
+name: k
+types:
+  finding:
+    required: [title, date]
+    optional: [confidence]
+    evaluation_rubric:
+      - "Finding has a date"
+      - "Finding weighs the evidence"
+      - "Finding has a confidence"
+      - {text: "Findings have a date", covered_by: schema, field: date}
+"""
+
+
+def test_a_judgment_item_that_only_restates_a_required_field():
+    [(line, message)] = found(plan_of(FINDING), "rubric_restates_schema")
+    assert line == 7 and message.startswith("judgment item 'Finding has a date' only restates the schema: 'date'")
+    assert "`covered_by: schema, field: date`" in message
+    assert RULES["rubric_restates_schema"].severity == "info"
+
+
+def test_a_kb_item_that_restates_one_types_field_is_told_to_apply_to_that_type():
+    kb_yaml = FINDING.replace("name: k\n", 'name: k\nevaluation_rubric:\n  - "Findings have a date field"\n')
+    kb_yaml += "  memo:\n    required: [title]\n"
+    messages = [m for _, m in found(plan_of(kb_yaml), "rubric_restates_schema")]
+    assert any("`covered_by: schema, field: date, applies_to: [finding]`" in m for m in messages)
+    bound = kb_yaml.replace(
+        '"Findings have a date field"', "{text: Findings have a date field, covered_by: schema, field: date}"
+    )
+    [(_, reason)] = [(b.line, b.reason) for b in plan_of(bound).broken()]
+    assert reason is not None and reason.endswith("restrict the item with `applies_to: [finding]`")
+
+
+# ---------------------------------------------------------------------------------------------
+# validate, checkers --kb, the cache
+
+KB_YAML = rubric(
+    '"Entry explains why the contract matters"', '"tags cont >= 2"', '"Entry explains why the contract matters."'
+)
+
+
+def test_validate_reports_the_rubric_tier_on_kb_yaml(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", KB_YAML, {"notes/a.md": ENTRY, "notes/b.md": OTHER})
+    report = run_kblint("validate", str(kb), "--format", "json", "--no-cache").json
+    typo, duplicate = issues_of(report, "rubric_policy_typo"), issues_of(report, "rubric_duplicate_item")
+    assert [(i["line"], i["tier"], i["severity"]) for i in typo] == [(4, "rubric", "error")]
+    assert [(i["line"], i["tier"], i["severity"]) for i in duplicate] == [(5, "rubric", "warning")]
+    assert all(i["path"].endswith("kb.yaml") for i in typo + duplicate)
+    assert "did you mean 'tags count >= 2'?" in typo[0]["message"]
+    selected = run_kblint("validate", str(kb), "--format", "json", "--no-cache", "--select", "rubric").json
+    assert {i["rule"] for i in selected["issues"]} == {"rubric_policy_typo", "rubric_duplicate_item"}
+
+
+def test_checkers_kb_lists_the_rubric_findings(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", KB_YAML, {"notes/a.md": ENTRY})
+    text = run_kblint("checkers", "--kb", str(kb))
+    assert text.code == 1  # an item is broken
+    findings = text.stdout.split("  rubric findings:\n", 1)[1].split("  totals:", 1)[0].splitlines()
+    assert findings[0].startswith(
+        "    kb.yaml:4: error rubric_policy_typo rubric item 'tags cont >= 2' is not enforced"
+    )
+    assert findings[1].startswith("    kb.yaml:5: warning rubric_duplicate_item rubric item ")
+    assert len(findings) == 2
+    data = run_kblint("checkers", "--kb", str(kb), "--format", "json").json
+    rows = data["kbs"][0]["rubric_findings"]
+    assert [(r["line"], r["rule"], r["severity"]) for r in rows] == [
+        (4, "rubric_policy_typo", "error"),
+        (5, "rubric_duplicate_item", "warning"),
+    ]
+    assert rows[0]["message"].endswith("^") and rows[0]["rubric_item"] == "tags cont >= 2"
+    clean = run_kblint("checkers", "--kb", str(write_kb(tmp_path / "clean", "name: k\n", {"notes/a.md": ENTRY})))
+    assert "rubric findings" not in clean.stdout
+    assert run_kblint("checkers", "--kb", str(tmp_path / "clean"), "-f", "json").json["kbs"][0]["rubric_findings"] == []
+
+
+def test_a_warm_run_reports_what_a_cold_run_does(tmp_path: Path):
+    kb_yaml = graded(0.95, top=0.6) + '  - "tags cont >= 2"\n  - "Finding has a date"\n'
+    kb = write_kb(tmp_path / "kb", kb_yaml, {"notes/a.md": ENTRY, "notes/b.md": OTHER})
+    args = ("validate", str(kb), "--format", "json", "--cache-dir", str(tmp_path / "cache"))
+    cold = run_kblint(*args).json["issues"]
+    assert list((tmp_path / "cache").rglob("*.jsonl"))
+    warm = run_kblint(*args).json["issues"]
+    assert {i["rule"] for i in cold} >= {"rubric_threshold_unreachable", "rubric_policy_typo"}
+    assert warm == cold
+    (kb / "notes" / "b.md").write_text(OTHER + "More.\n", encoding="utf-8")  # the run is new, a.md's results are not
+    partly = run_kblint(*args).json["issues"]
+    assert [i for i in partly if i["tier"] == "rubric"] == [i for i in cold if i["tier"] == "rubric"]
+
+
+# ---------------------------------------------------------------------------------------------
+# rubric_unknown_name
+
+
+def kb_yaml_with(
+    finding_items: str = "", kb_items: str = "", memo: str = "    fields: {confidence: {type: text}}\n"
+) -> str:
     """A KB with a type finding that lists its fields and workflow, a type memo, and the rubric
     items given (YAML flow items, one per line)."""
     items = "".join(f"      - {item}\n" for item in finding_items.splitlines())
@@ -280,14 +375,14 @@ def unknown(kb_yaml: str) -> list[tuple[int, str]]:
     ],
 )
 def test_a_field_or_status_no_type_declares_is_named(item: str, message: str):
-    assert unknown(kb(finding_items=item)) == [(8, message)]
+    assert unknown(kb_yaml_with(finding_items=item)) == [(8, message)]
 
 
 def test_a_kb_item_is_asked_of_every_type_it_applies_to():
     both = "{text: Sure, applies_to: [finding, memo], policy: 'metadata.reviewers required'}"
-    assert unknown(kb(kb_items=both)) == []  # a field of one of the types is enough
+    assert unknown(kb_yaml_with(kb_items=both)) == []  # a field of one of the types is enough
     typo = "{text: Sure, applies_to: [finding, memo], policy: 'metadata.confidense required'}"
-    assert unknown(kb(kb_items=typo)) == [
+    assert unknown(kb_yaml_with(kb_items=typo)) == [
         (
             10,
             "rubric item 'Sure' (policy 'metadata.confidense required') names 'confidense', which is not a field "
@@ -307,10 +402,10 @@ def test_a_kb_item_is_asked_of_every_type_it_applies_to():
 )
 def test_a_name_is_not_reported_where_a_type_may_mean_it(item: str):
     """memo has no workflow: any status may be meant there."""
-    assert unknown(kb(kb_items=item)) == []
+    assert unknown(kb_yaml_with(kb_items=item)) == []
 
 
 def test_the_rule_reaches_the_report(tmp_path: Path):
-    kb_dir = write_kb(tmp_path / "k", kb(finding_items="'metadata.confidnce required'"), {"a.md": ENTRY})
+    kb_dir = write_kb(tmp_path / "k", kb_yaml_with(finding_items="'metadata.confidnce required'"), {"a.md": ENTRY})
     report = run_kblint("validate", str(kb_dir), "--format", "json", "--no-cache").json
     assert [(i["line"], i["severity"]) for i in issues_of(report, "rubric_unknown_name")] == [(8, "warning")]

@@ -20,7 +20,7 @@ from ..policy import Evaluator, Policy
 from ..rules.rubric import policy_typo, rubric_findings
 from ..yamlread.lines import json_ready, yaml_kind
 from .issue import BINDINGS, Coverage, Issue
-from .kbschema import KBSchema, RubricItem, system_rubric
+from .kbschema import KBSchema, RubricItem, TypeSchema, system_rubric
 from .levels import Level, LevelsError, read_levels, unordered
 
 ITEM_KEYS = (
@@ -406,11 +406,24 @@ def _stale_schema_claim(b: Binding, schema: KBSchema, types: list[str]) -> str |
         ts = schema.types.get(type_name)
         if ts is None:
             continue
-        required = set(ts.required_fields()) | ({"title"} if "title" in ts.required else set())
         for name in b.fields:
-            if name not in required:
-                return f"covered_by: schema names field '{name}', which is not required for type '{type_name}'"
+            if name not in _required(ts):
+                why = f"covered_by: schema names field '{name}', which is not required for type '{type_name}'"
+                return why + _applies_to_hint(b, schema)
     return None
+
+
+def _required(ts: TypeSchema) -> set[str]:
+    return set(ts.required_fields()) | ({"title"} if "title" in ts.required else set())
+
+
+def _applies_to_hint(b: Binding, schema: KBSchema) -> str:
+    """For a KB item that applies to every type: the types it could be restricted to."""
+    if b.scope != "kb" or b.applies_to is not None:
+        return ""
+    declared = [ts for ts in schema.types.values() if ts.declared] or list(schema.types.values())
+    requiring = [ts.name for ts in declared if set(b.fields) <= _required(ts)]
+    return f"; restrict the item with `applies_to: [{', '.join(requiring)}]`" if requiring else ""
 
 
 def _merge(items: list[Binding]) -> list[Binding]:

@@ -338,6 +338,9 @@ def restates_issues(schema: KBSchema, plan: Plan, site: Site) -> list[Issue]:
         replacement, reason = found
         names = replacement.get("fields")
         claim = f"fields: [{', '.join(names)}]" if names else f"field: {replacement.get('field')}"
+        applies = replacement.get("applies_to")
+        if applies:
+            claim += f", applies_to: [{', '.join(applies)}]"
         message = (
             f"judgment item {item.text!r} only restates the schema: {reason}; bind it with "
             f"`covered_by: schema, {claim}` rather than ask a judge (`kblint migrate` proposes it)"
