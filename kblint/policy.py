@@ -225,6 +225,16 @@ def constraint_of(policy: Policy) -> Constraint:
     return policy.constraint if isinstance(policy, Gate) else policy
 
 
+def field_of(policy: Policy) -> str | None:
+    """The frontmatter key a policy's issue points at: its metadata field, or `tags`."""
+    c = constraint_of(policy)
+    if not isinstance(c, (Count, Required)):
+        return None
+    if c.subject.kind == "metadata":
+        return c.subject.name
+    return "tags" if c.subject.kind == "tags" else None
+
+
 def needs_graph(policy: Policy) -> bool:
     c = constraint_of(policy)
     return isinstance(c, (Count, Required)) and c.subject.needs_graph

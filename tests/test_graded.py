@@ -51,6 +51,11 @@ def test_the_highest_level_whose_condition_holds(tags_kb: Path):
     assert by_entry(report, "score_below_threshold").keys() == {"one"}
 
 
+def test_a_graded_violation_points_at_the_field_its_needed_level_measures(tags_kb: Path):
+    [issue] = [i for i in issues_of(lint(tags_kb), "rubric_violation") if i.get("item_id") == "tags"]
+    assert (issue["line"], issue["field"]) == (4, "tags")  # `tags:`, as the same policy ungraded points
+
+
 def test_pass_level_raises_the_bar(tmp_path: Path):
     kb = write_kb(
         tmp_path / "graded",

@@ -102,7 +102,7 @@ def _run_policy(b: Binding, subject: Subject) -> Issue | None:
     scoring.record(subject.facts, b, not message)
     if not message:
         return None
-    name = _policy_field(policy.constraint_of(b.parsed))
+    name = policy.field_of(b.parsed)
     return RULES["rubric_violation"].issue(
         subject.site,
         message,
@@ -134,6 +134,8 @@ def _run_graded(b: Binding, subject: Subject) -> Issue | None:
     return RULES["rubric_violation"].issue(
         subject.site,
         f"Entry '{subject.facts.id}' reached {result.describe()} on '{b.text}'{why}",
+        line=subject.field_line(required.field_name) if required.field_name else 1,
+        field=required.field_name,
         severity=b.severity,
         discriminator=b.id,
         tier="policy",
@@ -142,13 +144,3 @@ def _run_graded(b: Binding, subject: Subject) -> Issue | None:
         policy=next((lv.when for lv in b.levels if lv.id == required.id), None),
         item_id=b.id,
     )
-
-
-def _policy_field(constraint: policy.Constraint) -> str | None:
-    """The frontmatter key a policy's issue points at: its metadata field, or `tags`."""
-    if not isinstance(constraint, (policy.Count, policy.Required)):
-        return None
-    subject = constraint.subject
-    if subject.kind == "metadata":
-        return subject.name
-    return "tags" if subject.kind == "tags" else None

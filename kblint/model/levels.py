@@ -46,6 +46,7 @@ class Level:
     when: str | None = None  # a policy expression; None for the lowest level
     evaluate: Evaluator | None = field(default=None, compare=False, repr=False)
     needs_graph: bool = False
+    field_name: str | None = None  # the frontmatter key its policy measures (where a violation points)
 
     @property
     def name(self) -> str:
@@ -136,6 +137,7 @@ def _with_condition(level: Level, when: Any, n: int, deterministic: bool) -> Lev
         when.strip(),
         policy.evaluator(parsed),
         policy.needs_graph(parsed),
+        policy.field_of(parsed),
     )
 
 
