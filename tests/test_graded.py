@@ -290,14 +290,18 @@ def test_a_kb_without_graded_items_reports_no_levels(tmp_path: Path):
 
 def test_checkers_and_schema_show_levels(tmp_path: Path):
     kb_yaml = JUDGED_KB + "  - {text: Has a source, weight: 2, required: true}\n"
+    kb_yaml += "  - {text: Tagged, id: tagged, applies_to: [note], weight: 3, policy: 'tags count >= 1'}\n"
     kb = write_kb(tmp_path / "judged", kb_yaml, {})
     text = run_kblint("checkers", "--kb", str(kb)).stdout
     assert "[judgment, graded: vague < adequate < precise, needs precise] Summary LEVEL=adequate" in text
     assert "[judgment, graded: none < some < excellent, needs some] Sources (not evaluated" in text
+    assert "[judgment, weight 2, required] Has a source (not evaluated" in text
+    assert "[policy, applies to note, weight 3] Tagged → tags count >= 1" in text
     plan = run_kblint("checkers", "--kb", str(kb), "--format", "json").json
     items = {it["text"]: it for scope in plan["kbs"][0]["scopes"] for it in scope["items"]}
     assert items["Sources"]["levels"][2] == {"id": "excellent", "score": 1.0}
     assert items["Has a source"]["weight"] == 2 and items["Has a source"]["required"] is True
+    assert (items["Tagged"]["id"], items["Tagged"]["applies_to"]) == ("tagged", ["note"])
     intent = run_kblint("schema", str(kb)).json
     (summary,) = [it for it in intent["types"]["note"]["rubric"] if it["id"] == "summary"]
     assert summary["levels"][1] == {"id": "adequate", "score": 0.6, "indicators": ["names the main actor"]}

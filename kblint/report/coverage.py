@@ -49,22 +49,25 @@ def item_line(b: Binding, evaluator: str | None = None) -> str:
     """The line of item B in the plan, what kb.yaml says escaped (a broken item's reason may end
     in a policy's caret, on lines of their own)."""
     text = printable(b.text)
-    if b.graded and b.kind in ("policy", "judgment"):
-        note = f" ({judgment_note(evaluator)})" if b.kind == "judgment" else ""
-        weight = f", weight {b.weight:g}" if b.weight != 1 else ""
-        required = ", required" if b.required else ""
-        return f"[{b.kind}, {_graded(b)}{weight}{required}] {text}{note}"
+    if b.kind == "broken":
+        return f"[broken] {text} — {shown_reason(b.reason or '')}"
+    how = [b.kind, *([_graded(b)] if b.graded else []), *_scoring(b)]
+    tag = f"[{', '.join(how)}] {text}"
     if b.kind == "checker":
-        return f"[checker] {text} → {_call(b)}"
-    if b.kind == "policy":
-        return f"[policy] {text}" + (f" → {printable(str(b.policy))}" if b.policy != b.text else "")
+        return f"{tag} → {_call(b)}"
+    if b.kind == "policy" and not b.graded:
+        return tag + (f" → {printable(str(b.policy))}" if b.policy != b.text else "")
     if b.kind == "schema":
         fields = f" ({', '.join(printable(f) for f in b.fields)})" if b.fields else ""
-        validated = " → json_schema" if b.json_schema is not None else ""
-        return f"[schema] {text}{fields}{validated}"
-    if b.kind == "judgment":
-        return f"[judgment] {text} ({judgment_note(evaluator)})"
-    return f"[broken] {text} — {shown_reason(b.reason or '')}"
+        return f"{tag}{fields}" + (" → json_schema" if b.json_schema is not None else "")
+    return f"{tag} ({judgment_note(evaluator)})" if b.kind == "judgment" else tag
+
+
+def _scoring(b: Binding) -> list[str]:
+    """What kb.yaml says of item B beside its binding: the types it applies to, its weight, required."""
+    applies = [f"applies to {', '.join(printable(t) for t in b.applies_to)}"] if b.applies_to is not None else []
+    weight = [f"weight {b.weight:g}"] if b.weight != 1 else []
+    return applies + weight + (["required"] if b.required else [])
 
 
 def _scope_title(scope: ScopePlan) -> str:
@@ -133,6 +136,7 @@ def render_text(plans: list[tuple[Plan, str]], evaluator: str | None = None) -> 
 
 def item_dict(b: Binding) -> dict[str, Any]:
     return {
+        "id": b.id,
         "text": b.text,
         "binding": b.kind,
         "checker": b.checker,
@@ -142,6 +146,7 @@ def item_dict(b: Binding) -> dict[str, Any]:
         "reason": b.reason,
         "line": b.line or None,
         **({"levels": level_dicts(b), "pass_level": b.pass_level.id if b.pass_level else None} if b.graded else {}),
+        **({"applies_to": list(b.applies_to)} if b.applies_to is not None else {}),
         **({"weight": b.weight} if b.weight != 1 else {}),
         **({"required": True} if b.required else {}),
     }
