@@ -605,7 +605,7 @@ def checkers(
     evaluator = _evaluator(llm, config)
     text = coverage.render_json(reg, plans, evaluator) if format == "json" else coverage.render_text(plans, evaluator)
     sys.stdout.write(text)
-    raise typer.Exit(2 if problems else 1 if any(plan.broken() for plan, _ in plans) else 0)
+    raise typer.Exit(2 if problems else 1 if any(plan.has_errors() for plan, _ in plans) else 0)
 
 
 @app.command()

@@ -108,12 +108,24 @@ def test_a_score_just_below_the_threshold_is_not_shown_equal_to_it():
         ("[{id: a, score: 0, when: 'tags count >= 1'}, {id: b, score: 1, when: 'tags count >= 2'}]", "is the lowest"),
         ("[{id: a, score: 0}, {id: b, score: 1, when: 'tags cont >= 1'}]", "policy does not parse"),
         ("[{id: a, score: 0}, {id: b, score: 1, colour: red}]", "unknown key 'colour'"),
+        ("[{id: no, score: 0}, {id: b, score: 1, when: 'tags count >= 1'}]", "got False: YAML reads no, yes, off"),
     ],
 )
 def test_levels_kblint_cannot_use_are_config_errors_at_the_item(tmp_path: Path, levels: str, message: str):
     kb = write_kb(tmp_path / "k", f"name: k\nevaluation_rubric:\n  - text: Tags\n    levels: {levels}\n", {})
     errors = issues_of(lint(kb), "config_error")
     assert [(e["line"], message in e["message"]) for e in errors] == [(3, True)], errors
+
+
+def test_a_pass_level_written_as_a_number_is_told_to_be_quoted(tmp_path: Path):
+    levels = "[{id: '0', score: 0}, {id: '1', score: 1, when: 'tags count >= 1'}]"
+    kb = write_kb(
+        tmp_path / "k", f"name: k\nevaluation_rubric:\n  - text: T\n    pass_level: 1\n    levels: {levels}\n", {}
+    )
+    [error] = issues_of(lint(kb), "config_error")
+    assert error["message"].endswith(
+        "pass_level 1 is none of the levels (0, 1): YAML reads it as a number; quote the name ('1')"
+    )
 
 
 def test_levels_that_go_down_are_reported_by_their_own_rule(tmp_path: Path):

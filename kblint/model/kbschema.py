@@ -637,9 +637,14 @@ def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]
         schema.pass_threshold = _threshold(data["pass_threshold"], schema.pass_threshold_line, problems)
 
 
+_PERCENT = 100
+
+
 def _threshold(value: Any, line: int, problems: list[ConfigProblem]) -> float | None:
     if _number(value) is None or not 0 <= value <= 1:
-        problems.append(ConfigProblem(line, "pass_threshold must be a number from 0 to 1"))
+        got = repr(value) if isinstance(value, (int, float, str)) else yaml_kind(value)
+        meant = f" (a score of {value / _PERCENT:g}?)" if _number(value) is not None and 1 < value <= _PERCENT else ""
+        problems.append(ConfigProblem(line, f"pass_threshold must be a number from 0 to 1, got {got}{meant}"))
         return None
     return float(value)
 

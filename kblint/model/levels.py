@@ -100,7 +100,7 @@ def _level(raw: Any, n: int, deterministic: bool) -> Level:
     if level_id is None:
         raise LevelsError(f"level {n + 1} has no 'id'")
     if not isinstance(level_id, str) or not level_id.strip():
-        raise LevelsError(f"level {n + 1}: 'id' must be a name such as pass, got {level_id!r}")
+        raise LevelsError(f"level {n + 1}: 'id' must be a name such as pass, got {level_id!r}{_quote_it(level_id)}")
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
         raise LevelsError(f"level '{level_id}' needs a 'score' from 0 to 1, got {score!r}")
     indicators = raw.get("indicators") or []
@@ -146,8 +146,18 @@ def _required(levels: tuple[Level, ...], pass_level: Any) -> Level:
         return levels[1]
     found = next((level for level in levels if level.id == pass_level), None)
     if found is None:
-        raise LevelsError(f"pass_level '{pass_level}' is none of the levels ({', '.join(lv.id for lv in levels)})")
+        ids = ", ".join(lv.id for lv in levels)
+        raise LevelsError(f"pass_level {pass_level!r} is none of the levels ({ids}){_quote_it(pass_level)}")
     return found
+
+
+def _quote_it(value: Any) -> str:
+    """A hint for a name YAML read as something else than text (`no`, `1`, `null`)."""
+    if isinstance(value, bool):
+        return ": YAML reads no, yes, off, on, false and true as booleans; quote the name ('no')"
+    if isinstance(value, (int, float)):
+        return f": YAML reads it as a number; quote the name ('{value}')"
+    return ": YAML reads it as null; quote the name ('null')" if value is None else ""
 
 
 def grade(levels: tuple[Level, ...], measures: Measures, previous: object, has_base: bool) -> tuple[Level, str] | None:

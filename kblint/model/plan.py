@@ -20,7 +20,7 @@ from ..policy import Evaluator, Policy
 from ..rules.rubric import policy_typo, rubric_findings
 from ..yamlread.lines import json_ready, yaml_kind
 from .issue import BINDINGS, Coverage, Issue
-from .kbschema import KBSchema, RubricItem, TypeSchema, system_rubric
+from .kbschema import ConfigProblem, KBSchema, RubricItem, TypeSchema, system_rubric
 from .levels import Level, LevelsError, read_levels, unordered
 
 ITEM_KEYS = (
@@ -134,6 +134,7 @@ class Plan:
     scopes: list[ScopePlan]
     by_type: dict[str, list[Binding]]  # type → the merged items that apply to its entries ("" for others)
     findings: list[Issue] = field(default_factory=list)  # what the rubric tier says of the rubric (kb.yaml)
+    problems: list[ConfigProblem] = field(default_factory=list)  # kb.yaml's other config_errors (its schema's)
     _parts: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)  # per-type views, made once
 
     @property
@@ -159,6 +160,15 @@ class Plan:
 
     def broken(self) -> list[Binding]:
         return [item for scope in self.scopes for item in scope.items if item.kind == "broken"]
+
+    def has_errors(self) -> bool:
+        """Whether the KB's kb.yaml has a problem of severity error: a broken item, an error of
+        the rubric tier, or another config_error that is no warning."""
+        return (
+            bool(self.broken())
+            or any(issue.severity == "error" for issue in self.findings)
+            or any(problem.severity in (None, "error") for problem in self.problems)
+        )
 
     def for_type(self, type_name: str) -> list[Binding]:
         return self.by_type.get(type_name) or self.by_type.get("", [])
@@ -513,6 +523,6 @@ def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
     for name, items in type_items.items():
         if items:
             scopes.append(ScopePlan("type", name, [b for b in items if id(b) in used or b.kind == "broken"]))
-    plan = Plan(kb_name=schema.name, scopes=scopes, by_type=by_type)
+    plan = Plan(kb_name=schema.name, scopes=scopes, by_type=by_type, problems=list(schema.problems))
     plan.findings = rubric_findings(schema, plan)
     return plan

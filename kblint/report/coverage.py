@@ -103,13 +103,29 @@ def rubric_findings(plan: Plan) -> list[dict[str, Any]]:
     return sorted(broken + found, key=lambda f: (f["line"] or 0, f["rule"]))
 
 
+def config_problems(plan: Plan) -> list[dict[str, Any]]:
+    """The config_errors of kb.yaml that are no rubric item's (a pass_threshold out of range, a
+    rubric that is no list, a misspelt key), as `validate` reports them."""
+    return [
+        {
+            "rule": "config_error",
+            "severity": p.severity or RULES["config_error"].severity,
+            "line": p.line or None,
+            "message": p.message,
+            **({"path": display_path(p.path)} if p.path else {}),
+        }
+        for p in plan.problems
+    ]
+
+
 def _findings_lines(plan: Plan) -> list[str]:
-    findings = rubric_findings(plan)
-    lines = ["  rubric findings:"] if findings else []
-    for f in findings:
-        where = f"kb.yaml:{f['line']}: " if f["line"] else ""
-        message = shown_reason(f["message"]).split("\n", 1)[0]  # without a policy's caret
-        lines.append(f"    {where}{f['severity']} {f['rule']} {message}")
+    lines = []
+    for title, findings in (("kb.yaml problems", config_problems(plan)), ("rubric findings", rubric_findings(plan))):
+        lines += [f"  {title}:"] if findings else []
+        for f in findings:
+            where = f"{f.get('path', 'kb.yaml')}:{f['line']}: " if f["line"] else ""
+            message = shown_reason(f["message"]).split("\n", 1)[0]  # without a policy's caret
+            lines.append(f"    {where}{f['severity']} {f['rule']} {message}")
     return lines
 
 
@@ -208,6 +224,7 @@ def render_json(reg: Registry, plans: list[tuple[Plan, str]], evaluator: str | N
                 "totals": {**plan.totals(), "judgment_evaluated": evaluator is not None},
                 "evaluator": evaluator,
                 "rubric_findings": rubric_findings(plan),
+                "config_problems": config_problems(plan),
             }
         )
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
