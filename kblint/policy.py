@@ -31,7 +31,8 @@ Examples (each is checked by the test suite):
 
 `links.NAME` counts outgoing links whose relation is NAME or whose target entry has type NAME.
 `links` and `outlinks` count distinct targets as written, broken ones too (each broken link is
-its own broken_link issue); a link to the entry itself does not count.
+its own broken_link issue); a link to the entry itself does not count. `tags` counts distinct
+tags (one given twice counts once).
 `subject required` means `subject count >= 1`. A gate applies its constraint to entries now in
 the target status (with `--base REF`, only to entries that moved there since REF).
 """

@@ -49,7 +49,7 @@ EXPECTED: dict[str, dict[str, list[str]]] = {
     },
     "has_tags": {
         "Entry has at least one tag": ["fail", "fail-missing"],
-        "Pair entry has at least two tags": ["fail-pair-one", "fail-pair-string"],
+        "Pair entry has at least two tags": ["fail-pair-one", "fail-pair-string", "fail-pair-twice"],
     },
     "has_outlinks": {
         "Entry links to at least one related entry (unless a stub)": ["fail", "fail-self", "fail-code"],

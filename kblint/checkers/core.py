@@ -45,7 +45,7 @@ def descriptive_title(entry: EntrySubject, params: Params, context: CheckContext
 def has_tags(entry: EntrySubject, params: Params, context: CheckContext) -> str | None:
     """Entry has at least `min` tags (default 1).
 
-    `tags` may be a list or a single string (one tag).
+    `tags` may be a list or a single string (one tag); a tag given twice counts once.
 
     Passes:
 

@@ -202,13 +202,14 @@ def is_empty(value: Any) -> bool:
 
 
 def as_tags(value: Any) -> list[str]:
-    """Tags as a list of text: a single string is one tag; empty ones are dropped."""
+    """Tags as a list of text: a single string is one tag; empty ones are dropped, and one given
+    twice counts once (`tags: [harbor, harbor]` is one tag)."""
     if value is None:
         return []
     if isinstance(value, str):
         return [value] if value.strip() else []
     if isinstance(value, list):
-        return [str(v) for v in value if v is not None and str(v).strip()]
+        return list(dict.fromkeys(str(v) for v in value if v is not None and str(v).strip()))
     return [str(value)]
 
 
