@@ -117,6 +117,15 @@ def test_levels_kblint_cannot_use_are_config_errors_at_the_item(tmp_path: Path, 
     assert [(e["line"], message in e["message"]) for e in errors] == [(3, True)], errors
 
 
+def test_weight_or_required_on_an_item_that_is_not_scored_is_a_warning(tmp_path: Path):
+    kb_yaml = "name: k\nevaluation_rubric:\n  - {text: Titled, covered_by: schema, field: title, weight: 10, required: true}\n"
+    [warning] = issues_of(lint(write_kb(tmp_path / "k", kb_yaml, {})), "config_error")
+    assert (warning["line"], warning["severity"]) == (3, "warning")
+    assert warning["message"] == (
+        "rubric item 'Titled': weight and required change nothing on a covered_by: schema item, which is not scored"
+    )
+
+
 def test_a_pass_level_written_as_a_number_is_told_to_be_quoted(tmp_path: Path):
     levels = "[{id: '0', score: 0}, {id: '1', score: 1, when: 'tags count >= 1'}]"
     kb = write_kb(

@@ -523,6 +523,20 @@ def build_plan(schema: KBSchema, reg: Registry | None = None) -> Plan:
     for name, items in type_items.items():
         if items:
             scopes.append(ScopePlan("type", name, [b for b in items if id(b) in used or b.kind == "broken"]))
-    plan = Plan(kb_name=schema.name, scopes=scopes, by_type=by_type, problems=list(schema.problems))
+    unscored = [_unscored(b) for b in kb_items + [b for items in type_items.values() for b in items]]
+    problems = list(schema.problems) + [p for p in unscored if p is not None]
+    plan = Plan(kb_name=schema.name, scopes=scopes, by_type=by_type, problems=problems)
     plan.findings = rubric_findings(schema, plan)
     return plan
+
+
+def _unscored(b: Binding) -> ConfigProblem | None:
+    """A warning for `weight` or `required` on an item that has no outcome to score (`covered_by:
+    schema`): they would change nothing."""
+    written = [key for key, given in (("weight", b.weight != 1), ("required", b.required)) if given]
+    if b.kind != "schema" or b.validator is not None or not written:
+        return None
+    keys = " and ".join(written)
+    verb = "change" if len(written) > 1 else "changes"
+    message = f"rubric item {b.text!r}: {keys} {verb} nothing on a covered_by: schema item, which is not scored"
+    return ConfigProblem(max(b.line, 1), message, severity="warning", discriminator=f"{b.id}:{keys}")

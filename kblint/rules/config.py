@@ -38,7 +38,7 @@ def config_errors(schema: KBSchema, plan: Plan) -> list[Issue]:
             discriminator=problem.message if problem.discriminator is None else problem.discriminator,
             severity=problem.severity,
         )
-        for problem in schema.problems
+        for problem in plan.problems
     )
     issues.extend(plan.findings)  # the rubric tier's findings on the rubric itself
     return issues
