@@ -54,6 +54,11 @@ def test_a_misspelt_policy_is_reported_with_the_caret_and_the_policy_meant(text,
     assert reason.endswith("^") and f"\n    {text}\n" in reason  # the parser's caret under the problem
 
 
+def test_a_misspelt_policy_of_a_mapping_item_gets_the_policy_meant_too():
+    [(line, reason)] = found(plan_of(rubric('{text: Long, policy: "body.word >= 10"}')), "config_error")
+    assert line == 3 and reason.startswith("policy does not parse (did you mean 'body.words >= 10'?): ")
+
+
 def test_the_caret_points_where_the_parser_stopped():
     reason = policy_typo("tags cont >= 2")
     assert reason is not None

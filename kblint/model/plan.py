@@ -17,7 +17,7 @@ from .. import policy
 from ..checkers.base import Checker
 from ..checkers.registry import Registry, registry, validate_params
 from ..policy import Evaluator, Policy
-from ..rules.rubric import policy_typo, rubric_findings
+from ..rules.rubric import did_you_mean, policy_typo, rubric_findings
 from ..yamlread.lines import json_ready, yaml_kind
 from .issue import BINDINGS, Coverage, Issue
 from .kbschema import ConfigProblem, KBSchema, RubricItem, TypeSchema, system_rubric
@@ -405,7 +405,7 @@ def _bind_policy(b: Binding, expression: str) -> Binding:
     try:
         b.parsed = policy.parse(expression)
     except policy.PolicyError as exc:
-        return _broken(b, f"policy does not parse: {exc.render()}")
+        return _broken(b, f"policy does not parse{did_you_mean(expression)}: {exc.render()}")
     b.evaluate = policy.evaluator(b.parsed)
     b.needs_graph = policy.needs_graph(b.parsed)
     return b

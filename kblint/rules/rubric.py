@@ -107,21 +107,27 @@ def policy_typo(text: str) -> str | None:
     """Why the string item TEXT is broken when it looks like a policy (its first words are close to
     a policy's) but does not parse: the parser's caret, and the expression meant when a corrected
     one parses. None for any other string (it is a judgment item)."""
-    tokens = _tokens(text)
-    corrected = _corrected(tokens)
-    if corrected is None or _only_capitalised(text):
+    if _corrected(_tokens(text)) is None or _only_capitalised(text):
         return None
     try:
         policy.parse(text)
     except policy.PolicyError as exc:
-        suggestion = " ".join(corrected)
-        try:
-            policy.parse(suggestion)
-            hint = f" (did you mean {suggestion!r}?)"
-        except policy.PolicyError:
-            hint = ""
-        return f"it looks like a policy but does not parse{hint}: {exc.render()}"
+        return f"it looks like a policy but does not parse{did_you_mean(text)}: {exc.render()}"
     return None
+
+
+def did_you_mean(text: str) -> str:
+    """` (did you mean 'POLICY'?)` when TEXT, a policy that does not parse, is a misspelling of
+    one that does (its keywords nearly written); else empty."""
+    corrected = _corrected(_tokens(text))
+    if corrected is None:
+        return ""
+    suggestion = " ".join(corrected)
+    try:
+        policy.parse(suggestion)
+    except policy.PolicyError:
+        return ""
+    return f" (did you mean {suggestion!r}?)"
 
 
 def _only_capitalised(text: str) -> bool:
