@@ -167,8 +167,11 @@ def test_a_required_item_without_an_outcome_makes_the_score_incomplete(tmp_path:
     assert kb_report["score"] is None
     assert kb_report["score_incomplete"].startswith("2 of 2 entries have no outcome for a required item")
     assert issues_of(report, "score_below_threshold") == []  # an incomplete score is judged by no threshold
-    text = run_kblint("validate", str(kb)).stdout
+    text = run_kblint("validate", str(kb), "--statistics").stdout
     assert "score incomplete: 2 of 2 entries have no outcome for a required item" in text
+    assert "  score graded: incomplete: 2 of 2 entries have no outcome for a required item" in text
+    markdown = run_kblint("validate", str(kb), "--format", "markdown").stdout
+    assert "Score of graded incomplete: 2 of 2 entries have no outcome for a required item" in markdown
     bad = write_kb(tmp_path / "bad", "name: bad\nevaluation_rubric:\n  - {text: X, required: yes please}\n", {})
     assert "required must be true or false" in issues_of(lint(bad), "config_error")[0]["message"]
 

@@ -61,6 +61,11 @@ def _kb_table(report: Report) -> list[str]:
         )
     if len(report.kbs) > MAX_KBS:
         lines.append(f"\nand {plural(len(report.kbs) - MAX_KBS, 'more KB')}")
+    lines += [
+        f"\nScore of {escape(kb.name)} incomplete: {escape(kb.incomplete)}"
+        for kb in report.kbs[:MAX_KBS]
+        if kb.incomplete
+    ]
     return ["", *lines]
 
 

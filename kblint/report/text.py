@@ -209,7 +209,9 @@ def statistics_lines(report: Report) -> list[str]:
         name = f"{rule}/{checker}" if checker else rule
         lines.append(f"  {n:6d}  {printable(name)}")
     for kb in report.kbs:
-        if kb.score is not None:
+        if kb.incomplete:
+            lines.append(f"  score {kb.name}: incomplete: {kb.incomplete}")
+        elif kb.score is not None:
             lines.append(f"  score {kb.name}: {kb.score:.2f}")
         lines.extend(_level_lines(kb))
     return lines
