@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kblint.model.markdown import fences, headings, strip_code
+from kblint.model.markdown import code_blocks, fences, headings, strip_code
 
 # The rules as a line-by-line reading states them.
 FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
@@ -33,11 +33,29 @@ def fenced_by_lines(lines: list[str]) -> list[bool]:
     return marks
 
 
+def indented_by_lines(lines: list[str], fenced: list[bool]) -> list[bool]:
+    """Indented code outside lists: four columns in, after a blank line, a heading, a fence or
+    code, never inside a paragraph."""
+    marks = [False] * len(lines)
+    before = "start"  # what the last line that was not blank was: start, text, code, other
+    blank = True
+    for i, line in enumerate(lines):
+        if fenced[i]:
+            before, blank = "other", False
+        elif not line.strip():
+            blank = True
+        elif len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip(" ")) >= 4 and (blank or before != "text"):
+            marks[i], before, blank = True, "code", False
+        else:
+            before, blank = ("other" if HEADING.match(line.expandtabs(4)) else "text"), False
+    return marks
+
+
 def strip_by_lines(body: str) -> str:
     lines = body.split("\n")
-    text = "\n".join(
-        " " * len(line) if fenced else line for line, fenced in zip(lines, fenced_by_lines(lines), strict=False)
-    )
+    fenced = fenced_by_lines(lines)
+    code = [f or c for f, c in zip(fenced, indented_by_lines(lines, fenced), strict=True)]
+    text = "\n".join(" " * len(line) if blanked else line for line, blanked in zip(lines, code, strict=True))
     return INLINE_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
@@ -67,6 +85,9 @@ _pieces = st.sampled_from(
         "## Heading ##",
         "   ### deep",
         "    # code",
+        "    [[in code]]",
+        "\t[[tab code]]",
+        "      `x` deeper",
         "#nospace",
         "####### seven",
         "text",
@@ -94,7 +115,20 @@ def test_the_scanner_reads_bodies_as_the_line_by_line_rules_do(pieces, first_lin
     assert bool(fences(body)) == any(fenced_by_lines(lines))
 
 
-@given(st.text(alphabet="`~ \n#ab", max_size=60))
+@given(st.text(alphabet="`~ \t\n#ab", max_size=60))
 def test_the_scanner_agrees_on_any_text_of_fence_characters(body):
     assert strip_code(body) == strip_by_lines(body)
     assert [tuple(h) for h in headings(body, 1)] == headings_by_lines(body, 1)
+
+
+def test_indented_code_in_and_after_lists_is_read_as_commonmark_reads_it():
+    cases = {
+        "- item\n    - nested [[b]]\n\n    continuation [[c]]\n": [],  # a list's text, not code
+        "- item\n\n      code [[d]]\n": ["      code [[d]]"],  # four columns past the item's text
+        "1. step\n\n    para [[e]]\n": [],
+        "- item\n\nText\n\n    code [[f]]\n": ["    code [[f]]"],  # the list ended at Text
+        "Text\n    lazy [[a]]\n": [],  # a paragraph goes on
+    }
+    for body, code in cases.items():
+        assert [body[start:end] for start, end in code_blocks(body)] == code, body
+        assert ("[[" in strip_code(body)) == (not code or "[[" in body.replace(code[0], "")), body

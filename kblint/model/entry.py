@@ -20,6 +20,7 @@ from .markdown import (
     Heading,
     Span,
     blank_spans,
+    code_blocks,
     comments,
     fences,
     headings,
@@ -269,8 +270,13 @@ class Entry:
         return self._memo("headings", lambda: headings(self.uncommented, self.raw.body_line, self.fences))
 
     @property
+    def code_blocks(self) -> list[Span]:
+        """The code blocks of the body: fenced, and indented (CommonMark's)."""
+        return self._memo("code_blocks", lambda: code_blocks(self.body, self.fences))
+
+    @property
     def _code_free(self) -> str:
-        return self._memo("code_free", lambda: strip_code(self.body, self.fences))
+        return self._memo("code_free", lambda: strip_code(self.body, self.code_blocks))
 
     @property
     def prose(self) -> str:

@@ -76,6 +76,74 @@ def fences(body: str) -> list[Span]:
     return blocks
 
 
+# A list item's marker: `-`, `+`, `*` or a number and `.` or `)`, then spaces or the line's end.
+_LIST_ITEM_RE = re.compile(r"( *)([-+*]|\d{1,9}[.)])( +|$)")
+_CODE_INDENT = 4  # columns that make a line code, from the margin of the block it is in
+
+
+def code_blocks(body: str, fenced: list[Span] | None = None) -> list[Span]:
+    """The code blocks of BODY, sorted: fenced ones (FENCED: fences(BODY), when known) and indented
+    ones. A line indented four columns past its list item's text (past the margin outside lists)
+    starts an indented block after a blank line, not inside a paragraph, as CommonMark reads it."""
+    fenced = fences(body) if fenced is None else fenced
+    if "    " not in body and "\t" not in body:  # no line is four columns in
+        return fenced
+    return sorted(fenced + _Indented(fenced).scan(body))
+
+
+class _Indented:
+    """The indented code blocks of a body, found line by line (outside its fenced blocks)."""
+
+    def __init__(self, fenced: list[Span]):
+        self.fenced = fenced
+        self.lists: list[int] = []  # the text column of each open list item, innermost last
+        self.blank = True  # the line before was blank (or there was none)
+        self.paragraph = False  # the line before was text a paragraph goes on with
+        self.code: tuple[int, int] | None = None  # the open block's start and its last line's end
+        self.found: list[Span] = []
+
+    def scan(self, body: str) -> list[Span]:
+        at = 0
+        for line in body.split("\n"):
+            end = at + len(line)
+            self.line(line, at, end, bool(self.fenced) and in_spans(at, self.fenced))
+            at = end + 1
+        self.close()
+        return self.found
+
+    def line(self, line: str, start: int, end: int, fenced: bool) -> None:
+        if fenced or not line.strip():
+            if fenced:
+                self.close()
+            self.blank, self.paragraph = not fenced, False
+            return
+        text = line.expandtabs(_CODE_INDENT)
+        indent = len(text) - len(text.lstrip(" "))
+        margin = self.lists[-1] if self.lists else 0
+        if self.code is not None and indent >= margin + _CODE_INDENT:
+            self.code = (self.code[0], end)
+            return
+        self.close()
+        if self.blank:
+            while self.lists and indent < self.lists[-1]:
+                self.lists.pop()
+            margin = self.lists[-1] if self.lists else 0
+        item = _LIST_ITEM_RE.match(text) if indent < margin + _CODE_INDENT else None
+        if item is not None:
+            while self.lists and self.lists[-1] > indent:
+                self.lists.pop()
+            spaces = len(item.group(3))
+            self.lists.append(item.end(2) + (spaces if 0 < spaces <= _CODE_INDENT else 1))
+        elif indent >= margin + _CODE_INDENT and not self.paragraph:
+            self.code = (start, end)
+        self.blank, self.paragraph = False, self.code is None and _HEADING_RE.match(text) is None
+
+    def close(self) -> None:
+        if self.code is not None:
+            self.found.append(self.code)
+            self.code = None
+
+
 def editor_lines(text: str) -> list[str]:
     """TEXT's lines with their ends, broken where editors break them (`\n`, `\r\n`, `\r`):
     `str.splitlines` also breaks them at U+2028, U+0085 and other characters a value may hold."""
@@ -89,11 +157,12 @@ def in_spans(offset: int, spans: list[Span]) -> bool:
 
 
 def strip_code(body: str, blocks: list[Span] | None = None) -> str:
-    """BODY with fenced code blocks and inline code replaced by spaces (newlines kept), so that
-    positions in it are positions in the body. BLOCKS: fences(BODY), when known."""
-    if "`" not in body and not ("~" in body and "~~~" in body):
+    """BODY with code blocks and inline code replaced by spaces (newlines kept), so that positions
+    in it are positions in the body. BLOCKS: code_blocks(BODY), when known."""
+    blocks = code_blocks(body) if blocks is None else blocks
+    if "`" not in body and not blocks:
         return body
-    body = blank_spans(body, fences(body) if blocks is None else blocks)
+    body = blank_spans(body, blocks)
     if "`" not in body:
         return body
     parts = _INLINE_CODE_RE.split(body)  # text, span, its opening backticks, text, span, ...
