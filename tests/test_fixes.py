@@ -320,6 +320,14 @@ def test_a_link_on_a_line_its_rule_is_suppressed_on_is_not_fixed(tmp_path: Path)
     assert issues_of(result.json, "noncanonical_link") == []
 
 
+def test_a_link_in_indented_code_is_not_fixed(tmp_path: Path):
+    body = "Example of the syntax:\n\n    [[Council]]\n\nReal link: [[Council]].\n"
+    entries = {"council.md": "---\ntitle: City council\n---\n[[x]]\n", "x.md": f"---\ntitle: X\n---\n{body}"}
+    kb = write_kb(tmp_path / "notes", "name: notes\n", entries)
+    run_kblint("validate", str(kb), "--fix", "--no-cache")
+    assert (kb / "x.md").read_text() == "---\ntitle: X\n---\n" + body.replace("link: [[Council]]", "link: [[council]]")
+
+
 def test_a_name_two_entries_bear_is_not_fixed(tmp_path: Path):
     """An alias of two entries, or ids that differ only in case, name no one entry: no issue and no fix
     picks one of them."""
