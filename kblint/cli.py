@@ -422,7 +422,8 @@ def _watch(flags: dict[str, Any], config: Optional[str], settings: "Settings") -
             raise RunFailed("") from None  # _fail said why
         progress = for_run(current.quiet)
         try:
-            return run(current, progress=progress)
+            with contextlib.redirect_stdout(sys.stderr):  # what plugins print: stdout holds the report
+                return run(current, progress=progress)
         except (UsageError, JudgmentSetupError) as exc:
             raise RunFailed(str(exc)) from None
         finally:
@@ -519,7 +520,8 @@ def _autofix(settings: "Settings") -> set[Any]:
     from .report.words import plural
 
     try:
-        found = find_fixes(settings)
+        with contextlib.redirect_stdout(sys.stderr):  # what plugins print: stdout holds the diff or the report
+            found = find_fixes(settings)
     except (UsageError, JudgmentSetupError) as exc:
         _fail(str(exc))
     left_out = len(found.left_out)

@@ -266,6 +266,12 @@ def test_what_a_plugin_prints_goes_to_standard_error_not_into_the_report(tmp_pat
     result = run_kblint("validate", str(kb), "--format", "json", "--no-cache", env=badplug(module))
     assert result.code == 0 and result.json["summary"]["entries"] == 1  # the report reads as JSON
     assert "loading badplug" in result.stderr and "checking a" in result.stderr
+    noncanonical = {"a.md": "---\ntitle: A\ntype: note\ntags: [t]\n---\n[[A]]\n"}
+    kb = write_kb(tmp_path / "fixable", BAD_KB, noncanonical)
+    diff = run_kblint("validate", str(kb), "--diff", "--no-cache", env=badplug(module))
+    assert diff.stdout.startswith("--- ") and "checking" not in diff.stdout and "checking a" in diff.stderr
+    fixed = run_kblint("validate", str(kb), "--fix", "--no-cache", "--format", "json", env=badplug(module))
+    assert fixed.json["summary"]["entries"] == 1 and "checking a" in fixed.stderr
 
 
 def test_an_exception_whose_message_raises_is_still_a_checker_error(tmp_path: Path, badplug):
