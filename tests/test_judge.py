@@ -280,6 +280,7 @@ def _http_date(seconds_from_now: float) -> str:
         (20.0, 17, 20),  # an HTTP date 20 s from now: the seconds until then (the date is to the second)
         (-60.0, 0.05, 0.05),  # a date gone by: the back-off's own delay
         ("soon", 0.05, 0.05),  # neither: the same
+        ("Wed, 21 Oct 2015 07:28:00 +99999999999999", 0.05, 0.05),  # a zone offset past any clock
     ],
 )
 def test_the_wait_a_retry_after_asks_for_is_kept(server, retry_after, low, high):

@@ -712,7 +712,7 @@ def _retry_after(resp: httpx.Response) -> float | None:
 
     try:
         until = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a zone offset no clock has
         return None
     if until.tzinfo is None:  # `-0000`: no zone said; HTTP dates are in GMT
         until = until.replace(tzinfo=timezone.utc)
