@@ -108,7 +108,10 @@ def test_a_score_just_below_the_threshold_is_not_shown_equal_to_it():
         ("[{id: a, score: 0, when: 'tags count >= 1'}, {id: b, score: 1, when: 'tags count >= 2'}]", "is the lowest"),
         ("[{id: a, score: 0}, {id: b, score: 1, when: 'tags cont >= 1'}]", "policy does not parse"),
         ("[{id: a, score: 0}, {id: b, score: 1, colour: red}]", "unknown key 'colour'"),
-        ("[{id: no, score: 0}, {id: b, score: 1, when: 'tags count >= 1'}]", "got False: YAML reads no, yes, off"),
+        (
+            "[{id: no, score: 0}, {id: b, score: 1, when: 'tags count >= 1'}]",
+            "got False: YAML reads yes, no, on, off, true and false unquoted",
+        ),
     ],
 )
 def test_levels_kblint_cannot_use_are_config_errors_at_the_item(tmp_path: Path, levels: str, message: str):
@@ -190,7 +193,6 @@ name: mixed
 evaluation_rubric:
   - text: People
     id: people
-    pass_level: linked
     levels:
       - {id: none, score: 0}
       - {id: tagged, score: 0.5, when: "tags count >= 2"}
@@ -202,9 +204,10 @@ evaluation_rubric:
     assert issues_of(report, "internal_error") == [] and issues_of(report, "config_error") == []
     assert levels_of(report) == {"one": "people=none", "three": "people=linked", "six": "people=tagged"}
     assert by_entry(report, "rubric_violation", "people") == {
-        "one": "Entry 'one' reached 'none' (0.00), needs 'linked' on 'People': tags count is 1, policy requires >= 2",
-        "six": "Entry 'six' reached 'tagged' (0.50), needs 'linked' on 'People': inlinks count is 0, policy requires >= 1",
+        "one": "Entry 'one' reached 'none' (0.00), needs 'tagged' on 'People': tags count is 1, policy requires >= 2",
     }
+    # run after the graph pass on the entry read again: the issue still points at the line of tags
+    assert {i["line"] for i in issues_of(report, "rubric_violation") if i.get("item_id") == "people"} == {4}
 
 
 GATED_KB = """\
@@ -235,6 +238,28 @@ def test_a_gate_that_does_not_apply_gives_a_graded_item_no_outcome(tmp_path: Pat
     assert by_entry(report, "rubric_violation", "plain").keys() == {"confirmed"}
     (kb_report,) = report["kbs"]
     assert kb_report["score"] is not None and "score_incomplete" not in kb_report
+
+
+def test_a_graded_item_whose_needed_level_is_a_gate_that_does_not_apply_has_no_outcome(tmp_path: Path):
+    """A draft needs no sign-off: it neither passes nor fails the item, whatever the levels above."""
+    kb_yaml = """\
+name: k
+evaluation_rubric:
+  - text: Signed
+    id: signed
+    levels:
+      - {id: none, score: 0}
+      - {id: pass, score: 0.5, when: "status * -> published requires tags count >= 2"}
+      - {id: great, score: 1, when: "tags count >= 5"}
+"""
+    draft = entry(2).replace("type: note", "type: note\nstatus: draft")
+    published = entry(1).replace("type: note", "type: note\nstatus: published")
+    report = lint(write_kb(tmp_path / "k", kb_yaml, {"draft.md": draft, "published.md": published}))
+    assert levels_of(report) == {"published": "signed=none"}
+    assert by_entry(report, "rubric_violation", "signed") == {
+        "published": "Entry 'published' reached 'none' (0.00), needs 'pass' on 'Signed': "
+        "status *->published: tags count is 1, policy requires >= 2"
+    }
 
 
 JUDGED_KB = """\

@@ -120,12 +120,12 @@ def _run_policy(b: Binding, subject: Subject) -> Issue | None:
 
 def _run_graded(b: Binding, subject: Subject) -> Issue | None:
     """An item graded by the `when:` policies of its levels: the highest level that holds."""
-    graded = grade(b.levels, subject.measures, subject.previous_status, subject.has_base)
+    required = b.pass_level or b.levels[1]
+    graded = grade(b.levels, required, subject.measures, subject.previous_status, subject.has_base)
     if graded is None:
         scoring.not_applicable(subject.facts, b)
         return None
     reached, missed = graded
-    required = b.pass_level or b.levels[1]
     scoring.record_level(subject.facts, b, reached)
     result = Grade(reached, required)
     if result.passed:

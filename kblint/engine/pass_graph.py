@@ -169,13 +169,14 @@ def graph_checks(
         return []
     checked: Entry | EntryFacts = facts
     measures = FactsMeasures(facts, graph.inlinks, graph.type_of_target)
+    field_line: Callable[[str], int] = lambda name: 1  # noqa: E731 - the facts keep no lines
     if plan.graph_needs_whole_entry(facts.type):
         entry = whole_entry()
         if entry is not None:
-            checked = entry
+            checked, field_line = entry, entry.field_line
             whole = EntryMeasures(entry, context.schema)
             measures = WholeMeasures(facts, graph.inlinks, graph.type_of_target, whole)
         else:  # gone since pass 1: what measures the entry itself is not run
             bindings = [b for b in bindings if not b.measures_whole_entry]
-    subject = Subject(checked, facts, facts.site, context, measures, lambda name: 1, *previous)
+    subject = Subject(checked, facts, facts.site, context, measures, field_line, *previous)
     return run_bindings(bindings, subject)

@@ -638,12 +638,17 @@ def _kb_settings(schema: KBSchema, data: LineDict, problems: list[ConfigProblem]
 
 
 _PERCENT = 100
+_LEAST_PERCENT = 2  # pass_threshold: 1.5 is no percentage, 80 likely is
 
 
 def _threshold(value: Any, line: int, problems: list[ConfigProblem]) -> float | None:
     if _number(value) is None or not 0 <= value <= 1:
         got = repr(value) if isinstance(value, (int, float, str)) else yaml_kind(value)
-        meant = f" (a score of {value / _PERCENT:g}?)" if _number(value) is not None and 1 < value <= _PERCENT else ""
+        meant = (
+            f" (a score of {value / _PERCENT:g}?)"
+            if _number(value) is not None and _LEAST_PERCENT <= value <= _PERCENT
+            else ""
+        )
         problems.append(ConfigProblem(line, f"pass_threshold must be a number from 0 to 1, got {got}{meant}"))
         return None
     return float(value)

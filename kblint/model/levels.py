@@ -152,28 +152,22 @@ def _required(levels: tuple[Level, ...], pass_level: Any) -> Level:
 
 
 def _quote_it(value: Any) -> str:
-    """A hint for a name YAML read as something else than text (`no`, `1`, `null`)."""
+    """A hint for a name YAML read as something else than text (`no`, `1`)."""
     if isinstance(value, bool):
-        return ": YAML reads no, yes, off, on, false and true as booleans; quote the name ('no')"
-    if isinstance(value, (int, float)):
-        return f": YAML reads it as a number; quote the name ('{value}')"
-    return ": YAML reads it as null; quote the name ('null')" if value is None else ""
+        return ": YAML reads yes, no, on, off, true and false unquoted as booleans; quote the name"
+    return f": YAML reads it as a number; quote the name ('{value}')" if isinstance(value, (int, float)) else ""
 
 
-def grade(levels: tuple[Level, ...], measures: Measures, previous: object, has_base: bool) -> tuple[Level, str] | None:
-    """The highest level whose condition holds on an entry, and why the next one up was not reached
-    (its policy's message; empty at the top). A level whose condition is a status gate that does
-    not apply to the entry neither holds nor fails; None when no level's condition applies: the
-    item has no outcome on the entry, as a plain gate then has none."""
-    reached, missed = levels[0], ""
-    applied = False
-    for level in levels[1:]:
-        message = level.evaluate(measures, previous, has_base) if level.evaluate is not None else None
-        if message is None:
-            continue
-        applied = True
-        if message == "":
-            reached, missed = level, ""
-        elif not missed:
-            missed = message
-    return (reached, missed) if applied else None
+def grade(
+    levels: tuple[Level, ...], needed: Level, measures: Measures, previous: object, has_base: bool
+) -> tuple[Level, str] | None:
+    """The highest level whose condition holds on an entry, and why NEEDED (the level an entry
+    needs) does not hold when it does not (its policy's message; else empty). A level whose
+    condition is a status gate that does not apply to the entry neither holds nor fails. None when
+    NEEDED's condition, or every level's, does not apply: the item has no outcome on the entry, as
+    a plain gate then has none."""
+    said = {level.id: level.evaluate(measures, previous, has_base) for level in levels if level.evaluate is not None}
+    if all(message is None for message in said.values()) or (needed.id in said and said[needed.id] is None):
+        return None
+    reached = next((level for level in reversed(levels[1:]) if said.get(level.id) == ""), levels[0])
+    return reached, said.get(needed.id) or ""
