@@ -165,9 +165,20 @@ def why_not_within(root: str, relpath: str) -> str | None:
     return "not a regular file (a directory)"
 
 
+def _give_back(tmp: str, kept: os.stat_result) -> None:
+    """The owner and group of KEPT to the file TMP, as far as this user may: only root gives a
+    file away, but a user may keep a group of theirs."""
+    try:
+        os.chown(tmp, kept.st_uid, kept.st_gid)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.chown(tmp, -1, kept.st_gid)
+
+
 def replace_file(path: str, data: bytes, kept: os.stat_result) -> None:
     """Put DATA in place of the file at PATH at once: written to a temporary file beside it, which
-    gets the permissions, owner and group KEPT gives (the file's, as read), then renamed over it.
+    gets the permissions, owner and group KEPT gives (the file's, as read; the owner only when this
+    user is root), then renamed over it.
     Raises OSError; however it ends (an interrupt too), no temporary file is left behind."""
     import tempfile
 
@@ -179,8 +190,7 @@ def replace_file(path: str, data: bytes, kept: os.stat_result) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         if (kept.st_uid, kept.st_gid) != (os.getuid(), os.getgid()):
-            with contextlib.suppress(OSError):  # only root may give a file away: else it becomes the user's
-                os.chown(tmp, kept.st_uid, kept.st_gid)
+            _give_back(tmp, kept)
         os.chmod(tmp, stat.S_IMODE(kept.st_mode))
         os.replace(tmp, path)
     except BaseException:
