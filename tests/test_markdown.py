@@ -38,16 +38,18 @@ def indented_by_lines(lines: list[str], fenced: list[bool]) -> list[bool]:
     code, never inside a paragraph."""
     marks = [False] * len(lines)
     before = "start"  # what the last line that was not blank was: start, text, code, other
-    blank = True
+    blanks: list[int] = []  # the blank lines since then
     for i, line in enumerate(lines):
         if fenced[i]:
-            before, blank = "other", False
+            before, blanks = "other", []
         elif not line.strip():
-            blank = True
-        elif len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip(" ")) >= 4 and (blank or before != "text"):
-            marks[i], before, blank = True, "code", False
+            blanks.append(i)
+        elif len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip(" ")) >= 4 and (blanks or before != "text"):
+            for b in blanks if before == "code" else ():  # blank lines between code lines are the block's
+                marks[b] = True
+            marks[i], before, blanks = True, "code", []
         else:
-            before, blank = ("other" if HEADING.match(line.expandtabs(4)) else "text"), False
+            before, blanks = ("other" if HEADING.match(line.expandtabs(4)) else "text"), []
     return marks
 
 
@@ -128,7 +130,14 @@ def test_indented_code_in_and_after_lists_is_read_as_commonmark_reads_it():
         "1. step\n\n    para [[e]]\n": [],
         "- item\n\nText\n\n    code [[f]]\n": ["    code [[f]]"],  # the list ended at Text
         "Text\n    lazy [[a]]\n": [],  # a paragraph goes on
+        "- item\n# H\n    code": ["    code"],  # a heading ends the list and needs no blank line after it
+        "- - -\n\n    code": ["    code"],  # a thematic break, not a list item
+        "Para\n---\n    code": ["    code"],  # a setext underline ends the paragraph
+        "- item\n```\nx\n```\n    code": ["```\nx\n```", "    code"],  # so does a fence, and the list
+        "- a\n\n  - b\n\n      para": [],  # the text of b
+        "- a\n\n  - b\n\n        code": ["        code"],
     }
     for body, code in cases.items():
         assert [body[start:end] for start, end in code_blocks(body)] == code, body
-        assert ("[[" in strip_code(body)) == (not code or "[[" in body.replace(code[0], "")), body
+        stripped = strip_code(body)
+        assert all(not stripped[start:end].strip() for start, end in code_blocks(body)), body  # blanked

@@ -112,36 +112,55 @@ class _Indented:
         return self.found
 
     def line(self, line: str, start: int, end: int, fenced: bool) -> None:
-        if fenced or not line.strip():
-            if fenced:
-                self.close()
-            self.blank, self.paragraph = not fenced, False
-            return
         text = line.expandtabs(_CODE_INDENT)
         indent = len(text) - len(text.lstrip(" "))
+        if fenced or not text.strip():
+            if fenced:  # a fence ends a paragraph, and the list items it is not inside
+                self.close()
+                self._leave_lists(indent)
+            self.blank, self.paragraph = not fenced, False
+            return
         margin = self.lists[-1] if self.lists else 0
         if self.code is not None and indent >= margin + _CODE_INDENT:
             self.code = (self.code[0], end)
             return
         self.close()
-        if self.blank:
-            while self.lists and indent < self.lists[-1]:
-                self.lists.pop()
+        kind = _block_kind(text, self.paragraph)
+        if self.blank or kind != "text":  # only a paragraph's text goes on lazily, less indented
+            self._leave_lists(indent)
             margin = self.lists[-1] if self.lists else 0
-        item = _LIST_ITEM_RE.match(text) if indent < margin + _CODE_INDENT else None
+        item = _LIST_ITEM_RE.match(text) if kind == "text" and indent < margin + _CODE_INDENT else None
         if item is not None:
-            while self.lists and self.lists[-1] > indent:
-                self.lists.pop()
+            self._leave_lists(indent)
             spaces = len(item.group(3))
             self.lists.append(item.end(2) + (spaces if 0 < spaces <= _CODE_INDENT else 1))
         elif indent >= margin + _CODE_INDENT and not self.paragraph:
             self.code = (start, end)
-        self.blank, self.paragraph = False, self.code is None and _HEADING_RE.match(text) is None
+        self.blank, self.paragraph = False, self.code is None and kind == "text"
+
+    def _leave_lists(self, indent: int) -> None:
+        """Close the list items whose text is further in than INDENT."""
+        while self.lists and indent < self.lists[-1]:
+            self.lists.pop()
 
     def close(self) -> None:
         if self.code is not None:
             self.found.append(self.code)
             self.code = None
+
+
+_THEMATIC_BREAK_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
+
+
+def _block_kind(text: str, in_paragraph: bool) -> str:
+    """What a line that is no code opens: a heading (ATX, or a setext underline after a
+    paragraph), a thematic break, a block quote, or text (a paragraph's, or a list item's)."""
+    if _HEADING_RE.match(text) or (in_paragraph and _SETEXT_RE.match(text)):
+        return "heading"
+    if _THEMATIC_BREAK_RE.match(text):
+        return "break"
+    return "quote" if text.lstrip(" ").startswith(">") else "text"
 
 
 def editor_lines(text: str) -> list[str]:
