@@ -539,7 +539,7 @@ _DOCS = [
         "Two rubric items of one scope (the KB's items, or one type's) say the same thing: their texts "
         "are equal, or nearly equal, once case, punctuation and stop words (`the`, `has`, `entry`, ...) "
         "are set aside, with the same numbers, operators and negations (and, when both have one, the "
-        "same `to`, `from`, `by` or `for`). The later item is reported, naming the line of the earlier "
+        "same `to`, `from`, `by`, `for` or `into`). The later item is reported, naming the line of the earlier "
         "one. Items of a KB restricted by `applies_to` to different types are not compared, nor two "
         "items bound differently (other policies, checkers or params).",
         "Delete one of the two items, or reword it if it means something else.",
