@@ -185,19 +185,23 @@ def levels_of(report: dict) -> dict[str, str]:
     return {g["entry_id"]: ",".join(f"{c['item_id']}={c['level']}" for c in g["criteria"]) for g in kb_report["grades"]}
 
 
+def three_levels(item: str, middle: tuple[str, str], top: tuple[str, str]) -> str:
+    """kb.yaml of one graded item ITEM (its id ITEM in lower case): none (0), then MIDDLE (0.5) and
+    TOP (1), each an (id, when:) pair."""
+    levels = "".join(
+        f'      - {{id: {level}, score: {score}, when: "{when}"}}\n'
+        for (level, when), score in ((middle, 0.5), (top, 1))
+    )
+    return (
+        f"name: k\nevaluation_rubric:\n  - text: {item}\n    id: {item.lower()}\n    levels:\n"
+        f"      - {{id: none, score: 0}}\n{levels}"
+    )
+
+
 def test_levels_may_ask_of_the_entry_and_of_its_links(tmp_path: Path):
     """`tags` is measured in pass 1, `inlinks` after the graph pass: the item runs after it, on the
     entry read again."""
-    kb_yaml = """\
-name: mixed
-evaluation_rubric:
-  - text: People
-    id: people
-    levels:
-      - {id: none, score: 0}
-      - {id: tagged, score: 0.5, when: "tags count >= 2"}
-      - {id: linked, score: 1, when: "inlinks count >= 1"}
-"""
+    kb_yaml = three_levels("People", ("tagged", "tags count >= 2"), ("linked", "inlinks count >= 1"))
     linking = entry(1).replace("Body.", "See [[three]].")
     kb = write_kb(tmp_path / "mixed", kb_yaml, {"one.md": linking, "three.md": entry(3), "six.md": entry(6)})
     report = lint(kb)
@@ -242,16 +246,9 @@ def test_a_gate_that_does_not_apply_gives_a_graded_item_no_outcome(tmp_path: Pat
 
 def test_a_graded_item_whose_needed_level_is_a_gate_that_does_not_apply_has_no_outcome(tmp_path: Path):
     """A draft needs no sign-off: it neither passes nor fails the item, whatever the levels above."""
-    kb_yaml = """\
-name: k
-evaluation_rubric:
-  - text: Signed
-    id: signed
-    levels:
-      - {id: none, score: 0}
-      - {id: pass, score: 0.5, when: "status * -> published requires tags count >= 2"}
-      - {id: great, score: 1, when: "tags count >= 5"}
-"""
+    kb_yaml = three_levels(
+        "Signed", ("pass", "status * -> published requires tags count >= 2"), ("great", "tags count >= 5")
+    )
     draft = entry(2).replace("type: note", "type: note\nstatus: draft")
     published = entry(1).replace("type: note", "type: note\nstatus: published")
     report = lint(write_kb(tmp_path / "k", kb_yaml, {"draft.md": draft, "published.md": published}))
