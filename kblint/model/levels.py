@@ -12,7 +12,8 @@
 An item whose levels have `when:` policies is graded deterministically: it reaches the highest
 level whose policy holds (the lowest needs none). The policies may measure the entry (`tags`,
 `body.words`) and its links (`inlinks`) alike. A level whose policy is a status gate that does
-not apply to the entry neither holds nor fails; when none applies, the item has no outcome there.
+not apply to the entry neither holds nor fails; when the needed level's does not apply (or no
+level's does), the item has no outcome there.
 Levels without `when:` are left to the judge, which is shown each level's description and
 indicators and must answer exactly one level id. The violation names the level reached and the
 one needed.
