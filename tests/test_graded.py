@@ -251,8 +251,10 @@ def test_a_graded_item_whose_needed_level_is_a_gate_that_does_not_apply_has_no_o
     )
     draft = entry(2).replace("type: note", "type: note\nstatus: draft")
     published = entry(1).replace("type: note", "type: note\nstatus: published")
-    report = lint(write_kb(tmp_path / "k", kb_yaml, {"draft.md": draft, "published.md": published}))
-    assert levels_of(report) == {"published": "signed=none"}
+    rich = entry(6).replace("type: note", "type: note\nstatus: draft")  # a level above the needed one holds
+    entries = {"draft.md": draft, "published.md": published, "rich.md": rich}
+    report = lint(write_kb(tmp_path / "k", kb_yaml, entries))
+    assert levels_of(report) == {"published": "signed=none", "rich": "signed=great"}
     assert by_entry(report, "rubric_violation", "signed") == {
         "published": "Entry 'published' reached 'none' (0.00), needs 'pass' on 'Signed': "
         "status *->published: tags count is 1, policy requires >= 2"

@@ -402,6 +402,15 @@ def test_a_field_or_status_no_type_declares_is_named(item: str, message: str):
     assert unknown(kb_yaml_with(finding_items=item)) == [(8, message)]
 
 
+def test_one_name_misspelt_in_two_levels_is_two_findings_with_their_own_fingerprints():
+    levels = (
+        '{text: Graded, levels: [{id: "none", score: 0}, {id: some, score: 0.5, when: "metadata.xyz count >= 1"}, '
+        '{id: more, score: 1, when: "metadata.xyz count >= 2"}]}'
+    )
+    issues = [i for i in plan_of(kb_yaml_with(finding_items=levels)).findings if i.rule == "rubric_unknown_name"]
+    assert len(issues) == 2 and len({i.discriminator for i in issues}) == 2
+
+
 def test_a_kb_item_is_asked_of_every_type_it_applies_to():
     both = "{text: Sure, applies_to: [finding, memo], policy: 'metadata.reviewers required'}"
     assert unknown(kb_yaml_with(kb_items=both)) == []  # a field of one of the types is enough

@@ -12,8 +12,8 @@
 An item whose levels have `when:` policies is graded deterministically: it reaches the highest
 level whose policy holds (the lowest needs none). The policies may measure the entry (`tags`,
 `body.words`) and its links (`inlinks`) alike. A level whose policy is a status gate that does
-not apply to the entry neither holds nor fails; when the needed level's does not apply (or no
-level's does), the item has no outcome there.
+not apply to the entry neither holds nor fails; when the needed level's does not apply and no
+level from it up holds (or no level's applies), the item has no outcome there.
 Levels without `when:` are left to the judge, which is shown each level's description and
 indicators and must answer exactly one level id. The violation names the level reached and the
 one needed.
@@ -165,10 +165,12 @@ def grade(
     """The highest level whose condition holds on an entry, and why NEEDED (the level an entry
     needs) does not hold when it does not (its policy's message; else empty). A level whose
     condition is a status gate that does not apply to the entry neither holds nor fails. None when
-    NEEDED's condition, or every level's, does not apply: the item has no outcome on the entry, as
-    a plain gate then has none."""
+    no level's condition applies, or when NEEDED's does not and no level from it up holds: the
+    item has no outcome on the entry, as a plain gate then has none."""
     said = {level.id: level.evaluate(measures, previous, has_base) for level in levels if level.evaluate is not None}
-    if all(message is None for message in said.values()) or (needed.id in said and said[needed.id] is None):
+    if all(message is None for message in said.values()):
         return None
-    reached = next((level for level in reversed(levels[1:]) if said.get(level.id) == ""), levels[0])
-    return reached, said.get(needed.id) or ""
+    at = next((n for n in range(len(levels) - 1, 0, -1) if said.get(levels[n].id) == ""), 0)
+    if needed.id in said and said[needed.id] is None and at < levels.index(needed):
+        return None
+    return levels[at], said.get(needed.id) or ""

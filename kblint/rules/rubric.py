@@ -414,7 +414,9 @@ def _unknown_name_issue(b: Binding, named: _Named, types: list[TypeSchema], site
     what = "a field" if named.kind == "field" else "a workflow status"
     message = f"rubric item {b.text!r}{named.where} names '{named.name}', which is not {what} of {whose}{hint}"
     rule = RULES["rubric_unknown_name"]
-    return rule.issue(site, message, line=max(b.line, 1), discriminator=f"{b.text}:{named.name}", rubric_item=b.text)
+    return rule.issue(
+        site, message, line=max(b.line, 1), discriminator=f"{b.text}:{named.where}:{named.name}", rubric_item=b.text
+    )
 
 
 def unknown_name_issues(schema: KBSchema, plan: Plan, site: Site) -> list[Issue]:
