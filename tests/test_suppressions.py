@@ -95,6 +95,21 @@ def test_disable_next_line_hides_only_the_next_line(tmp_path: Path):
     assert issues_of(report, "unused_suppression") == [] and issues_of(report, "invalid_suppression") == []
 
 
+def test_a_target_linked_on_a_suppressed_line_and_on_another_is_reported_on_the_other(tmp_path: Path):
+    """A target is reported once per entry: at its first link that no suppression covers, and a
+    suppression that covers another link to it is used, not 'suppressed nothing'."""
+    for suppressed_first in (True, False):
+        shown = "Spelled [[gone]] here.\n"
+        hidden = "<!-- kblint-disable-next-line broken_link -->\nAn example [[gone]].\n"
+        body = "---\ntitle: A\ntype: note\n---\n" + (hidden + shown if suppressed_first else shown + hidden)
+        kb = write_kb(
+            tmp_path / f"s{suppressed_first}", LINKS_KB, {"a.md": body, "b.md": "---\ntitle: B\n---\n[[a]]\n"}
+        )
+        report = lint(kb)
+        assert broken_links(report) == [("a", 7 if suppressed_first else 5)]
+        assert issues_of(report, "unused_suppression") == []
+
+
 def test_disable_enable_range(tmp_path: Path):
     body = (
         "---\ntitle: A\ntype: note\n---\n"

@@ -18,6 +18,7 @@ from ..model.graph import FILE, KBIndex, LinkGraph
 from ..model.issue import Issue
 from ..model.link import LinkKey
 from ..model.plan import Plan
+from ..model.suppression import Suppression
 from ..rules import links as link_rules
 from .checks import Subject, run_bindings
 
@@ -45,15 +46,21 @@ class _LinkWalk:
     has_outlinks: set[str] = field(default_factory=set)
 
     def entry(self, kb: GraphKB, facts: EntryFacts) -> None:
+        """Each link target of the entry once, at the first link to it; where the entry suppresses
+        the link rules on some lines, at the first link to it on no such line, and at each link on
+        one (whose issue the suppression then hides, and so is used)."""
         seen: set[tuple[str, str]] = set()
         indexes = self.graph.indexes
-        for key in facts.links.link_keys():
+        hidden = [s for s in facts.suppress if s.name in _LINK_RULES]
+        keys = list(facts.links.link_keys()) if hidden else None
+        for key in keys if keys is not None else facts.links.link_keys():
             target_kb = key.kb or kb.name
             named = key.path if key.path is not None else key.target
             if (target_kb, named) in seen:
                 continue
             seen.add((target_kb, named))
-            self.link(kb, facts, key, target_kb, named, indexes.get(target_kb))
+            for shown in _shown_links(key, keys, facts, hidden) if keys is not None else (key,):
+                self.link(kb, facts, shown, target_kb, named, indexes.get(target_kb))
 
     def linked(self, facts: EntryFacts, resolved: EntryFacts | str) -> None:
         """FACTS links to RESOLVED (an entry, or FILE)."""
@@ -95,6 +102,18 @@ class _LinkWalk:
         if index is None:
             return link_rules.unresolved_external(facts, link, kb.name, target_kb, named, self.strict_links)
         return link_rules.broken_link(facts, link, kb.name, target_kb, named, index.suggest(link.target))
+
+
+_LINK_RULES = frozenset(("broken_link", "noncanonical_link", "unresolved_external"))
+
+
+def _shown_links(first: LinkKey, keys: list[LinkKey], facts: EntryFacts, hidden: list[Suppression]) -> list[LinkKey]:
+    """The links to FIRST's target that get an issue: the first on a line no HIDDEN suppression
+    covers, and each on a line one covers."""
+    same = [key for key in keys if (key.kb, key.path, key.target) == (first.kb, first.path, first.target)]
+    covered = [any(s.covers(facts.links.link(key.at).line) for s in hidden) for key in same]
+    free = next((key for key, c in zip(same, covered, strict=True) if not c), None)
+    return [key for key, c in zip(same, covered, strict=True) if c or key is free]
 
 
 def _noncanonical(key: LinkKey, resolved: EntryFacts, index: KBIndex) -> bool:
