@@ -242,6 +242,8 @@ def test_changed_since_reports_links_to_a_deleted_entry_by_its_id_or_aliases_the
     (kb / "d.md").write_text(entry("Delta", "gamma", status="ok"), encoding="utf-8")  # by its id
     (kb / "f.md").write_text(entry("Phi", "the third", status="ok"), encoding="utf-8")  # by an alias
     (kb / "g.md").write_text(entry("Gimel", "nowhere", status="ok"), encoding="utf-8")  # broken before
+    by_path = entry("Heth", "a", status="ok") + "See [the third](c.md) and [[c.md]].\n"  # by its path
+    (kb / "h.md").write_text(by_path, encoding="utf-8")
     (kb / "cross-kb-links.yaml").write_text("- {source: gamma, target: a, target_kb: ci}\n", encoding="utf-8")
     git(repo, "init", "-q")
     git(repo, "add", ".")
@@ -253,6 +255,7 @@ def test_changed_since_reports_links_to_a_deleted_entry_by_its_id_or_aliases_the
         ("", "cross-kb-links.yaml: source 'gamma' is not an entry of KB 'ci'"),  # a link declared from it
         ("d", "Link target 'gamma' not found"),
         ("f", "Link target 'the third' not found"),
+        ("h", "Link target 'c' not found"),
     ]
 
 

@@ -410,7 +410,8 @@ def restrict_to_changed(ws: Workspace, ref: str) -> set[tuple[str, str]]:
             kb.reported.update(p for p in (kb.schema.kb_yaml, kb.cross_links_path) if p is not None and p in changed)
         for path, earlier in deleted.items():
             if path.endswith(".md"):
-                names = [stem(relative_to(path, kb.root)), *earlier]
+                relpath = relative_to(path, kb.root)  # a link may name it by its path, with or without .md
+                names = [stem(relpath), relpath, relpath.removesuffix(".md"), *earlier]
                 deleted_names.update((kb.name, name.casefold()) for name in names)
     return deleted_names
 

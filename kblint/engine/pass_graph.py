@@ -93,7 +93,10 @@ class _LinkWalk:
 
     def _reported(self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str) -> bool:
         report = facts.reported if key.origin is None else kb.cross_reported
-        return report or bool(self.touched and (target_kb, key.target.casefold()) in self.touched)
+        if report or not self.touched:
+            return report
+        named = (key.target, key.path) if key.path is not None else (key.target,)
+        return any((target_kb, name.casefold()) in self.touched for name in named)
 
     def _issue(
         self, kb: GraphKB, facts: EntryFacts, key: LinkKey, target_kb: str, named: str, index: KBIndex | None
