@@ -132,6 +132,24 @@ def test_baseline_round_trip(kb: Path, tmp_path: Path):
     assert "issues baselined" in text_out or "issue baselined" in text_out
 
 
+def test_issues_alike_but_for_their_source_have_fingerprints_of_their_own(tmp_path: Path):
+    """Two entries' cross-kb links to one missing target (in one cross-kb-links.yaml), and one name
+    suppressed twice for nothing in one entry: a baseline of one must not hide the other."""
+    entries = {
+        "a.md": "---\ntitle: A\ntags: [t]\n---\n[[b]]\n",
+        "b.md": "---\ntitle: B\ntags: [t]\n---\n[[a]]\n<!-- kblint-disable-next-line broken_link -->\nx\n"
+        "<!-- kblint-disable-next-line broken_link -->\ny\n",
+    }
+    kb = write_kb(tmp_path / "k", "name: k\n", entries)
+    (kb / "cross-kb-links.yaml").write_text(
+        "- {source: a, target: nowhere, target_kb: k}\n- {source: b, target: nowhere, target_kb: k}\n", encoding="utf-8"
+    )
+    issues = run_kblint("validate", str(kb), "--format", "json", "--no-cache").json["issues"]
+    for rule, count in (("broken_link", 2), ("unused_suppression", 2)):
+        prints = [i["fingerprint"] for i in issues if i["rule"] == rule]
+        assert len(prints) == count and len(set(prints)) == count, rule
+
+
 def test_fingerprints_stable_under_unrelated_edits_and_distinct(tmp_path: Path):
     kb = write_kb(
         tmp_path / "k",

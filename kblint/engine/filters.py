@@ -117,8 +117,10 @@ def _unused_suppressions(path: str, entry: Suppressed, used: set[tuple[str, int]
     facts = entry.facts
     ran = _names_that_ran(entry.bindings)
     issues = []
+    written: dict[str, int] = {}  # suppressions of each name so far: the same name twice in an entry is two issues
     for n, suppression in enumerate(facts.suppress):
         name = suppression.name
+        again = written[name] = written.get(name, -1) + 1
         if (path, n) in used:
             continue
         if name in ran:
@@ -133,7 +135,10 @@ def _unused_suppressions(path: str, entry: Suppressed, used: set[tuple[str, int]
         else:
             rule, message = "invalid_suppression", _unknown_name(name, entry.bindings)
         site = Site(facts.kb_name, path, facts.id, facts.type)
-        issues.append(RULES[rule].issue(site, message, line=suppression.line, field="kblint", discriminator=name))
+        discriminator = f"{name}#{again}" if again else name
+        issues.append(
+            RULES[rule].issue(site, message, line=suppression.line, field="kblint", discriminator=discriminator)
+        )
     return issues
 
 

@@ -18,7 +18,11 @@ def _link_site(facts: EntryFacts, link: Link, kb_name: str) -> Site:
 
 
 def _link_issue(rule: Rule, facts: EntryFacts, link: Link, kb_name: str, message: str, discriminator: str) -> Issue:
-    """An issue of RULE at the place the link is written."""
+    """An issue of RULE at the place the link is written. In cross-kb-links.yaml, which declares
+    the links of many entries, the entry's id tells apart the issues of two entries' links to one
+    target (their fingerprints)."""
+    if link.origin is not None:
+        discriminator = f"{discriminator}\nfrom {facts.id}"
     return rule.issue(
         _link_site(facts, link, kb_name),
         message,
