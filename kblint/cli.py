@@ -341,8 +341,10 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
     if settings.format not in FORMATS:
         _fail(f"--format: expected one of {', '.join(FORMATS)}, got '{settings.format}'")
     _check_written_files(settings, FORMATS)
-    if settings.changed_since is not None and not settings.changed_since.strip():
-        _fail(f"{settings.given_as('changed_since')}: expected a git revision (a commit, branch or tag), got ''")
+    for name, expected in _NOT_EMPTY:
+        value = getattr(settings, name)
+        if isinstance(value, str) and not value.strip():  # an unset CI variable: not taken for no option
+            _fail(f"{settings.given_as(name)}: expected {expected}, got ''")
     if settings.stdin and settings.paths:
         _fail("--stdin reads the entry from standard input: give no PATH with it")
     if settings.stdin_path and not settings.stdin:
@@ -350,6 +352,15 @@ def _validate_settings(flags: dict[str, Any], config: Optional[str]) -> "Setting
     if (settings.fix or settings.diff) and settings.stdin:
         _fail(f"--{'fix' if settings.fix else 'diff'} edits files: it does not read an entry from --stdin")
     return settings
+
+
+_NOT_EMPTY = (
+    ("changed_since", "a git revision (a commit, branch or tag)"),
+    ("shard", "K/N, such as 1/4"),
+    ("baseline", "a baseline file"),
+    ("write_baseline", "a file to write the baseline to"),
+    ("output", "a file to write the report to"),
+)
 
 
 def _check_written_files(settings: "Settings", formats: tuple[str, ...]) -> None:

@@ -229,6 +229,9 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
     assert bad.code == 2 and bad.stderr == "kblint: --changed-since nope\\nmore: no such git revision\n"
     empty = run_kblint("validate", str(kb), "--changed-since", "")
     assert empty.code == 2 and "--changed-since: expected a git revision" in empty.stderr
+    for option in ("--shard", "--baseline", "--write-baseline", "--output"):  # an unset CI variable
+        empty = run_kblint("validate", str(kb), option, "")
+        assert empty.code == 2 and f"kblint: {option}: expected " in empty.stderr, option
 
 
 def test_changed_since_reports_a_changed_kb_yaml_and_cross_kb_links(kb: Path):
