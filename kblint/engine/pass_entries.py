@@ -397,17 +397,20 @@ def _kb_run(kb: KB, ctx: KBContext, by_path: dict[str, FileResult]) -> KBRun:
 
 
 def restrict_to_changed(ws: Workspace, ref: str) -> set[tuple[str, str]]:
-    """--changed-since REF: report only the files changed since REF; the (KB, case-folded name) of
-    each entry file deleted since then, by its stem and the id and aliases it had at REF."""
+    """--changed-since REF: report only the files changed since REF (every file of a KB whose
+    kb.yaml changed); the (KB, case-folded name) of each entry file deleted since then, by its
+    stem, its path and the id and aliases it had at REF."""
     from ..history import changed_since
 
     deleted_names: set[tuple[str, str]] = set()
     for kb in ws.kbs:
         changed, deleted = changed_since(ref, kb.root)
         given = kb.reported  # the files named on the command line; None: the whole KB
-        kb.reported = {p for p in kb.files if p in changed and (given is None or p in given)}
-        if given is None:  # a changed kb.yaml or cross-kb-links.yaml is reported on too: its own issues are new
-            kb.reported.update(p for p in (kb.schema.kb_yaml, kb.cross_links_path) if p is not None and p in changed)
+        # a changed kb.yaml may change what any entry of its KB is found with: the whole KB is reported
+        if given is not None or kb.schema.kb_yaml not in changed:
+            kb.reported = {p for p in kb.files if p in changed and (given is None or p in given)}
+        if given is None and kb.reported is not None:  # a changed cross-kb-links.yaml: its own issues are new
+            kb.reported.update(p for p in (kb.cross_links_path,) if p is not None and p in changed)
         for path, earlier in deleted.items():
             if path.endswith(".md"):
                 relpath = relative_to(path, kb.root)  # a link may name it by its path, with or without .md
