@@ -290,6 +290,9 @@ def validate(
     if settings.write_baseline:  # every issue found, before --baseline hid the known ones
         written = len(report.issues) + (report.baselined or 0)
         typer.echo(f"kblint: wrote {written} issue{'' if written == 1 else 's'} to {settings.write_baseline}", err=True)
+        if settings.shard or settings.changed_since:
+            part = "--shard" if settings.shard else "--changed-since"
+            typer.echo(f"kblint: warning: the baseline holds only what this {part} run linted", err=True)
     _emit(lambda: _write_report(report, settings))
     for spec in settings.reports:
         fmt, _, file = spec.partition(":")

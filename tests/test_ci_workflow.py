@@ -132,6 +132,22 @@ def test_baseline_round_trip(kb: Path, tmp_path: Path):
     assert "issues baselined" in text_out or "issue baselined" in text_out
 
 
+def test_a_partial_run_counts_no_baseline_entry_as_gone_and_warns_when_it_writes_one(kb: Path, tmp_path: Path):
+    """--shard lints a part: what it did not lint did not occur in it, and is not fixed."""
+    base = tmp_path / "baseline.json"
+    run_kblint("validate", str(kb), "--write-baseline", str(base))
+    summaries = [
+        run_kblint("validate", str(kb), "--format", "json", "--shard", f"{k}/3", "--baseline", str(base)).json[
+            "summary"
+        ]
+        for k in (1, 2, 3)
+    ]
+    assert [s["baseline"]["stale"] for s in summaries] == [0, 0, 0]
+    assert sum(s["baseline"]["baselined"] for s in summaries) == len(json.loads(base.read_text())["issues"])
+    written = run_kblint("validate", str(kb), "--shard", "1/3", "--write-baseline", str(tmp_path / "part.json"))
+    assert "kblint: warning: the baseline holds only what this --shard run linted" in written.stderr
+
+
 def test_issues_alike_but_for_their_source_have_fingerprints_of_their_own(tmp_path: Path):
     """Two entries' cross-kb links to one missing target (in one cross-kb-links.yaml), and one name
     suppressed twice for nothing in one entry: a baseline of one must not hide the other."""

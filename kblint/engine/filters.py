@@ -157,8 +157,10 @@ def _names_that_ran(bindings: list[Binding]) -> set[str]:
     return ran
 
 
-def apply_baseline(report: Report, write_to: str | None, read_from: str | None) -> None:
-    """--write-baseline records the report's issues; --baseline hides the recorded ones."""
+def apply_baseline(report: Report, write_to: str | None, read_from: str | None, partial: bool = False) -> None:
+    """--write-baseline records the report's issues; --baseline hides the recorded ones, and counts
+    the recorded ones that no longer occur unless the run is PARTIAL (--shard, --changed-since:
+    what it did not lint did not occur in it)."""
     from .. import baseline
 
     if write_to:
@@ -181,7 +183,7 @@ def apply_baseline(report: Report, write_to: str | None, read_from: str | None) 
         report.issues = [i for fp, i in prints if fp not in known]
         report.baselined = len(prints) - len(report.issues)
         current = {fp for fp, _ in prints}
-        report.baseline_stale = sum(1 for fp in known if fp not in current)
+        report.baseline_stale = 0 if partial else sum(1 for fp in known if fp not in current)
         if report.baselined:
             report.hidden["baseline"] = report.baselined
 

@@ -193,7 +193,8 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
         duplicates=outcome.duplicates,
         shard=settings.shard,
     )
-    filters.apply_baseline(report, settings.write_baseline, settings.baseline)
+    partial = bool(settings.shard or settings.changed_since)
+    filters.apply_baseline(report, settings.write_baseline, settings.baseline, partial)
     by_kb = {kb.name: kb for kb in outcome.kbs}
     for kb_report in outcome.kbs:
         kb_report.counts = empty_counts()
