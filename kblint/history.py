@@ -3,6 +3,7 @@ changed since one for `--changed-since REF`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from .errors import UsageError
@@ -79,8 +80,12 @@ def statuses_at(ref: str, kb_root: str, files: list[str]) -> dict[str, str | Non
 
 def changed_since(ref: str, root: str) -> tuple[set[str], dict[str, list[str]]]:
     """(absolute paths of files under ROOT changed or added since REF — untracked ones included —,
-    absolute paths of files deleted since REF, each entry file's with the names_at REF)."""
+    absolute paths of files deleted since REF, each entry file's with the names_at REF). Since REF
+    means since where the checked-out branch left REF's history (their merge base), as a pull
+    request's changes are counted: what REF's branch did since is no change of this one."""
     toplevel = _work_tree(ref, root, "--changed-since")
+    with contextlib.suppress(git.GitError, UnicodeDecodeError):  # no history in common, or no HEAD: REF itself
+        ref = git.run(["merge-base", ref, "HEAD"], root).decode("ascii").strip() or ref
 
     def paths(args: list[str], base: str) -> set[str]:
         return {os.path.normpath(os.path.join(base, p)) for p in git.paths_of(_git(args, root, "--changed-since"))}

@@ -250,6 +250,23 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
         assert empty.code == 2 and f"kblint: {option}: expected " in empty.stderr, option
 
 
+def test_changed_since_a_branch_counts_from_where_this_branch_left_it(kb: Path):
+    """What the other branch changed since is no change of this one, as a pull request counts."""
+    repo = kb.parent
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (kb / "b.md").write_text(entry("Beta", "a"), encoding="utf-8")  # the branch's change: loses its status
+    git(repo, "commit", "-q", "-am", "pr")
+    git(repo, "checkout", "-q", "main")
+    (kb / "c.md").write_text(entry("Gamma", "a"), encoding="utf-8")  # main moves on
+    git(repo, "commit", "-q", "-am", "main")
+    git(repo, "checkout", "-q", "pr")
+    report = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "main").json
+    assert {i["entry_id"] for i in report["issues"]} == {"b"}
+
+
 def test_changed_since_reports_a_changed_kb_yaml_and_cross_kb_links(kb: Path):
     repo = kb.parent
     git(repo, "init", "-q")
