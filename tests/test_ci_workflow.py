@@ -260,7 +260,7 @@ def test_changed_since_a_branch_counts_from_where_this_branch_left_it(kb: Path):
     (kb / "b.md").write_text(entry("Beta", "a"), encoding="utf-8")  # the branch's change: loses its status
     git(repo, "commit", "-q", "-am", "pr")
     git(repo, "checkout", "-q", "main")
-    (kb / "c.md").write_text(entry("Gamma", "a"), encoding="utf-8")  # main moves on
+    (kb / "a.md").write_text(entry("Alpha", "b", status="ok"), encoding="utf-8")  # main moves on: fixes a
     git(repo, "commit", "-q", "-am", "main")
     git(repo, "checkout", "-q", "pr")
     report = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "main").json
