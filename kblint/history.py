@@ -24,11 +24,23 @@ def _work_tree(ref: str, root: str, option: str) -> str:
     """The top of the git work tree holding ROOT, once REF is known to name a commit."""
     try:
         top = git.run(["rev-parse", "--show-toplevel"], root)
-    except git.GitError:
-        raise UsageError(f"{option} {printable(ref)}: {printable(root)} is not inside a git work tree") from None
+    except git.GitError as exc:
+        why = str(exc) if str(exc).startswith("cannot run git") else f"{printable(root)} is not inside a git work tree"
+        raise UsageError(f"{option} {printable(ref)}: {why}") from None
     if not git.run_ok(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root):
-        raise UsageError(f"{option} {printable(ref)}: no such git revision")
+        raise UsageError(f"{option} {printable(ref)}: no such git revision{_why_no_revision(root)}")
     return top.decode("utf-8", "surrogateescape").strip()
+
+
+def _why_no_revision(root: str) -> str:
+    """What may explain a revision git does not know: a repository with no commit, or a shallow clone."""
+    if not git.run_ok(["rev-parse", "--verify", "--quiet", "HEAD"], root):
+        return " (the repository has no commit yet)"
+    try:
+        shallow = git.run(["rev-parse", "--is-shallow-repository"], root).strip() == b"true"
+    except git.GitError:
+        return ""
+    return " (this clone is shallow: fetch the history, e.g. fetch-depth: 0 in actions/checkout)" if shallow else ""
 
 
 def _status_of(data: bytes) -> str | None:

@@ -250,6 +250,20 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
         assert empty.code == 2 and f"kblint: {option}: expected " in empty.stderr, option
 
 
+def test_a_revision_git_does_not_know_says_why_when_it_can(kb: Path, tmp_path: Path):
+    repo = kb.parent
+    git(repo, "init", "-q")
+    empty = run_kblint("validate", str(kb), "--changed-since", "HEAD")
+    assert empty.code == 2 and "no such git revision (the repository has no commit yet)" in empty.stderr
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "one")
+    (kb / "a.md").write_text(entry("Alpha", "b", status="ok"), encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "two")
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(tmp_path / "shallow")], check=True)
+    shallow = run_kblint("validate", str(tmp_path / "shallow" / "ci"), "--changed-since", "HEAD~1")
+    assert shallow.code == 2 and "(this clone is shallow: fetch the history" in shallow.stderr
+
+
 def test_changed_since_a_branch_counts_from_where_this_branch_left_it(kb: Path):
     """What the other branch changed since is no change of this one, as a pull request counts."""
     repo = kb.parent
