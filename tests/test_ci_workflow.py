@@ -264,6 +264,28 @@ def test_a_revision_git_does_not_know_says_why_when_it_can(kb: Path, tmp_path: P
     assert shallow.code == 2 and "(this clone is shallow: fetch the history" in shallow.stderr
 
 
+def test_a_duplicate_pair_stays_on_its_newer_entry_when_only_the_older_changed(kb: Path):
+    """One entry, one fingerprint in every run: a baselined pair does not come back as new."""
+    repo = kb.parent
+    words = " ".join(f"word{n}" for n in range(80))
+    for name, created in (("old", "2024-01-01"), ("new", "2025-01-01")):
+        (kb / f"{name}.md").write_text(
+            f"---\ntitle: Copy {name}\ntags: [t]\nstatus: ok\ncreated: {created}\n---\n{words}\n[[a]]\n",
+            encoding="utf-8",
+        )
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    full = issues_of(run_kblint("validate", str(kb), "--format", "json").json, "possible_duplicate")
+    (kb / "old.md").write_text(
+        (kb / "old.md").read_text(encoding="utf-8").replace("status: ok", "status: done"), encoding="utf-8"
+    )
+    changed = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "HEAD").json
+    pairs = issues_of(changed, "possible_duplicate")
+    assert [(i["entry_id"], i["fingerprint"]) for i in pairs] == [(i["entry_id"], i["fingerprint"]) for i in full]
+    assert [i["entry_id"] for i in full] == ["new"]
+
+
 def test_changed_since_a_branch_counts_from_where_this_branch_left_it(kb: Path):
     """What the other branch changed since is no change of this one, as a pull request counts."""
     repo = kb.parent

@@ -65,6 +65,11 @@ class Pair:
     same_name: bool  # they share a title or an alias
     alike: bool  # at or above the threshold, or one name: a possible duplicate (else a newcomer's neighbour)
 
+    @property
+    def reported(self) -> bool:
+        """Whether the run reports on either entry (with --changed-since, the pair of a changed one)."""
+        return self.newer.facts.reported or self.older.facts.reported
+
 
 @dataclass(slots=True)
 class _Group:
@@ -232,12 +237,11 @@ def _shingles(group: _Group, i: int, reads: OrderedDict[int, set[str] | None]) -
 
 
 def _newer_first(m: Member, n: Member) -> tuple[Member, Member]:
-    """(the newer-looking, the other): a newcomer; else the one reported when only one is; else,
-    when both are dated, the later (created, else date, else updated); else the later path."""
+    """(the newer-looking, the other): a newcomer; else, when both are dated, the later (created,
+    else date, else updated); else the later path. Which entries the run reports on plays no part:
+    a pair's issue stays on one entry, with one fingerprint, in every run."""
     if m.newcomer != n.newcomer:
         return (m, n) if m.newcomer else (n, m)
-    if m.facts.reported != n.facts.reported:
-        return (m, n) if m.facts.reported else (n, m)
     a, b = dated(m.facts.sketch), dated(n.facts.sketch)
     if a and b and a != b:
         return (m, n) if a > b else (n, m)
@@ -254,4 +258,4 @@ def forget_sketches(runs: list[KBRun]) -> None:
 
 def issues(pairs: list[Pair]) -> list[Issue]:
     """possible_duplicate for each alike pair whose newer entry is reported."""
-    return [duplicate_rules.possible_duplicate(p) for p in pairs if p.alike and p.newer.facts.reported]
+    return [duplicate_rules.possible_duplicate(p) for p in pairs if p.alike and p.reported]

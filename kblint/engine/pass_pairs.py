@@ -56,7 +56,7 @@ def to_classify(pairs: list[Pair], max_compare: int) -> tuple[list[Pair], list[P
     for p in pairs:
         if _quiet(p):
             rest.append(p)
-        elif p.newer.facts.reported:
+        elif p.reported:
             by_entry.setdefault(p.newer.facts.path, []).append(p)
     chosen: list[Pair] = []
     for group in by_entry.values():
@@ -73,7 +73,7 @@ def _quiet(pair: Pair) -> bool:
 
 def unclassified(pairs: list[Pair], reason: str) -> PairJudgment:
     """possible_duplicate for each alike pair: no LLM classifies them."""
-    alike = [p for p in pairs if p.alike and p.newer.facts.reported]
+    alike = [p for p in pairs if p.alike and p.reported]
     summary = DuplicateSummary(enabled=True, pairs=len(alike), not_classified=len(alike))
     summary.reason = reason if alike else None
     return PairJudgment(summary, [duplicate_rules.possible_duplicate(p) for p in alike])

@@ -162,7 +162,7 @@ def _judgment(
     if not assembly.judging:
         return pass_judgment.not_run(assembly.judgment_checks, settings, pairs)
     pending = [p for p in assembly.pending if p.items]
-    if not pending and not any(p.newer.facts.reported for p in pairs):
+    if not pending and not any(p.reported for p in pairs):
         config = pass_judgment.judge_config(settings)
         return pass_judgment.JudgmentResult(JudgmentSummary(enabled=True, reason=None, evaluator=config.evaluator))
     return pass_judgment.run_judgment(pending, settings, progress, pairs)
