@@ -503,12 +503,12 @@ def test_a_server_of_one_slot_is_not_made_slower_by_more_concurrency(server):
     """A server that generates one answer at a time, and goes on with an answer whose client gave
     up, with a timeout under twice its answer time: two requests sent at once would time out
     behind each other, so the judge never sends two."""
-    server.delay, server.slots = 0.1, 1
-    requests = [req(f"e{i}", {"a": "one"}) for i in range(5)]
+    server.delay, server.slots = 0.2, 1  # a timeout of 0.36 s: room for a loaded machine, not for two answers
+    requests = [req(f"e{i}", {"a": "one"}) for i in range(4)]
     timeouts, most = {}, {}
     for concurrency in (1, 4):
         server.reset()
-        outcomes, stats, _ = judge(requests, cfg(server, concurrency=concurrency, timeout=0.18))
+        outcomes, stats, _ = judge(requests, cfg(server, concurrency=concurrency, timeout=0.36))
         timeouts[concurrency], most[concurrency] = stats.timeouts, server.max_in_flight
         assert all(o.verdicts and not o.errors for o in outcomes), concurrency  # every entry judged
         assert server.count == len(requests)
