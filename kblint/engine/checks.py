@@ -141,6 +141,6 @@ def _run_graded(b: Binding, subject: Subject) -> Issue | None:
         tier="policy",
         rubric_item=b.text,
         checker="policy",
-        policy=next((lv.when for lv in b.levels if lv.id == required.id), None),
+        policy=required.when,
         item_id=b.id,
     )

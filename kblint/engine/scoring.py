@@ -22,13 +22,17 @@ def record(facts: EntryFacts, b: Binding, passed: bool) -> None:
     facts.score_total += b.weight
     if passed:
         facts.score_passed += b.weight
-    if b.required:
-        facts.required_done = (*facts.required_done, b.id)
+    _settled(facts, b)
 
 
 def not_applicable(facts: EntryFacts, b: Binding) -> None:
     """The rubric item B does not apply to the entry of FACTS (a status gate of another status): no
     outcome to score, and none missing, even when B is `required: true`."""
+    _settled(facts, b)
+
+
+def _settled(facts: EntryFacts, b: Binding) -> None:
+    """B has an outcome on the entry of FACTS, or needs none: if it is required, it is not missing."""
     if b.required:
         facts.required_done = (*facts.required_done, b.id)
 
@@ -37,8 +41,7 @@ def record_level(facts: EntryFacts, b: Binding, level: Level) -> None:
     """The LEVEL the graded item B reached on the entry of FACTS."""
     facts.score_total += b.weight
     facts.score_passed += b.weight * level.score
-    if b.required:
-        facts.required_done = (*facts.required_done, b.id)
+    _settled(facts, b)
     facts.grades = (*facts.grades, (b.id, level.id, level.score))
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import policy
-from ..policy import Evaluator, Measures
+from ..policy import Evaluator, Measures, Policy
 
 LEVEL_KEYS = ("id", "score", "label", "description", "indicators", "when")
 FEWEST_LEVELS = 2
@@ -47,7 +47,12 @@ class Level:
     when: str | None = None  # a policy expression; None for the lowest level
     evaluate: Evaluator | None = field(default=None, compare=False, repr=False)
     needs_graph: bool = False
-    field_name: str | None = None  # the frontmatter key its policy measures (where a violation points)
+    parsed: Policy | None = field(default=None, compare=False, repr=False)  # `when:` parsed
+
+    @property
+    def field_name(self) -> str | None:
+        """The frontmatter key its policy measures (where a violation points)."""
+        return policy.field_of(self.parsed) if self.parsed is not None else None
 
     @property
     def name(self) -> str:
@@ -138,7 +143,7 @@ def _with_condition(level: Level, when: Any, n: int, deterministic: bool) -> Lev
         when.strip(),
         policy.evaluator(parsed),
         policy.needs_graph(parsed),
-        policy.field_of(parsed),
+        parsed,
     )
 
 

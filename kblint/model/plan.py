@@ -431,8 +431,7 @@ def _applies_to_hint(b: Binding, schema: KBSchema) -> str:
     """For a KB item that applies to every type: the types it could be restricted to."""
     if b.scope != "kb" or b.applies_to is not None:
         return ""
-    declared = [ts for ts in schema.types.values() if ts.declared] or list(schema.types.values())
-    requiring = [ts.name for ts in declared if set(b.fields) <= _required(ts)]
+    requiring = [name for name in _kb_types(schema) if set(b.fields) <= _required(schema.types[name])]
     return f"; restrict the item with `applies_to: [{', '.join(requiring)}]`" if requiring else ""
 
 
@@ -454,18 +453,19 @@ def _precedence(b: Binding) -> tuple[bool, int]:
     return (b.mapping, _SCOPE_RANK[b.scope])
 
 
+def _kb_types(schema: KBSchema) -> list[str]:
+    """The types an unrestricted KB-level schema claim is about: the KB's own (declared) types, not
+    every core type; every type when it declares none."""
+    return sorted(n for n, t in schema.types.items() if t.declared) or sorted(schema.types)
+
+
 def _check_schema_claims(
     schema: KBSchema, system: list[Binding], kb_items: list[Binding], type_items: dict[str, list[Binding]]
 ) -> None:
     """Stale covered_by claims, checked against the types each item applies to."""
     for b in kb_items + system:
         if b.kind == "schema" and b.fields:
-            # an unrestricted KB-level claim is about the KB's own types, not every core type
-            targets = (
-                list(b.applies_to)
-                if b.applies_to
-                else sorted(n for n, t in schema.types.items() if t.declared) or sorted(schema.types)
-            )
+            targets = list(b.applies_to) if b.applies_to else _kb_types(schema)
             reason = _stale_schema_claim(b, schema, targets)
             if reason:
                 _broken(b, reason)

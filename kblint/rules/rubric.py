@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
 import re
@@ -376,9 +375,8 @@ def _policies(b: Binding) -> Iterator[tuple[policy.Policy, str]]:
             yield b.parsed, "" if b.text == b.policy else f" (policy {b.policy!r})"
         return
     for level in b.levels:
-        if level.when is not None:
-            with contextlib.suppress(policy.PolicyError):  # a level's policy that does not parse breaks the item
-                yield policy.parse(level.when), f" (level '{level.id}': {level.when!r})"
+        if level.parsed is not None:
+            yield level.parsed, f" (level '{level.id}': {level.when!r})"
 
 
 def _named_in(b: Binding) -> Iterator[_Named]:
