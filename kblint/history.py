@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass
 
 from .errors import UsageError
 from .infra import git
@@ -90,11 +91,19 @@ def statuses_at(ref: str, kb_root: str, files: list[str]) -> dict[str, str | Non
     return result
 
 
-def changed_since(ref: str, root: str) -> tuple[set[str], dict[str, list[str]]]:
-    """(absolute paths of files under ROOT changed or added since REF — untracked ones included —,
-    absolute paths of files deleted since REF, each entry file's with the names_at REF). Since REF
-    means since where the checked-out branch left REF's history (their merge base), as a pull
-    request's changes are counted: what REF's branch did since is no change of this one."""
+@dataclass(slots=True)
+class Changes:
+    """What changed under a KB's folder since a revision (`changed_since`)."""
+
+    changed: set[str]  # absolute paths of the files changed or added, untracked ones included
+    deleted: dict[str, list[str]]  # absolute path of each file deleted → the names its entry had (names_at)
+    earlier: dict[str, bytes]  # each entry file changed or deleted: its text at the revision
+
+
+def changed_since(ref: str, root: str) -> Changes:
+    """The files under ROOT changed since REF. Since REF means since where the checked-out branch
+    left REF's history (their merge base), as a pull request's changes are counted: what REF's
+    branch did since is no change of this one."""
     toplevel = _work_tree(ref, root, "--changed-since")
     with contextlib.suppress(git.GitError, UnicodeDecodeError):  # no history in common, or no HEAD: REF itself
         ref = git.run(["merge-base", ref, "HEAD"], root).decode("ascii").strip() or ref
@@ -106,22 +115,30 @@ def changed_since(ref: str, root: str) -> tuple[set[str], dict[str, list[str]]]:
     changed = paths(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", ref, "--", "."], toplevel)
     deleted = paths(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=D", ref, "--", "."], toplevel)
     untracked = paths(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], root)
-    entries = sorted(p for p in deleted if p.endswith(".md"))
-    earlier = names_at(ref, root, entries, toplevel) if entries else {}
-    return changed | untracked, {path: earlier.get(path, []) for path in deleted}
+    entries = sorted(p for p in changed | deleted if p.endswith(".md"))
+    earlier = contents_at(ref, root, entries, toplevel) if entries else {}
+    names = {p: _names_of(earlier[p], os.path.basename(p)) if p in earlier else [] for p in deleted}
+    return Changes(changed | untracked, names, earlier)
 
 
 def names_at(ref: str, root: str, paths: list[str], toplevel: str | None = None) -> dict[str, list[str]]:
     """The id and aliases each entry file of PATHS (absolute, under ROOT, in the work tree whose
     top is TOPLEVEL) had at REF: names a link may still give an entry deleted since (its file name
     needs no git). A file git cannot show has none."""
+    texts = contents_at(ref, root, paths, toplevel)
+    return {path: _names_of(data, os.path.basename(path)) for path, data in texts.items()}
+
+
+def contents_at(ref: str, root: str, paths: list[str], toplevel: str | None = None) -> dict[str, bytes]:
+    """The text at REF of each file of PATHS (absolute, under ROOT, in the work tree whose top is
+    TOPLEVEL) that git can show, read in one git call."""
     toplevel = toplevel or _work_tree(ref, root, "--changed-since")
     asked = [p for p in paths if "\n" not in p]  # one name a line, as git cat-file reads them
     if not asked:
         return {}
     request = "".join(f"{ref}:{os.path.relpath(p, toplevel)}\n" for p in asked)
     output = _git(["cat-file", "--batch"], root, "--changed-since", request.encode("utf-8", "surrogateescape"))
-    names: dict[str, list[str]] = {}
+    texts: dict[str, bytes] = {}
     at = 0
     for path in asked:
         end = output.find(b"\n", at)
@@ -131,9 +148,8 @@ def names_at(ref: str, root: str, paths: list[str], toplevel: str | None = None)
         size = header.rsplit(b" ", 1)[-1]
         if header.endswith((b" missing", b" ambiguous")) or not size.isdigit():
             continue  # nothing follows the header
-        data, at = output[at : at + int(size)], at + int(size) + 1
-        names[path] = _names_of(data, os.path.basename(path))
-    return names
+        texts[path], at = output[at : at + int(size)], at + int(size) + 1
+    return texts
 
 
 def _names_of(data: bytes, name: str) -> list[str]:

@@ -250,6 +250,40 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
         assert empty.code == 2 and f"kblint: {option}: expected " in empty.stderr, option
 
 
+def test_changed_since_reports_what_a_change_made_of_the_entries_it_linked_to(tmp_path: Path):
+    rubric = "  - {text: Linked to, policy: inlinks required, applies_to: [topic]}\n"
+    kb = write_kb(
+        tmp_path / "proj" / "ci",
+        f"name: ci\ntypes:\n  topic: {{}}\n  note: {{}}\nevaluation_rubric:\n{rubric}",
+        {
+            "hub.md": "---\ntitle: Hub\ntype: note\n---\nSee [[lone]], [[topic]] and [[kept]].\n",
+            "lone.md": "---\ntitle: Lone\ntype: note\n---\nNo links.\n",
+            "topic.md": "---\ntitle: Topic\ntype: topic\n---\nNo links.\n",
+            "kept.md": "---\ntitle: Kept\ntype: topic\nkblint:\n  disable: [orphan_entry]\n---\nNo links.\n",
+            "gone.md": "---\ntitle: Gone\ntype: note\n---\nSee [[other]].\n",
+            "other.md": "---\ntitle: Other\ntype: note\ntags: [x]\n---\nNo links.\n",
+        },
+    )
+    git(kb.parent, "init", "-q")
+    git(kb.parent, "add", ".")
+    git(kb.parent, "commit", "-q", "-m", "base")
+    (kb / "hub.md").write_text("---\ntitle: Hub\ntype: note\n---\nNo links now.\n", encoding="utf-8")
+    (kb / "gone.md").unlink()
+    report = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "HEAD").json
+    found = sorted((i["entry_id"], i["rule"], i.get("checker")) for i in report["issues"])
+    assert found == [
+        ("hub", "orphan_entry", None),
+        ("hub", "rubric_violation", "has_outlinks"),
+        ("hub", "rubric_violation", "has_tags"),
+        ("kept", "rubric_violation", "policy"),  # its suppression hides the orphan, not the item
+        ("lone", "orphan_entry", None),  # unchanged: the changed hub linked to it
+        ("other", "orphan_entry", None),  # unchanged: the deleted entry linked to it
+        ("topic", "orphan_entry", None),
+        ("topic", "rubric_violation", "policy"),
+    ]
+    assert report["summary"]["files"] == 1
+
+
 def test_a_revision_git_does_not_know_says_why_when_it_can(kb: Path, tmp_path: Path):
     repo = kb.parent
     git(repo, "init", "-q")

@@ -154,6 +154,18 @@ def test_shards_together_equal_the_whole_run(tmp_path: Path):
     assert "harbor-investigation (fixtures/example, shard 2/3): " in text  # a part, said so
 
 
+def test_an_entrys_suppressions_hide_its_graph_issues_in_every_shard(tmp_path: Path):
+    """Shard 1 reports the graph issues of every entry, the entry's own shard its suppressions."""
+    hidden = "---\ntitle: Alone {n}\ntype: note\nkblint:\n  disable: [orphan_entry]\n---\nOn its own.\n"
+    kb = write_kb(tmp_path / "kb", "name: solo\n", {f"n{n}.md": hidden.format(n=n) for n in range(6)})
+    whole = report(str(kb), "--no-cache")
+    parts = [report(str(kb), "--no-cache", "--shard", f"{k}/3") for k in (1, 2, 3)]
+    assert not any(i["rule"] in ("orphan_entry", "unused_suppression") for i in whole["issues"])
+    for part in parts:
+        assert not any(i["rule"] in ("orphan_entry", "unused_suppression") for i in part["issues"])
+    assert sum(len(p["issues"]) for p in parts) == len(whole["issues"])
+
+
 def test_run_cache_takes_an_unchanged_run_and_nothing_else(tmp_path: Path):
     kb = workspace(tmp_path)
     (kb / "n01.md").write_text(

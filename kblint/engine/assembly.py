@@ -31,6 +31,8 @@ class Assembly:
     issues: list[Issue] = field(default_factory=list)
     spilled: set[int] = field(default_factory=set)  # spill slots of the reported entries' pass-1 issues
     suppressed: dict[str, Suppressed] = field(default_factory=dict)
+    elsewhere: list[Issue] = field(default_factory=list)  # issues another shard reports (Suppressed)
+    rechecked: set[str] = field(default_factory=set)  # unreported entries whose graph checks are reported
     pending: list[Pending] = field(default_factory=list)  # entries with judgment items, when judging
     judgment_checks: int = 0  # judgment items that apply, over the reported entries
     judgment_items: int = 0
@@ -47,8 +49,14 @@ class Assembly:
         context = CheckContext(schema=r.ctx.schema, inlinks=graph.inlinks, graph=graph)
         candidates = {c.path: c.data for c in r.kb.candidates}
         for result in r.results:
-            if self._counts(r, result.facts):
-                self._add_entry(r, result, report, context, graph, candidates.get(result.facts.path))
+            facts = result.facts
+            if self._counts(r, facts):
+                self._add_entry(r, result, report, context, graph, candidates.get(facts.path))
+                continue
+            if facts.suppress and facts.parsed:  # issues of others' may name it (see Suppressed)
+                self.suppressed[facts.path] = Suppressed(facts, plan.for_type(facts.type), counted=False)
+            if facts.path in self.rechecked:
+                self.issues.extend(self._graph_checks(r, facts, context, graph, candidates.get(facts.path)))
         if self.shard is None or self.shard[0] == 1:
             reported = r.kb.reported
             self.issues.extend(i for i in config_errors(r.ctx.schema, plan) if reported is None or i.path in reported)
@@ -76,11 +84,17 @@ class Assembly:
         plan = r.ctx.plan
         if facts.suppress:
             self.suppressed[facts.path] = Suppressed(facts, plan.for_type(facts.type))
-        whole = lambda: read_entry(r.ctx, facts, data)  # noqa: E731 - read only if a checker needs it
-        self.issues.extend(graph_checks(facts, plan, context, graph, whole, r.ctx.previous_status(facts.path)))
+        self.issues.extend(self._graph_checks(r, facts, context, graph, data))
         self.judgment_checks += facts.judgment_items
         if facts.judgment_items and self.judging:
             self.pending.append(Pending(r.ctx, facts, plan.judgment_bindings(facts.type), data))
+
+    @staticmethod
+    def _graph_checks(
+        r: KBRun, facts: EntryFacts, context: CheckContext, graph: LinkGraph, data: bytes | None
+    ) -> list[Issue]:
+        whole = lambda: read_entry(r.ctx, facts, data)  # noqa: E731 - read only if a checker needs it
+        return graph_checks(facts, r.ctx.plan, context, graph, whole, r.ctx.previous_status(facts.path))
 
     def score(self, runs: list[KBRun]) -> None:
         """The scores (SPEC §5.4), once every tier has given its outcomes."""

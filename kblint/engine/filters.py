@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..checkers.registry import registry
@@ -85,26 +86,41 @@ class Suppressed:
 
     facts: EntryFacts
     bindings: list[Binding]
+    # Whether the entry is this run's to report. Another entry's issues may name it (a link to it
+    # with --changed-since, the graph issues shard 1 reports): its suppressions hide them, but
+    # whether each was used is for the run that reports the entry to say.
+    counted: bool = True
 
 
-def apply_suppressions(issues: list[Issue], suppressed: dict[str, Suppressed], hidden: dict[str, int]) -> list[Issue]:
+def apply_suppressions(
+    issues: list[Issue], suppressed: dict[str, Suppressed], hidden: dict[str, int], elsewhere: Iterable[Issue] = ()
+) -> list[Issue]:
     """Drop the issues an entry's suppressions name on the lines they cover; report the
-    suppressions that suppressed nothing, and the names that are no rule, checker or item."""
+    suppressions that suppressed nothing, and the names that are no rule, checker or item.
+    ELSEWHERE: issues found but reported by another run (another shard's): they use suppressions."""
     if not suppressed:
         return issues
     used: set[tuple[str, int]] = set()  # (path, index of the suppression in the entry's facts)
+    for issue in elsewhere:
+        used.update((issue.path, n) for n in _hits(issue, suppressed))
     kept = []
     for issue in issues:
-        entry = suppressed.get(issue.path) if issue.entry_id is not None else None
-        hit = _suppressing(issue, entry.facts.suppress) if entry is not None else []
+        hit = _hits(issue, suppressed)
         if hit:
             used.update((issue.path, n) for n in hit)
             hidden["suppressions"] = hidden.get("suppressions", 0) + 1
         else:
             kept.append(issue)
     for path, entry in suppressed.items():
-        kept.extend(_unused_suppressions(path, entry, used))
+        if entry.counted:
+            kept.extend(_unused_suppressions(path, entry, used))
     return kept
+
+
+def _hits(issue: Issue, suppressed: dict[str, Suppressed]) -> list[int]:
+    """The indexes of the suppressions of ISSUE's entry that hide it."""
+    entry = suppressed.get(issue.path) if issue.entry_id is not None else None
+    return _suppressing(issue, entry.facts.suppress) if entry is not None else []
 
 
 def _suppressing(issue: Issue, suppress: tuple[Suppression, ...]) -> list[int]:

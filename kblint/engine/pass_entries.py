@@ -28,7 +28,6 @@ from ..model.likeness import entry_date, sketch
 from ..model.link import Link, PackedLinks
 from ..model.plan import Plan, build_plan
 from ..model.suppression import suppressions
-from ..paths import relative_to, stem
 from ..policy import UNCHANGED
 from ..progress import Progress
 from ..rules import RULES, Site
@@ -394,37 +393,3 @@ def _kb_run(kb: KB, ctx: KBContext, by_path: dict[str, FileResult]) -> KBRun:
         else:
             results.append(lint_source(ctx, cand.path, cand.relpath, cand.data, located=cand.inside))
     return KBRun(kb, ctx, results)
-
-
-def restrict_to_changed(ws: Workspace, ref: str) -> set[tuple[str, str]]:
-    """--changed-since REF: report only the files changed since REF (every file of a KB whose
-    kb.yaml changed); the (KB, case-folded name) of each entry file deleted since then, by its
-    stem, its path and the id and aliases it had at REF."""
-    from ..history import changed_since
-
-    deleted_names: set[tuple[str, str]] = set()
-    for kb in ws.kbs:
-        changed, deleted = changed_since(ref, kb.root)
-        given = kb.reported  # the files named on the command line; None: the whole KB
-        # a changed kb.yaml may change what any entry of its KB is found with: the whole KB is reported
-        if given is not None or kb.schema.kb_yaml not in changed:
-            kb.reported = {p for p in kb.files if p in changed and (given is None or p in given)}
-        if given is None and kb.reported is not None:  # a changed cross-kb-links.yaml: its own issues are new
-            kb.reported.update(p for p in (kb.cross_links_path,) if p is not None and p in changed)
-        for path, earlier in deleted.items():
-            if path.endswith(".md"):
-                relpath = relative_to(path, kb.root)  # a link may name it by its path, with or without .md
-                names = [stem(relpath), relpath, relpath.removesuffix(".md"), *earlier]
-                deleted_names.update((kb.name, name.casefold()) for name in names)
-    return deleted_names
-
-
-def touched_names(runs: list[KBRun], deleted_names: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    """(KB, case-folded name) of every entry that changed or was deleted (--changed-since)."""
-    touched = set(deleted_names)
-    for r in runs:
-        for result in r.results:
-            facts = result.facts
-            if facts.reported:
-                touched.update((r.kb.name, n.casefold()) for n in (facts.id, facts.stem, *facts.aliases) if n)
-    return touched

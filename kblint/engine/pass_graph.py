@@ -7,7 +7,7 @@ by re-reading their entries).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from ..checkers.base import CheckContext
@@ -43,7 +43,6 @@ class _LinkWalk:
     strict_links: bool
     touched: set[tuple[str, str]] | None
     issues: list[Issue] = field(default_factory=list)
-    has_outlinks: set[str] = field(default_factory=set)
 
     def entry(self, kb: GraphKB, facts: EntryFacts) -> None:
         """Each link target of the entry once, at the first link to it; where the entry suppresses
@@ -66,7 +65,7 @@ class _LinkWalk:
         """FACTS links to RESOLVED (an entry, or FILE)."""
         if resolved is FILE or resolved is facts:
             return  # a file that is no entry, or the entry itself
-        self.has_outlinks.add(facts.path)
+        self.graph.linking.add(facts.path)
         if isinstance(resolved, EntryFacts):
             sources = self.graph.inlinks.setdefault(resolved.path, [])
             if not sources or sources[-1] is not facts.path:  # one entry's links come together: counted once
@@ -87,7 +86,7 @@ class _LinkWalk:
                 link = facts.links.link(key.at)
                 self.issues.append(link_rules.noncanonical_link(facts, link, kb.name, target_kb, named, resolved))
             return
-        self.has_outlinks.add(facts.path)
+        self.graph.linking.add(facts.path)
         if self._reported(kb, facts, key, target_kb):
             self.issues.append(self._issue(kb, facts, key, target_kb, named, index))
 
@@ -155,12 +154,17 @@ def analyse(
     issues = walk.issues
     for kb in kbs:
         issues.extend(link_rules.duplicate_ids(kb.name, kb.facts, involve=touched is not None))
-        issues.extend(
-            link_rules.orphan_entry(f)
-            for f in kb.facts
-            if f.parsed and f.reported and f.path not in walk.has_outlinks and not graph.inlinks.get(f.path)
-        )
+        issues.extend(orphans(graph, (f for f in kb.facts if f.reported)))
     return graph, issues
+
+
+def orphans(graph: LinkGraph, entries: Iterable[EntryFacts]) -> list[Issue]:
+    """An orphan_entry issue for each of ENTRIES that links nowhere and that nothing links to."""
+    return [
+        link_rules.orphan_entry(f)
+        for f in entries
+        if f.parsed and f.path not in graph.linking and not graph.inlinks.get(f.path)
+    ]
 
 
 def entry_links(
@@ -169,10 +173,10 @@ def entry_links(
     """One entry's link issues as `analyse` finds them, and whether the entry links out (to anything
     but itself or a file that is no entry), against GRAPH as it stands; GRAPH's inlinks are left
     alone. For checking one entry again after it changed."""
-    walk = _LinkWalk(replace(graph, inlinks={}), strict_links, None)
+    walk = _LinkWalk(replace(graph, inlinks={}, linking=set()), strict_links, None)
     if facts.parsed and facts.links:
         walk.entry(kb, facts)
-    return walk.issues, facts.path in walk.has_outlinks
+    return walk.issues, facts.path in walk.graph.linking
 
 
 def graph_checks(

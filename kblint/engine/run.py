@@ -19,7 +19,7 @@ from ..infra.spill import IssueSpill
 from ..model.issue import DuplicateSummary, JudgmentSummary, Report, empty_counts, in_report_order
 from ..progress import Progress
 from ..workspace import Workspace
-from . import caching, filters, inputs, pass_duplicates, pass_entries, pass_graph, pass_judgment
+from . import caching, changes, filters, inputs, pass_duplicates, pass_entries, pass_graph, pass_judgment
 from .assembly import Assembly
 from .outcome import Outcome
 
@@ -67,7 +67,7 @@ def _lint(
         issues.extend(assembly.issues)
         assembly.issues.clear()
         hidden: dict[str, int] = {}
-        issues = filters.apply_suppressions(issues, assembly.suppressed, hidden)
+        issues = filters.apply_suppressions(issues, assembly.suppressed, hidden, assembly.elsewhere)
         return Outcome(
             kbs=assembly.reports,
             # sorted once, here: the run cache keeps them so, and a report keeps their order
@@ -100,10 +100,10 @@ def _passes(
 ) -> tuple[Assembly, pass_judgment.JudgmentResult, dict[tuple[str, str], bool]]:
     """The reported KBs after passes 1 to 3 and the scores, the judgment, and the probes of the
     graph pass (the pass-1 issues beyond what memory holds are still in SPILL)."""
-    deleted = pass_entries.restrict_to_changed(ws, settings.changed_since) if settings.changed_since else None
+    since = changes.restrict_to_changed(ws, settings.changed_since) if settings.changed_since else None
     runs = pass_entries.run_all(ws, settings, caches, spill, progress)
     shard = filters.parse_shard(settings.shard) if settings.shard else None
-    touched = pass_entries.touched_names(runs, deleted) if deleted is not None else None
+    touched = changes.touched_names(runs, since) if since is not None else None
     reported = [r for r in runs if kb_name is None or r.kb.name == kb_name]
     first_shard = shard is None or shard[0] == 1  # the graph issues of every entry are shard 1's
     # Before the link graph is built: the memory the comparison takes is then the graph's to reuse.
@@ -113,11 +113,14 @@ def _passes(
         [r.graph_kb() for r in runs], strict_links=settings.strict_links, touched=touched
     )
     assembly = Assembly(shard, judging=not settings.no_judgment and llm_spec(settings) is not None)
+    if since is not None:
+        rechecked = changes.linked_before(runs, since, graph)
+        graph_issues.extend(pass_graph.orphans(graph, rechecked))
+        assembly.rechecked = {f.path for f in rechecked}
     for r in reported:
         assembly.add_kb(r, graph)
-    if first_shard:
-        names = {r.kb.name for r in reported}
-        assembly.issues.extend(i for i in graph_issues if i.kb_name in names)
+    names = {r.kb.name for r in reported}
+    (assembly.issues if first_shard else assembly.elsewhere).extend(i for i in graph_issues if i.kb_name in names)
     judged = _judgment(assembly, settings, progress, pairs)
     if judged.pairs is not None:
         assembly.issues.extend(judged.pairs.issues)

@@ -142,6 +142,7 @@ class LinkGraph:
     indexes: dict[str, KBIndex]
     entries: list[EntryFacts] = field(default_factory=list)
     inlinks: dict[str, list[str]] = field(default_factory=dict)  # entry path → paths of distinct linkers
+    linking: set[str] = field(default_factory=set)  # entries that link out: to another entry, or to nothing
     probes: dict[tuple[str, str], bool] = field(default_factory=dict)  # see KBIndex.probes
     _by_abs_path: dict[str, EntryFacts] | None = None
 
@@ -158,7 +159,11 @@ class LinkGraph:
 
     def resolve(self, facts: EntryFacts, key: LinkKey) -> EntryFacts | str | None:
         """What a link of FACTS resolves to: an entry, FILE, or None (also for a KB not in the run)."""
-        index = self.indexes.get(key.kb or facts.kb_name)
+        return self.resolve_from(facts.kb_name, key)
+
+    def resolve_from(self, kb_name: str, key: LinkKey) -> EntryFacts | str | None:
+        """What a link of an entry of the KB named KB_NAME resolves to (see `resolve`)."""
+        index = self.indexes.get(key.kb or kb_name)
         if index is None:
             return None
         if key.relation == "mdlink" and key.path is not None and key.path.startswith("../"):
