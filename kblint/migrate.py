@@ -28,7 +28,7 @@ from typing import Any
 
 from . import yamlread
 from .checkers.registry import registry
-from .infra.files import FileProblem, read_regular_file, replace_file
+from .infra.files import OUTSIDE, FileProblem, leads_outside, read_regular_file, replace_file
 from .model.kbschema import KBSchema, RubricItem, schema_from_text
 from .model.markdown import editor_lines
 from .model.plan import Binding, bind, build_plan
@@ -238,6 +238,8 @@ def _read(path: str) -> tuple[str, int]:
         below = _kbs_in(os.path.dirname(path) or ".")
         hint = f"; the KBs in it: {', '.join(display_path(r) for r in below)}: migrate one of them" if below else ""
         raise MigrationError(f"{path}: not found (a KB directory holds a kb.yaml){hint}", path)
+    if leads_outside(os.path.dirname(os.path.abspath(path)), path):  # as every kb.yaml is read
+        raise MigrationError(f"{path}: {OUTSIDE}", path)
     try:
         data = read_regular_file(path, yamlread.DEFAULT_LIMITS.max_file_bytes)  # as every kb.yaml is read
     except FileProblem as exc:

@@ -176,7 +176,7 @@ class _Walk:
     @staticmethod
     def _descends(item: os.DirEntry[str]) -> bool:
         """Whether the walk goes into a directory: not _templates, and not another KB."""
-        return item.name != "_templates" and not os.path.isfile(os.path.join(item.path, "kb.yaml"))
+        return item.name != "_templates" and not os.path.lexists(os.path.join(item.path, "kb.yaml"))
 
     def _excluded(self, path: str) -> bool:
         return bool(self.exclude.regexes) and self.exclude(relative_to(path, self.root))
@@ -233,18 +233,17 @@ def _kb_yaml_and_directories(directory: str) -> tuple[bool, list[tuple[str, str]
     below = []
     with os.scandir(directory) as it:
         for e in it:
-            if e.is_dir(follow_symlinks=False):
-                if not e.name.startswith("."):
-                    below.append((e.name, e.path))
-            elif e.name == "kb.yaml" and not e.is_dir():
+            if e.name == "kb.yaml":  # whatever it is: one that cannot be read is reported as such
                 has_kb_yaml = True
+            elif e.is_dir(follow_symlinks=False) and not e.name.startswith("."):
+                below.append((e.name, e.path))
     return has_kb_yaml, below
 
 
 def nearest_kb_root(path: str) -> str | None:
     current = os.path.dirname(os.path.abspath(path))
     while True:
-        if os.path.isfile(os.path.join(current, "kb.yaml")):
+        if os.path.lexists(os.path.join(current, "kb.yaml")):
             return current
         parent = os.path.dirname(current)
         if parent == current:
@@ -323,7 +322,7 @@ class _Builder:
     def directory(self, raw: str, path: str) -> None:
         skipped: list[tuple[str, str]] = []
         found = find_kb_roots(path, self.options.limits, skipped)
-        roots = [path] + [r for r in found if r != path] if os.path.isfile(os.path.join(path, "kb.yaml")) else found
+        roots = [path] + [r for r in found if r != path] if os.path.lexists(os.path.join(path, "kb.yaml")) else found
         self.warnings.extend(_unsearched(skipped, roots))
         if not roots:
             above = nearest_kb_root(os.path.join(path, "x"))

@@ -612,20 +612,56 @@ def test_control_characters_from_an_entry_are_escaped(tmp_path: Path, fmt: str):
 
 
 @pytest.mark.parametrize("command", [["validate", "."], ["checkers", "--kb", "."], ["schema", "."], ["migrate", "."]])
-@pytest.mark.parametrize("kb_yaml", ["fifo", "bomb"])
-def test_every_command_meets_a_bad_kb_yaml_with_one_line(tmp_path: Path, command: list[str], kb_yaml: str):
+@pytest.mark.parametrize(
+    ("kb_yaml", "why"),
+    [
+        ("fifo", "not a regular file (a FIFO)"),
+        ("bomb", "aliases expand"),
+        ("directory", "not a regular file (a directory)"),
+        ("loop", "a symlink loop"),
+        ("outside", "a symlink to a file outside the KB: not read"),
+    ],
+)
+def test_every_command_meets_a_bad_kb_yaml_with_one_line(
+    tmp_path: Path, outside: Path, command: list[str], kb_yaml: str, why: str
+):
     kb = tmp_path / "notes"
     kb.mkdir()
     (kb / "a.md").write_text(OK)
-    if kb_yaml == "fifo":
-        os.mkfifo(kb / "kb.yaml")
-    else:
-        (kb / "kb.yaml").write_text("name: notes\n" + _bomb(9, "evaluation_rubric"))
+    _bad_kb_yaml(kb / "kb.yaml", kb_yaml, outside)
     result = run_kblint(*command, cwd=kb)
     assert result.code == 2
     (line,) = result.stderr.strip().splitlines()
-    assert "kb.yaml" in line
-    assert ("not a regular file (a FIFO)" if kb_yaml == "fifo" else "aliases expand") in line
+    assert "kb.yaml" in line and why in line
+
+
+def _bad_kb_yaml(path: Path, kind: str, outside: Path) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "bomb":
+        path.write_text("name: notes\n" + _bomb(9, "evaluation_rubric"))
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "loop":
+        os.symlink(path.name, path)
+    else:
+        (outside / "kb.yaml").write_text("name: elsewhere\n")
+        os.symlink(outside / "kb.yaml", path)
+
+
+@pytest.mark.parametrize("kind", ["directory", "loop"])
+def test_a_kb_whose_kb_yaml_cannot_be_read_is_not_dropped_from_a_folder_of_kbs(
+    tmp_path: Path, outside: Path, kind: str
+):
+    _kb(tmp_path / "all")
+    bad = tmp_path / "all" / "bad"
+    bad.mkdir()
+    (bad / "a.md").write_text(OK)
+    _bad_kb_yaml(bad / "kb.yaml", kind, outside)
+    result = run_kblint("validate", ".", "--format", "json", "--no-cache", cwd=tmp_path / "all")
+    assert result.code == 2
+    assert [kb["path"] for kb in result.json["kbs"]] == ["notes"]
+    assert "bad/kb.yaml" in json.dumps(result.json["summary"]["errors"])
 
 
 # ---------------------------------------------------------------------------------------------
