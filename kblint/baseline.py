@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from .errors import UsageError
-from .infra.files import FileProblem, read_regular_file
+from .infra.files import FileProblem, open_output, read_regular_file
 
 
 def write(path: str, rows: list[dict[str, Any]]) -> None:
@@ -19,7 +19,7 @@ def write(path: str, rows: list[dict[str, Any]]) -> None:
     )
     lines.extend(["  ]", "}"])
     try:
-        with open(path, "w", encoding="utf-8", errors="backslashreplace") as fh:
+        with open_output(path) as fh:
             fh.write("\n".join(lines) + "\n")
     except OSError as exc:
         raise UsageError(f"--write-baseline {path}: {exc.strerror}") from None

@@ -509,10 +509,11 @@ def _write_report(report: "Report", settings: "Settings") -> None:
 
 def _write_file(report: "Report", fmt: str, path: str, option: str, text: Optional[str] = None) -> None:
     """Write REPORT in the format FMT to PATH (TEXT when it is already rendered)."""
+    from .infra.files import open_output
     from .report import render
 
     try:
-        with open(path, "w", encoding="utf-8", errors="backslashreplace") as fh:
+        with open_output(path) as fh:
             if text is None and fmt == "json":
                 from .report.json import write as write_json
 

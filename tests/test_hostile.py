@@ -332,6 +332,16 @@ def test_a_fifo_given_as_an_input_file_is_one_line(tmp_path: Path, flag: str, ex
     assert expected in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("flag", ["--output", "--report=json:", "--write-baseline"])
+def test_a_fifo_no_process_reads_given_to_write_into_is_one_line_not_a_wait(tmp_path: Path, flag: str):
+    kb = _kb(tmp_path)
+    os.mkfifo(tmp_path / "out")
+    option = [flag + str(tmp_path / "out")] if flag.endswith(":") else [flag, str(tmp_path / "out")]
+    result = run_kblint("validate", ".", *option, "--no-cache", cwd=kb)
+    assert result.code == 2
+    assert result.stderr.endswith("out: a FIFO that no process reads\n") and len(result.stderr.splitlines()) == 1
+
+
 def test_a_fifo_as_kb_yaml_is_a_clear_error(tmp_path: Path):
     kb = tmp_path / "notes"
     kb.mkdir()

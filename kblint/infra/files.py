@@ -7,6 +7,7 @@ import contextlib
 import errno
 import os
 import stat
+from typing import TextIO
 
 from ..paths import relative_to
 
@@ -197,3 +198,17 @@ def replace_file(path: str, data: bytes, kept: os.stat_result) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def open_output(path: str) -> TextIO:
+    """PATH opened to write a report or a baseline into (created or emptied). A FIFO that no
+    process reads is refused at once (OSError) rather than waited on; one being read, such as
+    /dev/stdout in a pipe, is written as any file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # what opening a FIFO without a reader, not blocking, gives
+            raise OSError(exc.errno, "a FIFO that no process reads") from None
+        raise
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace")
