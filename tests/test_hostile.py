@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -342,6 +343,15 @@ def test_a_fifo_no_process_reads_given_to_write_into_is_one_line_not_a_wait(tmp_
     assert result.stderr.endswith("out: a FIFO that no process reads\n") and len(result.stderr.splitlines()) == 1
 
 
+def test_git_runs_no_program_the_repositorys_config_names(tmp_path: Path):
+    kb = _kb(tmp_path)
+    marker = tmp_path / "ran"
+    subprocess.run(["git", "init", "-q"], cwd=kb, check=True)
+    subprocess.run(["git", "config", "core.fsmonitor", f"touch {marker}; false"], cwd=kb, check=True)
+    assert _validate(kb)["summary"]["entries"] == 2
+    assert not marker.exists()
+
+
 def test_a_fifo_as_kb_yaml_is_a_clear_error(tmp_path: Path):
     kb = tmp_path / "notes"
     kb.mkdir()
@@ -450,7 +460,6 @@ def test_a_damaged_cache_is_one_warning_and_rebuilt(tmp_path: Path):
 
 def test_a_run_killed_mid_way_does_not_change_the_next(tmp_path: Path):
     import signal
-    import subprocess
     import sys
     import time
 
@@ -473,7 +482,6 @@ def test_a_run_killed_mid_way_does_not_change_the_next(tmp_path: Path):
 
 
 def test_two_runs_writing_one_cache_at_once(tmp_path: Path):
-    import subprocess
     import sys
 
     kb = _many(tmp_path)
@@ -487,7 +495,6 @@ def test_two_runs_writing_one_cache_at_once(tmp_path: Path):
 
 @pytest.mark.parametrize("fifo", [".gitignore", "sub/.gitignore", ".git/info/exclude"])
 def test_a_fifo_git_would_block_on_is_a_warning_and_the_files_are_linted(tmp_path: Path, fifo: str):
-    import subprocess
 
     kb = _kb(tmp_path, **{"sub/b.md": OK})
     subprocess.run(["git", "init", "-q", str(kb)], check=True)

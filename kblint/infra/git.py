@@ -13,6 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 TIMEOUT = 30.0  # seconds for one git command
+# A repository's own configuration can name a program git runs to list changed files (an
+# fsmonitor hook); a KB's repository may come from anyone (an archive), so git runs none.
+_UNTRUSTED = ["-c", "core.fsmonitor=false"]
 
 
 class GitError(Exception):
@@ -23,7 +26,9 @@ def run(args: list[str], cwd: str, timeout: float = TIMEOUT, given: bytes = b"")
     """git ARGS in CWD, reading GIVEN: its standard output; GitError when it cannot run, fails or
     takes too long."""
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=timeout, input=given, check=False)
+        proc = subprocess.run(
+            ["git", *_UNTRUSTED, *args], cwd=cwd, capture_output=True, timeout=timeout, input=given, check=False
+        )
     except subprocess.TimeoutExpired:
         raise GitError(f"git {args[0]} took longer than {timeout:g} s") from None
     except (OSError, subprocess.SubprocessError) as exc:
