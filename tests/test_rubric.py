@@ -85,6 +85,8 @@ def test_policy_shaped_strings():
     assert is_policy_shaped("metadata.url count > = 1")
     assert is_policy_shaped("status proposed->accepted requires metadata.reviewers count >= 2")
     assert is_policy_shaped("links.actor count>=1")
+    assert is_policy_shaped("status draft->review->done requires tags count >= 1")  # starts so: a broken policy
+    assert is_policy_shaped("status a->b-c requires tags")
     assert not is_policy_shaped("tags are required for reviews")
     assert not is_policy_shaped("Tags count >= 2")
     assert not is_policy_shaped("Tags are relevant to the topic")

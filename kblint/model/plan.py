@@ -44,7 +44,7 @@ _SCOPE_RANK = {"system": 0, "kb": 1, "type": 2}
 
 _POLICY_FIRST = ("tags", "links", "outlinks", "inlinks")
 _POLICY_SECOND = ("count", "required", ">=", ">", "<=", "<", "==", "!=")
-_GATE_RE = re.compile(r"^status\s+(\w[\w-]*|\*)\s*->\s*(\w[\w-]*|\*)(\s|$)")
+_GATE_RE = re.compile(r"^status\s+(\w[\w-]*|\*)\s*->\s*(\w[\w-]*|\*)")
 
 
 def is_policy_shaped(text: str) -> bool:
