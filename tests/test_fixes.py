@@ -23,7 +23,15 @@ FIXES = FIXTURES / "fixes"
 CASES = sorted(p.name for p in FIXES.iterdir() if p.is_dir())
 # case → (issues fixed, files changed)
 # chained: the type a missing_type fix writes makes a value of that type's fields fixable
-COUNTS = {"chained": (2, 1), "crlf": (3, 1), "date": (2, 1), "links": (6, 2), "select": (5, 2), "type": (2, 2)}
+COUNTS = {
+    "chained": (2, 1),
+    "crlf": (3, 1),
+    "date": (2, 1),
+    "links": (6, 2),
+    "select": (5, 2),
+    "table": (1, 1),
+    "type": (2, 2),
+}
 
 
 def _files(root: Path) -> dict[str, bytes]:

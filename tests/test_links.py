@@ -21,6 +21,11 @@ def targets(links):
     return [(link.kb, link.target, link.relation) for link in links]
 
 
+def test_a_bar_escaped_as_in_a_table_cell_ends_the_target():
+    links = body_links("| a | [[beta\\|shown]] | [[gamma#Part\\|x]] |\n", 1, "")
+    assert targets(links) == [(None, "beta", "wikilink"), (None, "gamma", "wikilink")]
+
+
 def test_wikilink_forms():
     body = (
         "[[plain]] [[with-label|Label]] [[heading#Section]] [[block^abc]] [[other-kb:remote]] "

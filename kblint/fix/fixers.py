@@ -261,12 +261,37 @@ def _wikilink_edit(t: Target, link: Link, ident: str, alias: bool) -> Edit | Non
         start += len(prefixed.group(1)) + 1
         start += len(inner[start:]) - len(inner[start:].lstrip())
     cut = min((i for i in (inner.find(c, start) for c in "|#^") if i >= 0), default=len(inner))
+    if inner.startswith("\\|", cut - 1):  # `[[target\|label]]`, as a table cell writes it
+        cut -= 1
     end = start + len(inner[start:cut].rstrip())
     if inner[start:end] != link.target:
         return None
     plain = cut == len(inner) and link.relation == "wikilink"
-    written = f"{ident}|{link.target}" if alias and plain else ident
+    bar = "\\|" if _in_table(t, link.line) else "|"  # a bare `|` would end the table's cell
+    written = f"{ident}{bar}{link.target}" if alias and plain else ident
     return t.source.replace(link.line, m.start(1) + start, m.start(1) + end, written)
+
+
+_TABLE_DELIMITER_RE = re.compile(r" {0,3}\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*")
+
+
+def _is_delimiter_row(text: str) -> bool:
+    """`| --- | :-: |`: the row under a table's header (a line of dashes alone is no table's)."""
+    return "|" in text and _TABLE_DELIMITER_RE.fullmatch(text) is not None
+
+
+def _in_table(t: Target, line: int) -> bool:
+    """Whether LINE of the body is a row of a table: its header row, above a delimiter row, or a
+    row below one with no blank line between."""
+    if line < len(t.source.starts) and _is_delimiter_row(t.source.text(line + 1)):
+        return True
+    for above in range(line - 1, t.raw.body_line - 1, -1):
+        text = t.source.text(above)
+        if not text.strip():
+            return False
+        if _is_delimiter_row(text):
+            return True
+    return False
 
 
 def _link_lines(t: Target, link: Link, fm_links: list[Link]) -> range:

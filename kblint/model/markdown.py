@@ -436,7 +436,9 @@ def markdown_links(text: str, body_line: int, entry_dir: str) -> Iterator[Link]:
 
 
 def _wikilink_target(raw: str) -> str:
-    target = raw.split("|", 1)[0]
+    target, bar, _ = raw.partition("|")
+    if bar and target.endswith("\\"):  # `[[target\|label]]`: the bar escaped, as in a table's cell
+        target = target[:-1]
     for sep in ("#", "^"):
         idx = target.find(sep)
         if idx >= 0:
