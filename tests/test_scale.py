@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -90,7 +91,6 @@ def test_result_cache_reuses_and_invalidates(tmp_path: Path):
 def test_a_cached_run_gives_the_same_junit(tmp_path: Path):
     """The JUnit report lists every linted entry, clean ones too: a run taken from the run cache,
     or from the per-file results, knows them as a fresh run does."""
-    import shutil
 
     kb = workspace(tmp_path)
     cache = tmp_path / "cache"
@@ -233,24 +233,36 @@ def test_damaged_caches_are_ignored(tmp_path: Path):
     assert report(*args) == cold
 
 
-def test_an_unchanged_run_lints_nothing(tmp_path: Path):
-    """With every file's stamp (modification time and size) unchanged, the outcome comes from the
-    run cache alone: an entry rewritten behind kblint's back, with its old stamp, is not read."""
+def test_an_unchanged_run_lints_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """With every file's stamp (modification and change times, size) unchanged, the outcome comes
+    from the run cache alone."""
+    from kblint.engine import pass_entries
+
     kb = workspace(tmp_path)
     cache = tmp_path / "cache"
     args = (str(kb), "--cache-dir", str(cache))
     cold = report(*args)
+    shutil.rmtree(cache / "results")  # only the run cache is left
+
+    def linted(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an entry was linted")
+
+    monkeypatch.setattr(pass_entries, "lint_source", linted)
+    assert report(*args) == cold
+
+
+def test_a_file_rewritten_to_its_old_size_and_modification_time_is_linted_again(tmp_path: Path):
+    kb = workspace(tmp_path)
+    args = (str(kb), "--cache-dir", str(tmp_path / "cache"))
+    cold = report(*args)
     entry = kb / "n03.md"
     before = entry.stat()
-    text = entry.read_text(encoding="utf-8")
-    entry.write_text(text.replace("tags: [t]", "tags: [ ]"), encoding="utf-8")  # one issue more, same size
-    os.utime(entry, ns=(before.st_atime_ns, before.st_mtime_ns))
+    entry.write_text(entry.read_text(encoding="utf-8").replace("tags: [t]", "tags: [ ]"), encoding="utf-8")
+    os.utime(entry, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `touch -r` or `cp -p` leave it
     assert entry.stat().st_size == before.st_size
-    import shutil
-
-    shutil.rmtree(cache / "results")  # only the run cache is left
-    assert report(*args) == cold
-    assert report(*args, "--no-cache") != cold  # what a fresh run sees
+    fresh = report(str(kb), "--no-cache")
+    assert fresh != cold
+    assert report(*args) == fresh
 
 
 def test_spilled_issues_come_back_with_the_path_the_run_holds():
@@ -397,10 +409,10 @@ def test_a_record_nested_past_the_stack_is_linted_again(tmp_path: Path):
     for path in (tmp_path / "c" / "runs").iterdir():
         path.unlink()
     (results,) = (tmp_path / "c" / "results").iterdir()
-    path, mtime, size, _, _ = results.read_text(encoding="utf-8").rstrip("\n").split("\t", 4)
+    stamped, _, _ = results.read_text(encoding="utf-8").rstrip("\n").rsplit("\t", 2)
     deep = "[" * 100_000 + "]" * 100_000
     crc = f"{zlib.crc32(deep.encode()):08x}"  # summed as written: the damage is found by what it is
-    results.write_text(f"{path}\t{mtime}\t{size}\t{crc}\t{deep}\n", encoding="utf-8")
+    results.write_text(f"{stamped}\t{crc}\t{deep}\n", encoding="utf-8")
     again = run_kblint("validate", str(kb), "--format", "json", "--cache-dir", str(tmp_path / "c"))
     assert again.code == first.code and again.json["issues"] == first.json["issues"]
     assert "was damaged: ignored, and written again" in again.stderr

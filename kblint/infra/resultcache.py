@@ -3,7 +3,9 @@
 Per file: one file per KB under `CACHE_DIR/results/`, named by a key over everything a pass-1
 result depends on besides the entry itself (kblint's version and code, the loaded plugins, the
 configuration file, kb.yaml and cross-kb-links.yaml). Each line holds a file's path, modification
-time and size, and its result as JSON; a file whose time or size differs is linted again. The
+and change times and size, and its result as JSON; a file whose times or size differ is linted
+again. The change time (ctime) is the one no program can set back: a file rewritten to the same
+size with its modification time restored (`touch -r`, `cp -p`) is linted again too. The
 graph pass is not cached per file, so a deleted link target shows up as a broken link in an
 unchanged entry.
 
@@ -42,12 +44,12 @@ from ..model.suppression import Suppression
 from ..yamlread import DEFAULT_LIMITS
 from .files import FileProblem, read_regular_file
 
-FORMAT = 12
+FORMAT = 13
 _RESULTS = "results"
 _RUNS = "runs"
 _RUNS_KEPT = 8  # outcomes of this many recent runs are kept (several workspaces, settings or shards)
 
-Stamp = tuple[int, int]  # (mtime_ns, size)
+Stamp = tuple[int, int, int]  # (mtime_ns, ctime_ns, size)
 
 
 class CacheUnusable(Exception):
@@ -216,12 +218,12 @@ def kb_key(root: str, inputs: Iterable[str | None], plugins: Iterable[str], conf
 
 
 def stamp(path: str) -> Stamp | None:
-    """(mtime_ns, size) of a file, None when it cannot be read."""
+    """(mtime_ns, ctime_ns, size) of a file, None when it cannot be read."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_mtime_ns, st.st_size
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_size
 
 
 def _crc32(text: str, crc: int = 0) -> int:
@@ -267,9 +269,9 @@ class KBResultCache:
         try:
             with open(self.path, encoding="utf-8", errors="surrogateescape") as fh:
                 for line in fh:
-                    path, mtime, size, checksum, text = line.rstrip("\n").split("\t", 4)
+                    path, mtime, ctime, size, checksum, text = line.rstrip("\n").split("\t", 5)
                     current = stamps.get(path)
-                    if current is None or current != (int(mtime), int(size)) or path in seen:
+                    if current is None or current != (int(mtime), int(ctime), int(size)) or path in seen:
                         self._changed = True
                         continue
                     if checksum != _checksum(text):  # changed since it was written: linted again
@@ -294,7 +296,8 @@ class KBResultCache:
     def add(self, path: str, file_stamp: Stamp | None, text: str) -> None:
         if file_stamp is None or "\t" in path or "\n" in path or "\r" in path:
             return  # not representable in this format (a line of fields): such a file is simply not cached
-        self._out.write(f"{path}\t{file_stamp[0]}\t{file_stamp[1]}\t{_checksum(text)}\t{text}\n")
+        mtime, ctime, size = file_stamp
+        self._out.write(f"{path}\t{mtime}\t{ctime}\t{size}\t{_checksum(text)}\t{text}\n")
         self._changed = True
 
     def commit(self) -> None:
