@@ -886,6 +886,10 @@ def test_credentials_in_the_base_url_are_shown_nowhere(server):
     closed = f"http://user:secret@127.0.0.1:{closed_port()}/v1"
     outcomes, _, unavailable = judge([req("e1", {"a": "one"})], cfg(base_url=closed, tries=1))
     assert unavailable is not None and "cannot connect" in unavailable and "secret" not in unavailable
+    keyed = f"http://127.0.0.1:{closed_port()}/v1?api-version=2024-10-21&api_key=secret"
+    outcomes, _, unavailable = judge([req("e1", {"a": "one"})], cfg(base_url=keyed, tries=1))
+    assert unavailable is not None and "secret" not in unavailable
+    assert "?api-version=2024-10-21&api_key=***" in unavailable  # the parameters a server reads, no credential
 
 
 @pytest.mark.parametrize("url", [" http://127.0.0.1:1/v1", "http://127.0.0.1:1/v1\nx", "http://127.0.0.1:1/a b"])

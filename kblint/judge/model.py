@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,15 +47,27 @@ def _is_http_url(url: str) -> bool:
     return where.scheme.lower() in ("http", "https") and bool(where.hostname)
 
 
+# query parameters that carry a credential (api_key, access_token, sig, …): their values are not shown
+_SECRET_PARAM_RE = re.compile(r"key|token|secret|sig|pass|auth|cred", re.IGNORECASE)
+
+
 def shown_url(url: str) -> str:
-    """URL as a message or a report shows it: without a user name and password it may hold."""
+    """URL as a message or a report shows it: without a user name and password it may hold, nor
+    the values of query parameters named as credentials (`?api_key=…`)."""
     try:
         where = urlsplit(url)
     except ValueError:  # no URL a request is sent to: shown as given
         return url
-    if "@" not in where.netloc:
-        return url
-    return where._replace(netloc=where.netloc.rsplit("@", 1)[1]).geturl()
+    if "@" in where.netloc:
+        where = where._replace(netloc=where.netloc.rsplit("@", 1)[1])
+    if where.query:
+        where = where._replace(query="&".join(_shown_param(p) for p in where.query.split("&")))
+    return where.geturl()
+
+
+def _shown_param(param: str) -> str:
+    name, eq, value = param.partition("=")
+    return f"{name}=***" if eq and value and _SECRET_PARAM_RE.search(name) else param
 
 
 def default_timeout(base_url: str) -> float:
