@@ -309,6 +309,10 @@ def _validate_flags(options: dict[str, Any]) -> dict[str, Any]:
     del flags["show_settings"]
     del flags["watch"]  # how to run, not what
     flags["paths"] = list(options["paths"] or [])
+    for name in ("select", "ignore"):
+        for given in options[name] or []:
+            if not split_names(given):  # an unset CI variable: not taken for no option
+                _fail(f"--{name}: expected names of rules, tiers or checkers (comma-separated), got {given!r}")
     flags["select"] = split_names(options["select"])
     flags["ignore"] = split_names(options["ignore"])
     flags["type"] = flags.pop("type_")

@@ -198,7 +198,7 @@ def _check(kind: str, key: str, value: Any, where: str) -> Any:
         "bool": "true or false",
         "int": "a whole number, 0 or more",
         "confidence": "a number from 0 to 1",
-        "seconds": "a number of seconds above 0",
+        "seconds": "a number of seconds above 0 and under a day (86400)",
         "fraction": "a number above 0 and at most 1",
         "scope": "one of kb, workspace",
         "names": "a list of names",

@@ -245,7 +245,14 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
     assert bad.code == 2 and bad.stderr == "kblint: --changed-since nope\\nmore: no such git revision\n"
     empty = run_kblint("validate", str(kb), "--changed-since", "")
     assert empty.code == 2 and "--changed-since: expected a git revision" in empty.stderr
-    for option in ("--shard", "--baseline", "--write-baseline", "--output"):  # an unset CI variable
+    for option in (
+        "--shard",
+        "--baseline",
+        "--write-baseline",
+        "--output",
+        "--select",
+        "--ignore",
+    ):  # unset CI variables
         empty = run_kblint("validate", str(kb), option, "")
         assert empty.code == 2 and f"kblint: {option}: expected " in empty.stderr, option
 

@@ -80,7 +80,10 @@ def test_a_quick_pattern_still_decides(tmp_path: Path):
         ("limits = 5\n", "'limits' must be a table ([limits]), got 5"),
         ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "invalid TOML: nested too deep to read"),
         ("[llm]\nmin_confidence = nan\n", "'llm.min_confidence' must be a number from 0 to 1, got nan"),
-        ("[llm]\ntimeout = inf\n", "'llm.timeout' must be a number of seconds above 0, got inf"),
+        (
+            "[llm]\ntimeout = inf\n",
+            "'llm.timeout' must be a number of seconds above 0 and under a day (86400), got inf",
+        ),
     ],
 )
 def test_bad_limits_are_a_configuration_error(tmp_path: Path, toml: str, message: str):

@@ -229,11 +229,12 @@ def test_write_refuses_when_the_file_changed_meanwhile(kb: Path):
 
 
 def test_write_refuses_a_kb_yaml_that_is_a_symbolic_link(tmp_path: Path):
-    """Replacing the link with a file would part the KBs that share the kb.yaml it leads to."""
-    shared = tmp_path / "shared.yaml"
+    """Replacing the link with a file would part it from the file it leads to (a link out of the KB
+    is not even read: see test_every_command_meets_a_bad_kb_yaml_with_one_line)."""
+    (tmp_path / "kb" / "config").mkdir(parents=True)
+    shared = tmp_path / "kb" / "config" / "kb.yaml"
     shared.write_text("name: h\nevaluation_rubric:\n  - Entries have at least two tags\n", encoding="utf-8")
-    (tmp_path / "kb").mkdir()
-    (tmp_path / "kb" / "kb.yaml").symlink_to(shared)
+    (tmp_path / "kb" / "kb.yaml").symlink_to("config/kb.yaml")
     result = run_kblint("migrate", str(tmp_path / "kb"), "--write")
     assert result.code == 2 and "a symbolic link: not rewritten" in result.stderr
     assert (tmp_path / "kb" / "kb.yaml").is_symlink() and "tags count" not in shared.read_text(encoding="utf-8")

@@ -598,6 +598,28 @@ types:
     assert not issues_of(result.json, "missing_required")  # no field named "{'summary': True}" is asked for
 
 
+def test_a_subdirectory_outside_the_kb_is_a_config_warning(tmp_path):
+    kb_yaml = "name: odd\ntypes:\n  note:\n    subdirectory: ../../etc\n  memo:\n    subdirectory: /etc\n"
+    kb_yaml += "  person:\n    subdirectory: people/\n"
+    write_kb(tmp_path / "kb", kb_yaml, {"people/a.md": "---\ntitle: A\ntype: person\n---\nText.\n"})
+    result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
+    assert [(i["line"], i["severity"], i["message"]) for i in issues_of(result.json, "config_error")] == [
+        (4, "warning", "type 'note': subdirectory '../../etc' is no folder inside the KB: no entry is under it"),
+        (6, "warning", "type 'memo': subdirectory '/etc' is no folder inside the KB: no entry is under it"),
+    ]
+
+
+def test_a_type_without_a_name_is_a_config_error(tmp_path):
+    kb_yaml = "name: odd\ntypes:\n  ~:\n    required: [x]\n  '':\n    required: [y]\n  yes: {}\n  note: {}\n"
+    write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})
+    result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
+    assert [(i["line"], i["message"]) for i in issues_of(result.json, "config_error")] == [
+        (3, "a type needs a name, got null: left out"),
+        (5, "a type needs a name, got an empty one: left out"),
+        (7, "a type needs a name, got true or false: left out"),
+    ]
+
+
 def test_a_kb_yaml_key_a_letter_away_from_one_kblint_reads_is_a_config_error(tmp_path):
     kb_yaml = (
         "name: typos\nvalidaton:\n  enforce: true\ntypes:\n  note:\n    requird: [title]\n    display: {icon: x}\n"

@@ -461,6 +461,10 @@ def _type(
     ts.description = _text_or_none(spec.get("description"))
     sub = spec.get("subdirectory")
     ts.subdirectory = str(sub).strip().strip("/") if sub not in (None, "") else None
+    if ts.subdirectory is not None and (str(sub).startswith("/") or ".." in ts.subdirectory.split("/")):
+        where = printable(str(sub))
+        message = f"type '{name}': subdirectory {where!r} is no folder inside the KB: no entry is under it"
+        problems.append(ConfigProblem(line_of(spec, "subdirectory", line), message, severity="warning"))
     if "required" in spec:
         ts.required = _names(
             spec.get("required"), f"type '{name}': required", line_of(spec, "required", line), problems
@@ -729,6 +733,10 @@ def _schema_of(
     if isinstance(types, dict):
         for tname, spec in types.items():
             line = line_of(types, tname, 1)
+            if tname is None or isinstance(tname, bool) or not str(tname).strip():  # `~:`, `"":`, `yes:`
+                got = "an empty one" if isinstance(tname, str) else yaml_kind(tname)
+                problems.append(ConfigProblem(line, f"a type needs a name, got {got}: left out"))
+                continue
             schema.types[str(tname)] = _type(str(tname), spec, line, schema.types.get(str(tname)), problems)
     elif types is not None:
         problems.append(ConfigProblem(data.line_of("types"), "types must be a mapping of type name to definition"))
