@@ -609,6 +609,24 @@ def test_a_subdirectory_outside_the_kb_is_a_config_warning(tmp_path):
     ]
 
 
+def test_core_keys_in_a_shape_kblint_cannot_read_as_meant_are_invalid_fields(tmp_path):
+    odd = "---\ntitle: No\ntype: note\nstatus: [draft]\ntags: {a: 1}\naliases: [x, [y]]\n---\nText.\n"
+    fine = "---\ntitle: 'No'\ntype: note\nstatus: draft\ntags: [a, 7]\naliases: Other\n---\nText.\n"
+    write_kb(tmp_path / "kb", "name: odd\ntypes:\n  note: {}\n", {"odd.md": odd, "fine.md": fine})
+    result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
+    assert [(i["path"], i["line"], i["field"], i["message"]) for i in issues_of(result.json, "invalid_field")] == [
+        (
+            "kb/odd.md",
+            2,
+            "title",
+            "title is read as true or false, as YAML reads an unquoted yes, no, on or off: quote it",
+        ),
+        ("kb/odd.md", 4, "status", "status must be a text, got a list"),
+        ("kb/odd.md", 5, "tags", "tags must be a list of names, got a mapping"),
+        ("kb/odd.md", 6, "aliases", "aliases must be a list of names, got a list holding a list"),
+    ]
+
+
 def test_a_type_without_a_name_is_a_config_error(tmp_path):
     kb_yaml = "name: odd\ntypes:\n  ~:\n    required: [x]\n  '':\n    required: [y]\n  yes: {}\n  note: {}\n"
     write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})

@@ -292,7 +292,8 @@ _DOCS = [
         "values, object-ref, ...), a range, a pattern, or a `validation.rules` item. It is an "
         "error when kb.yaml sets `validation.enforce: true`. A `links:` or `references:` item that "
         "is no link (a mapping without a `target`, a list, `true`, an empty string) is one too, always a "
-        "warning: that link is not counted.",
+        "warning: that link is not counted; so are `tags` or `aliases` that are no list of names, a `status` "
+        "that is a list or a mapping, and a `title` YAML reads as true or false (an unquoted `No`).",
         "Change the value to one the field allows (the message says which), or widen the field's declaration.",
         Example(_findings("findings/harbor.md", _finding("date: 2024-05-14\nconfidence: certain\n"))),
         Example(_findings("findings/harbor.md", _GOOD_FINDING)),

@@ -191,6 +191,34 @@ def _link_issue(entry: Entry, key: str, message: str, line: int, n: int = 0) -> 
     return RULES["invalid_field"].issue(entry.site, message, line=line, field=key, discriminator=f"{key}:{n}")
 
 
+def core_shapes(entry: Entry) -> list[Issue]:
+    """The keys every entry may have, written in a shape kblint cannot read as meant: `tags` or
+    `aliases` that are no list of names, a `status` that is a list or a mapping, a `title` that
+    YAML reads as true or false (`title: No`)."""
+    fm = entry.raw.frontmatter
+    found = []
+    for key in ("tags", "aliases"):
+        wrong = _not_names(fm.get(key))
+        if wrong is not None:
+            found.append((key, f"{key} must be a list of names, got {wrong}"))
+    if isinstance(fm.get("status"), (list, dict)):
+        found.append(("status", f"status must be a text, got {yaml_kind(fm['status'])}"))
+    if isinstance(fm.get("title"), bool):
+        found.append(
+            ("title", "title is read as true or false, as YAML reads an unquoted yes, no, on or off: quote it")
+        )
+    return [
+        RULES["invalid_field"].issue(entry.site, message, line=entry.key_line(key), field=key) for key, message in found
+    ]
+
+
+def _not_names(value: object) -> str | None:
+    if isinstance(value, dict):
+        return yaml_kind(value)
+    inner = next((v for v in value if isinstance(v, (list, dict))), None) if isinstance(value, list) else None
+    return None if inner is None else f"a list holding {yaml_kind(inner)}"
+
+
 def invalid_status(entry: Entry, ts: TypeSchema) -> Issue | None:
     wf = ts.workflow
     if wf is None or not wf.states or entry.status is None or entry.status in wf.states:
@@ -207,6 +235,7 @@ def check(entry: Entry, schema: KBSchema, *, located: bool = True) -> list[Issue
     """All schema rules for ENTRY. located=False: the entry's path is not where it will live."""
     issues, reported_dates = loader_dates(entry)
     issues.extend(link_items(entry))
+    issues.extend(core_shapes(entry))
     ts = schema.types.get(entry.type)
     if ts is None:
         unknown = unknown_type(entry, schema)
