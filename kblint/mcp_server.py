@@ -13,26 +13,34 @@ with a message saying what to change; the server itself goes on serving.
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 import json
 import os
+import re
 import sys
 import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from types import TracebackType
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import jsonrpc_message_adapter
+from pydantic import Field, ValidationError
 
 from . import __version__
 from .config import ConfigError, Settings, resolve
 from .errors import UsageError
-from .paths import display_path, is_within, relative_to
+from .paths import display_path, is_within, relative_to, show_absolute
 
 if TYPE_CHECKING:
+    from mcp.shared._stream_protocols import ReadStream
+
     from .model.kbschema import KBSchema
 
 T = TypeVar("T")
@@ -132,11 +140,16 @@ class KBTools:
         from .workspace import find_kb_roots
 
         roots = find_kb_roots(base) if os.path.isdir(base) else []
-        named = dict(zip(_kb_names(roots), roots, strict=True))
-        if name in named:
-            return named[name]
-        near = difflib.get_close_matches(name, list(named), n=1)
-        hint = f"; did you mean '{near[0]}'?" if near else f" (KBs there: {', '.join(named) or 'none'})"
+        names = _kb_names(roots)
+        named = [root for root, other in zip(roots, names, strict=True) if other == name]
+        if len(named) == 1:
+            return named[0]
+        if named:
+            paths = " and ".join(display_path(root) for root in named)
+            raise ToolError(f"kb {name}: several KBs have that name ({paths}); pass `kb` with the directory of one")
+        distinct = list(dict.fromkeys(names))
+        near = difflib.get_close_matches(name, distinct, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else f" (KBs there: {', '.join(distinct) or 'none'})"
         raise ToolError(f"kb {name}: no such directory, and no KB of that name under {display_path(base)}{hint}")
 
     def _schema(self, root: str) -> KBSchema:
@@ -156,6 +169,7 @@ class KBTools:
         from .intent import intent
         from .model.plan import build_plan
 
+        _unicode(kb=kb)
         with self.lock:
             schema = self._schema(self.kb_root(kb))
             return intent(schema, build_plan(schema))
@@ -165,6 +179,7 @@ class KBTools:
         from .model.plan import build_plan
         from .report.coverage import render_json
 
+        _unicode(kb=kb)
         with self.lock:
             schema = self._schema(self.kb_root(kb))
             reg = registry()
@@ -176,16 +191,23 @@ class KBTools:
         from .explain import UnknownName
         from .explain import explain as explain_name
 
+        _unicode(name=name)
         try:
-            return explain_name(name)
+            return explain_name(name or None)  # an empty name asks for the list, as no name does
         except UnknownName as exc:
             raise ToolError(str(exc)) from None
 
     def validate_entry(self, kb: str | None, path: str, text: str, fail_on: str) -> dict[str, Any]:
+        from .workspace import Excluder, not_an_entry
+
+        _unicode(path=path, text=text, kb=kb)
         with self.lock:
             root = self.kb_root(kb)
             relpath = _entry_path(path, root)
             settings = self._settings(root, relpath, fail_on)
+            why = not_an_entry(root, relpath, Excluder(settings.exclude), settings.limits)
+            if why is not None:
+                raise ToolError(f"path {path}: not an entry: {why}")
             data = _encoded(text, settings.limits.max_file_bytes)
             self._schema(root)  # an unreadable kb.yaml is the caller's to fix: a tool error, not a report
             return self._gate(settings, data, relpath)
@@ -289,12 +311,21 @@ def _entry_path(path: str, root: str) -> str:
     return relative_to(full, root)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unicode(**arguments: str | None) -> None:
+    """Refuse the first of ARGUMENTS holding a lone UTF-16 surrogate: JSON can carry one, and no entry
+    or file name can hold it."""
+    for name, value in arguments.items():
+        lone = _LONE_SURROGATE.search(value) if isinstance(value, str) else None
+        if lone is not None:
+            raise ToolError(f"{name}: not valid Unicode at character {lone.start()} (a lone surrogate)")
+
+
 def _encoded(text: str, limit: int) -> bytes:
-    """TEXT as the UTF-8 bytes of an entry file, at most LIMIT of them."""
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ToolError(f"text: not valid Unicode at character {exc.start} (a lone surrogate)") from None
+    """TEXT (free of lone surrogates) as the UTF-8 bytes of an entry file, at most LIMIT of them."""
+    data = text.encode("utf-8")
     if len(data) > limit:
         raise ToolError(f"text: {len(data)} bytes, over the limit of {limit} bytes for an entry (max_file_bytes)")
     return data
@@ -313,10 +344,94 @@ def _guarded(tools: KBTools, call: Callable[[], T]) -> T:
         raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from exc
 
 
+def _read_again(item: SessionMessage | Exception) -> SessionMessage | Exception:
+    """ITEM, or the message of the line the SDK's JSON parser refused when Python's reads it: JSON lets
+    a string hold a lone UTF-16 surrogate ("\\ud800"), which the SDK's parser does not, and the request
+    would go unanswered. Read here, it reaches its tool, which names the argument in a tool error."""
+    if not isinstance(item, ValidationError):
+        return item
+    errors = item.errors()
+    line = errors[0].get("input") if len(errors) == 1 and errors[0]["type"] == "json_invalid" else None
+    if not isinstance(line, str):
+        return item
+    try:
+        message = _answerable(json.loads(line))
+        return SessionMessage(jsonrpc_message_adapter.validate_python(message, by_name=False))
+    except (ValueError, RecursionError):  # not JSON, too deep, or no JSON-RPC message: the SDK's error stands
+        return item
+
+
+def _answerable(message: Any) -> Any:
+    """MESSAGE, read from JSON, with each lone surrogate replaced by U+FFFD wherever the server may
+    write it back (an id, a tool's name: its answer must be text it can encode); a tool call's string
+    arguments keep theirs, for the tool to say which argument holds one."""
+    answerable = _replaced(message)
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return answerable
+    params = message.get("params")
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    if isinstance(arguments, dict):
+        kept = {_replaced(k): v if isinstance(v, str) else _replaced(v) for k, v in arguments.items()}
+        answerable["params"]["arguments"] = kept
+    return answerable
+
+
+def _replaced(value: Any) -> Any:
+    """VALUE, read from JSON, with each lone surrogate of its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replaced(item) for item in value]
+    if isinstance(value, dict):
+        return {_replaced(key): _replaced(item) for key, item in value.items()}
+    return value
+
+
+class _ReadAgain:
+    """The SDK's stdio read stream, each item passed through _read_again."""
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception]):
+        self.inner = inner
+
+    @property
+    def last_context(self) -> contextvars.Context | None:
+        """The sender's context of the last item, which the SDK runs its handler in."""
+        return getattr(self.inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        return _read_again(await self.inner.receive())
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        return _read_again(await self.inner.__anext__())
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class _Server(MCPServer):
+    """The SDK's server, reading standard input through _ReadAgain."""
+
+    async def run_stdio_async(self) -> None:
+        lowlevel = self._lowlevel_server
+        async with stdio_server() as (read_stream, write_stream):
+            await lowlevel.run(_ReadAgain(read_stream), write_stream, lowlevel.create_initialization_options())
+
+
 def build_server(options: ServerOptions) -> MCPServer:
     """The server and its four tools."""
     tools = KBTools(options)
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
         "kblint", version=__version__, instructions=INSTRUCTIONS, log_level="INFO" if options.verbose else "WARNING"
     )
 
@@ -368,6 +483,7 @@ def serve(options: ServerOptions) -> None:
 
     server = build_server(options)
     collector.for_a_long_life()  # the CLI turned the collector off, for one run
+    show_absolute()  # the client knows nothing of the server's current directory
     server.run("stdio")
 
 

@@ -1,5 +1,6 @@
 """Paths as kblint shows and compares them: one place for an entry's stem, a KB-relative path and
-the path a report shows (SPEC §9: relative to the current directory, with `/` separators)."""
+the path a report shows (SPEC §9: relative to the current directory, with `/` separators; absolute
+in the MCP server)."""
 
 from __future__ import annotations
 
@@ -41,10 +42,22 @@ def is_within(path: str, root: str) -> bool:
         return False
 
 
+_absolute = False  # show_absolute()
+
+
+def show_absolute() -> None:
+    """Show every path absolute from now on, for a reader that knows nothing of this process's
+    current directory (an MCP client, which may well have started the server in `/`)."""
+    global _absolute  # noqa: PLW0603 - one setting for the life of the process
+    _absolute = True
+
+
 def display_path(path: str, cwd: str | None = None) -> str:
     """PATH as reports show it: relative to the current directory (CWD, when the caller has asked
-    for it already), with `/` separators, quoted as git quotes file names when it has to be
-    (`quote_name`)."""
+    for it already), or absolute after show_absolute(), with `/` separators, quoted as git quotes
+    file names when it has to be (`quote_name`)."""
+    if _absolute:
+        return quote_name(os.path.abspath(path or os.curdir).replace(os.sep, "/"))
     return _display_path(cwd or os.getcwd(), path)
 
 

@@ -8,6 +8,7 @@ a git work tree the files git ignores are skipped, asking git once per repositor
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import re
 import stat
@@ -187,6 +188,39 @@ class _Walk:
             self.problems[path] = reason
 
 
+def not_an_entry(root: str, relpath: str, exclude: Excluder, limits: Limits) -> str | None:
+    """Why the file at RELPATH (KB-relative, normalized, ending in .md) of the KB at ROOT is not one
+    the walk lints as an entry, or None when it would be: what `_Walk` skips, said."""
+    parts = relpath.split("/")
+    if any(part.startswith(".") for part in parts):
+        return "hidden: its name, or a folder's on its path, begins with '.'"
+    if "_templates" in parts[:-1]:
+        return "a template: it lies in a _templates folder"
+    if is_readme(parts[-1]):
+        return "a README, which documents its folder"
+    if exclude(relpath):
+        return "the configuration's `exclude` leaves it out"
+    if len(parts) - 1 > limits.max_path_depth:
+        return f"more than {limits.max_path_depth} folders deep (max_path_depth), where kblint does not read"
+    return _not_walked_to(root, parts)
+
+
+def _not_walked_to(root: str, parts: list[str]) -> str | None:
+    """Why the walk would not reach the file of PARTS below ROOT as it is on disk, or None."""
+    for depth in range(1, len(parts)):
+        folder = "/".join(parts[:depth])
+        if os.path.islink(os.path.join(root, folder)):
+            return f"{folder} is a symbolic link, which kblint does not follow"
+        if os.path.lexists(os.path.join(root, folder, "kb.yaml")):
+            return f"{folder} is another KB (it holds a kb.yaml)"
+    try:
+        os.lstat(os.path.join(root, *parts))
+    except OSError as exc:
+        if exc.errno in (errno.ENAMETOOLONG, errno.ENOTDIR):
+            return f"no file can have this path ({exc.strerror})"
+    return None
+
+
 def find_kb_roots(
     directory: str, limits: Limits = DEFAULT_LIMITS, skipped: list[tuple[str, str]] | None = None
 ) -> list[str]:
@@ -305,11 +339,14 @@ class _Builder:
             raise UsageError("--stdin needs --stdin-path REL.md (where the entry would live in the KB)")
         if os.path.isabs(stdin_path) or not stdin_path.endswith(".md"):
             raise UsageError(f"--stdin-path {stdin_path}: expected a relative path ending in .md, inside the KB")
-        if not is_within(os.path.join(context_root, stdin_path), context_root):
+        abs_path = os.path.normpath(os.path.join(context_root, stdin_path))
+        if not is_within(abs_path, context_root):
             raise UsageError(f"--stdin-path {stdin_path}: the path leaves the KB")
+        why = not_an_entry(context_root, relative_to(abs_path, context_root), self.exclude, self.options.limits)
+        if why is not None:
+            raise UsageError(f"--stdin-path {stdin_path}: not an entry: {why}")
         kb = self.kb(context_root)
         if kb is not None:
-            abs_path = os.path.normpath(os.path.join(context_root, stdin_path))
             replaced = abs_path in kb.files
             if replaced:
                 kb.files.remove(abs_path)  # the candidate replaces the existing entry for this run

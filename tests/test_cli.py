@@ -360,6 +360,37 @@ def test_unknown_type_filter_and_bad_stdin_paths(kb: Path):
     assert run_kblint("validate", str(kb), "--stdin-path", "a.md").code == 2
 
 
+def test_a_stdin_path_kblint_does_not_lint_as_an_entry_is_refused(kb: Path, tmp_path: Path):
+    (kb / "kblint.toml").write_text('exclude = ["drafts/"]\n', encoding="utf-8")
+    (kb / "escape").symlink_to(tmp_path, target_is_directory=True)
+    for path, why in (
+        ("README.md", "a README, which documents its folder"),
+        ("findings/_templates/x.md", "a template: it lies in a _templates folder"),
+        ("findings/.hidden.md", "hidden: its name, or a folder's on its path, begins with '.'"),
+        ("drafts/x.md", "the configuration's `exclude` leaves it out"),
+        ("escape/x.md", "escape is a symbolic link, which kblint does not follow"),
+    ):
+        result = run_kblint(
+            "validate", "--kb", str(kb), "--stdin", "--stdin-path", path, input=b"---\ntitle: X\n---\n", cwd=kb
+        )
+        assert (result.code, result.stderr) == (2, f"kblint: --stdin-path {path}: not an entry: {why}\n")
+    good = GOOD.format(title="New").replace("[[other]]", "[[one]]").encode()
+    assert run_kblint("validate", "--kb", str(kb), "--stdin", "--stdin-path", "findings/new.md", input=good).code == 0
+
+
+def test_a_candidate_run_warns_of_what_is_wrong_in_kb_yaml(kb: Path):
+    (kb / "kb.yaml").write_text(
+        KB_YAML + "evaluation_rubric:\n  - {text: Tagged, checker: has_tagz}\n", encoding="utf-8"
+    )
+    good = GOOD.format(title="New").replace("[[other]]", "[[one]]").encode()
+    result = run_kblint("validate", "--kb", str(kb), "--stdin", "--stdin-path", "findings/new.md", input=good, cwd=kb)
+    assert result.code == 0  # the candidate's own issues decide it
+    assert result.stderr == (
+        "kblint: warning: kb.yaml:9:1: error config_error rubric item 'Tagged' is not enforced: unknown checker "
+        "'has_tagz' (did you mean 'has_tags'?) (the KB's own, not counted in this entry's verdict)\n"
+    )
+
+
 def test_short_help_and_quiet(kb: Path):
     assert run_kblint("validate", "-h").code == 0
     bad = run_kblint("validate", "--bogus")

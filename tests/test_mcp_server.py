@@ -13,7 +13,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 from conftest import FIXTURES, ROOT, run_kblint, write_kb
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -114,6 +116,12 @@ async def server(kbs: Path, tmp_path_factory: pytest.TempPathFactory) -> AsyncIt
         assert "Traceback" not in s.stderr.read()
 
 
+def served(stdout: str, kbs: Path) -> Any:
+    """The JSON kblint printed when run in `/`, with its paths of KBS made absolute, as the server gives
+    every path (a path relative to `/` is the absolute one without its first `/`)."""
+    return json.loads(stdout.replace(str(kbs).lstrip("/"), str(kbs)))
+
+
 async def test_the_four_tools_and_their_input_schemas(server: Server):
     tools = {tool.name: tool for tool in (await server.session.list_tools()).tools}
     assert sorted(tools) == ["coverage", "explain", "kb_schema", "validate_entry"]
@@ -127,7 +135,7 @@ async def test_the_four_tools_and_their_input_schemas(server: Server):
 
 async def test_kb_schema_is_what_kblint_schema_prints(server: Server, kbs: Path):
     by_name = await server.call("kb_schema", kb="harbor-investigation")
-    assert by_name == json.loads(run_kblint("schema", str(kbs / "example")).stdout)
+    assert by_name == served(run_kblint("schema", str(kbs / "example"), cwd="/").stdout, kbs)
     by_directory = await server.call("kb_schema", kb=str(kbs / "notes"))
     assert by_directory["kb"]["name"] == "notes" and by_directory["types"]["note"]["required"] == ["title"]
     assert await server.call("kb_schema", kb="example") == by_name  # a directory under the server's --kb
@@ -137,10 +145,10 @@ async def test_validate_entry_fails_a_bad_candidate_as_validate_stdin_does(serve
     result = await server.call("validate_entry", kb="harbor-investigation", path="findings/new.md", text=BAD)
     assert (result["verdict"], result["exit_code"], result["fail_on"]) == ("fail", 1, "error")
     assert result["kb"] == "harbor-investigation" and result["path"] == "findings/new.md"
-    cli = run_kblint(
+    cli = served(run_kblint(
         "validate", "--kb", str(kbs / "example"), "--stdin", "--stdin-path", "findings/new.md",
-        "--format", "json", "--no-cache", input=BAD.encode(),
-    ).json  # fmt: skip
+        "--format", "json", "--no-cache", input=BAD.encode(), cwd="/",
+    ).stdout, kbs)  # fmt: skip
     assert result["issues"] == cli["issues"]
     assert result["counts"] == cli["summary"]["counts"] == {"error": 1, "warning": 5, "info": 2}
     assert result["rejection_codes"] == ["missing_required"] and result["curation_queue_entry"] is None
@@ -214,7 +222,7 @@ async def test_a_kb_outside_the_servers_kb_is_refused(server: Server, kbs: Path)
 
 async def test_coverage_is_the_plan_kblint_checkers_prints(server: Server, kbs: Path):
     plan = await server.call("coverage", kb="harbor-investigation")
-    cli = json.loads(run_kblint("checkers", "--kb", str(kbs / "example"), "--format", "json").stdout)
+    cli = served(run_kblint("checkers", "--kb", str(kbs / "example"), "--format", "json", cwd="/").stdout, kbs)
     assert plan == cli["kbs"][0]
     assert plan["totals"]["judgment"] == 3 and plan["evaluator"] is None
 
@@ -232,6 +240,137 @@ async def test_the_server_serves_on_after_errors(server: Server):
         "validate_entry", kb="notes", path="notes/later.md", text="---\ntitle: Later\n---\n\nOk.\n"
     )
     assert result["verdict"] == "pass"
+
+
+async def test_paths_in_results_are_absolute(server: Server, kbs: Path):
+    """Whatever the server's current directory (an MCP client may start it in `/`)."""
+    example = kbs / "example"
+    result = await server.call("validate_entry", kb="harbor-investigation", path="findings/new.md", text=BAD)
+    assert {issue["path"] for issue in result["issues"]} == {str(example / "findings" / "new.md")}
+    (alike,) = result["alike"]
+    other = str(example / "findings" / "harbor-fees-doubled.md")
+    assert alike["related_path"] == other and alike["message"].startswith(f"May duplicate {other}:")
+    assert (await server.call("kb_schema", kb="harbor-investigation"))["kb"]["path"] == str(example)
+    assert (await server.call("coverage", kb="harbor-investigation"))["path"] == str(example)
+
+
+async def test_validate_entry_refuses_a_path_kblint_does_not_lint_as_an_entry(server: Server, kbs: Path):
+    notes = kbs / "notes"
+    outside = kbs.parent / "outside-notes"
+    outside.mkdir(exist_ok=True)
+    (notes / "escape").symlink_to(outside, target_is_directory=True)
+    write_kb(notes / "inner", "name: inner\n", {})
+    try:
+        for path, why in (
+            ("README.md", "a README, which documents its folder"),
+            ("notes/readme.md", "a README, which documents its folder"),
+            ("_templates/x.md", "a template: it lies in a _templates folder"),
+            (".git/x.md", "hidden: its name, or a folder's on its path, begins with '.'"),
+            ("notes/.hidden.md", "hidden: its name, or a folder's on its path, begins with '.'"),
+            (".md", "hidden: its name, or a folder's on its path, begins with '.'"),
+            ("escape/x.md", "escape is a symbolic link, which kblint does not follow"),
+            ("inner/x.md", "inner is another KB (it holds a kb.yaml)"),
+            ("notes/first.md/x.md", "no file can have this path (Not a directory)"),
+            ("x" * 300 + ".md", "no file can have this path (File name too long)"),
+        ):
+            message = await server.error("validate_entry", kb="notes", path=path, text="---\ntitle: T\n---\n\nT.\n")
+            assert message == f"Error executing tool validate_entry: path {path}: not an entry: {why}"
+    finally:
+        (notes / "escape").unlink()
+        shutil.rmtree(notes / "inner")
+
+
+async def test_a_kb_name_several_kbs_have_is_a_tool_error(server: Server, kbs: Path):
+    twins = [write_kb(kbs / directory, "name: twin\n", {}) for directory in ("twin-a", "twin-b")]
+    try:
+        message = await server.error("kb_schema", kb="twin")
+        assert message.endswith(
+            f"kb twin: several KBs have that name ({twins[0]} and {twins[1]}); pass `kb` with the directory of one"
+        )
+    finally:
+        for twin in twins:
+            shutil.rmtree(twin)
+
+
+async def test_validate_entry_warns_of_what_is_wrong_in_kb_yaml(server: Server, kbs: Path):
+    rubric = "evaluation_rubric:\n  - text: Notes are tagged\n    checker: has_tagz\n"
+    kb = write_kb(kbs / "broken-rubric", NOTES_YAML.replace("notes", "broken-rubric", 1) + rubric, {})
+    try:
+        text = "---\ntitle: T\ntags: [a, b]\n---\n\nT.\n"
+        result = await server.call("validate_entry", kb=str(kb), path="notes/new.md", text=text)
+        assert result["verdict"] == "pass"  # the entry's own issues decide it
+        (warning,) = result["warnings"]
+        assert warning.startswith(
+            f"{kb / 'kb.yaml'}:7:1: error config_error rubric item 'Notes are tagged' is not enforced"
+        )
+        assert "unknown checker 'has_tagz'" in warning and warning.endswith(
+            "(the KB's own, not counted in this entry's verdict)"
+        )
+    finally:
+        shutil.rmtree(kb)
+
+
+async def test_explain_with_an_empty_name_lists_them_all(server: Server):
+    assert await server.call("explain", name="") == await server.call("explain")
+
+
+class RawClient:
+    """A client that writes the protocol's lines itself: JSON lets a string hold a lone UTF-16 surrogate
+    (`"\\ud800"`), which the SDK's client cannot send."""
+
+    def __init__(self, process: anyio.abc.Process):
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin = process.stdin
+        self.lines = BufferedByteReceiveStream(process.stdout)
+
+    async def send(self, line: str) -> None:
+        await self.stdin.send(line.encode() + b"\n")
+
+    async def ask(self, request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The answer to a call of TOOL, written by json.dumps (which escapes a lone surrogate)."""
+        params = {"name": tool, "arguments": arguments}
+        await self.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}))
+        with anyio.fail_after(60):  # an unanswered request would wait for ever
+            answer: dict[str, Any] = json.loads(await self.lines.receive_until(b"\n", 1 << 24))
+        assert answer["id"] == request_id
+        return answer
+
+
+@contextlib.asynccontextmanager
+async def _serve_raw(tmp: Path, *args: str) -> AsyncIterator[RawClient]:
+    command = [sys.executable, "-m", "kblint", "mcp", "--cache-dir", str(tmp / "cache"), *args]
+    with open(tmp / "stderr.txt", "wb") as errlog:
+        async with await anyio.open_process(command, cwd=ROOT, stderr=errlog) as process:
+            client = RawClient(process)
+            hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+            await client.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+            await client.lines.receive_until(b"\n", 1 << 20)
+            await client.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            yield client
+            await process.stdin.aclose()
+    assert "Traceback" not in (tmp / "stderr.txt").read_text(encoding="utf-8")
+
+
+async def test_a_lone_surrogate_in_an_argument_is_a_tool_error_naming_it(tmp_path: Path):
+    async with _serve_raw(tmp_path, "--kb", str(FIXTURES / "example")) as client:
+        for tool, arguments, where in (
+            (
+                "validate_entry",
+                {"path": "findings/new.md", "text": "---\ntitle: \ud800\n"},
+                "text: not valid Unicode at character 11",
+            ),
+            ("validate_entry", {"path": "findings/\udc00.md", "text": "x"}, "path: not valid Unicode at character 9"),
+            ("kb_schema", {"kb": "harbor\ud83d"}, "kb: not valid Unicode at character 6"),
+            ("explain", {"name": "\udfff"}, "name: not valid Unicode at character 0"),
+        ):
+            answer = await client.ask(1, tool, arguments)
+            assert answer["result"]["isError"] is True
+            assert answer["result"]["content"][0]["text"] == f"Error executing tool {tool}: {where} (a lone surrogate)"
+        answer = await client.ask(2, "explain\ud800", {})  # what the server writes back is text it can encode
+        assert answer["result"]["content"][0]["text"] == "Unknown tool: explain\ufffd"
+        await client.send("this line is no JSON")  # dropped, as the SDK drops it: the server goes on
+        answer = await client.ask(3, "explain", {"name": "broken_link"})
+        assert answer["result"]["content"][0]["text"].startswith("broken_link — rule")
 
 
 def test_a_server_without_a_kb_asks_for_one():

@@ -52,7 +52,24 @@ def run(
         if caches is not None and key is not None and caches.usable:
             caching.save_outcome(caches, key, outcome)
     warnings = ws.warnings + (caches.warnings if caches is not None else [])
+    if stdin_data is not None:
+        warnings.extend(_kb_yaml_warnings(ws))
     return _report(outcome, settings, ws), warnings
+
+
+def _kb_yaml_warnings(ws: Workspace) -> list[str]:
+    """What a run of the whole KB reports on its kb.yaml (a broken rubric item, a misspelt key): the
+    report of a candidate lists the candidate's issues only, and its pass would not say that the
+    rubric it passed is enforced in part."""
+    from ..model.plan import build_plan
+    from ..report.text import issue_line
+    from ..rules.config import config_errors
+
+    return [
+        f"{issue_line(issue, color=False)} (the KB's own, not counted in this entry's verdict)"
+        for kb in ws.kbs
+        for issue in config_errors(kb.schema, build_plan(kb.schema))
+    ]
 
 
 def _lint(
