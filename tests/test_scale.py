@@ -116,6 +116,22 @@ def test_cache_clear_removes_results(tmp_path: Path):
     assert out.code == 0 and not (cache / "results").exists()
 
 
+def test_cache_clear_removes_a_symlink_in_a_caches_place_and_not_what_it_leads_to(tmp_path: Path):
+    kb = workspace(tmp_path)
+    cache = tmp_path / "cache"
+    report(str(kb), "--cache-dir", str(cache))
+    elsewhere = tmp_path / "elsewhere"
+    for sub in ("results", "runs", "judgment"):
+        (elsewhere / sub).mkdir(parents=True)
+        (elsewhere / sub / "keep.txt").write_text("kept")
+        shutil.rmtree(cache / sub, ignore_errors=True)
+        (cache / sub).symlink_to(elsewhere / sub)
+    out = run_kblint("cache", "clear", "--cache-dir", str(cache))
+    assert out.code == 0, out.stderr
+    assert not any((cache / sub).exists() or (cache / sub).is_symlink() for sub in ("results", "runs", "judgment"))
+    assert all((elsewhere / sub / "keep.txt").read_text() == "kept" for sub in ("results", "runs", "judgment"))
+
+
 def test_cache_clear_leaves_a_directory_kblint_did_not_make(tmp_path: Path):
     """`--cache-dir` (or cache_dir in the configuration) may name any folder: one without the
     .gitignore kblint writes in its caches is not emptied."""

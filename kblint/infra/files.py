@@ -212,3 +212,15 @@ def open_output(path: str) -> TextIO:
         raise
     os.set_blocking(fd, True)
     return os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace")
+
+
+def remove_tree(path: str) -> None:
+    """Remove the folder at PATH and what it holds, as far as permissions allow; a symlink in its
+    place is removed itself, and what it leads to is left alone."""
+    import shutil
+
+    if os.path.islink(path):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    else:
+        shutil.rmtree(path, ignore_errors=True)

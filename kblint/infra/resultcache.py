@@ -25,7 +25,6 @@ import itertools
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 import zlib
@@ -42,7 +41,7 @@ from ..model.issue import ISSUE_FIELDS, ISSUE_VALUES, Issue, Related
 from ..model.link import PackedLinks
 from ..model.suppression import Suppression
 from ..yamlread import DEFAULT_LIMITS
-from .files import FileProblem, read_regular_file
+from .files import FileProblem, read_regular_file, remove_tree
 
 FORMAT = 13
 _RESULTS = "results"
@@ -518,5 +517,5 @@ def info(cache_dir: str) -> dict[str, int]:
 def clear(cache_dir: str) -> list[str]:
     """Remove the lint results and stored runs; the folders that could not be removed."""
     for sub in (_RESULTS, _RUNS):
-        shutil.rmtree(os.path.join(cache_dir, sub), ignore_errors=True)
+        remove_tree(os.path.join(cache_dir, sub))
     return [sub for sub in (_RESULTS, _RUNS) if os.path.lexists(os.path.join(cache_dir, sub))]

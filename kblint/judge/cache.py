@@ -13,11 +13,10 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
-from ..infra.files import FileProblem, read_regular_file
+from ..infra.files import FileProblem, read_regular_file, remove_tree
 from ..infra.resultcache import CacheUnusable, ensure_dir
 from .model import GRADED, PROMPT_VERSION, VERDICTS, JudgeConfig, Verdict
 
@@ -122,8 +121,9 @@ def cache_clear(cache_dir: str | os.PathLike) -> int:
     """Delete every cached verdict (CACHE_DIR/judgment only; the rest of CACHE_DIR is left alone).
     Returns the number of verdicts removed."""
     root = Path(cache_dir) / SUBDIR
-    if not root.is_dir():
+    if root.is_symlink() or not root.is_dir():  # a symlink is removed, what it leads to not counted
+        remove_tree(str(root))
         return 0
     removed = cache_info(cache_dir)["entries"]
-    shutil.rmtree(root, ignore_errors=True)
+    remove_tree(str(root))
     return removed
