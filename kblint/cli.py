@@ -536,6 +536,8 @@ def _autofix(settings: "Settings") -> set[Any]:
     from .errors import UsageError
     from .fix.apply import find_fixes, unified_diff, write_fixed
     from .fix.plan import fix_key
+    from .fix.source import LONE_CR
+    from .paths import display_path
     from .report.words import plural
 
     try:
@@ -543,6 +545,8 @@ def _autofix(settings: "Settings") -> set[Any]:
             found = find_fixes(settings)
     except (UsageError, JudgmentSetupError) as exc:
         _fail(str(exc))
+    for path in sorted(found.refused):
+        typer.echo(f"kblint: warning: {display_path(path)}: not fixed: {LONE_CR}", err=True)
     left_out = len(found.left_out)
     if left_out:
         why = "they would not clear their issues" if left_out > 1 else "it would not clear its issue"

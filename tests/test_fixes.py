@@ -183,7 +183,7 @@ def test_files_kblint_does_not_edit_are_left_alone(tmp_path: Path):
     os.symlink("real.md", kb / "findings/link.md")
     before = _files(kb)
     result = run_kblint("validate", ".", "--fix", "--no-cache", cwd=kb)
-    assert result.stderr == _fixed(1, 1)
+    assert result.stderr == _LONE_CR_NOT_FIXED.format("findings/old-mac.md") + _fixed(1, 1)
     after = _files(kb)
     assert after["findings/real.md"] == before["findings/real.md"].replace(b"HIGH", b"high")
     for name in ("findings/broken.md", "findings/old-mac.md"):
@@ -191,6 +191,34 @@ def test_files_kblint_does_not_edit_are_left_alone(tmp_path: Path):
     assert os.readlink(kb / "findings/link.md") == "real.md"
     assert (kb / "findings/real.md").stat().st_mode & 0o777 == 0o640
     assert "parse_error" in result.stdout
+
+
+_LONE_CR_NOT_FIXED = (
+    "kblint: warning: {}: not fixed: its lines end with a lone carriage return (CR), which kblint does not edit\n"
+)
+
+
+def test_a_file_with_lone_carriage_returns_is_not_fixed_and_the_run_says_why(tmp_path: Path):
+    """The parser ends a line at a lone CR, the fixes do not: such a file is left as it is, and
+    --diff and --fix say so rather than find nothing to fix."""
+    cr = b"---\rtitle: Old\rconfidence: HIGH\r---\rSee [[Old]] and [[Ada]].\r"
+    kb = write_kb(
+        tmp_path / "kb",
+        "name: harbor\ntypes:\n  finding:\n    subdirectory: findings\n    fields:\n"
+        "      confidence: {type: select, values: [high, low]}\n",
+        {"findings/old.md": cr, "findings/ada.md": "---\ntitle: Ada\nconfidence: low\n---\nSee [[old]].\n"},
+    )
+    report = run_kblint("validate", ".", "--format", "json", "--no-cache", "--fail-on", "never", cwd=kb).json
+    assert {i["rule"] for i in report["issues"] if i["path"] == "findings/old.md"} >= {
+        "invalid_field",
+        "noncanonical_link",
+    }
+    diff = run_kblint("validate", ".", "--diff", cwd=kb)
+    assert (diff.code, diff.stdout) == (0, "")
+    assert diff.stderr == _LONE_CR_NOT_FIXED.format("findings/old.md") + "kblint: would fix 0 issues in 0 files\n"
+    fixed = run_kblint("validate", ".", "--fix", "--no-cache", cwd=kb)
+    assert fixed.stderr == _LONE_CR_NOT_FIXED.format("findings/old.md") + _fixed(0, 0)
+    assert (kb / "findings/old.md").read_bytes() == cr
 
 
 def test_fix_refuses_stdin(tmp_path: Path):

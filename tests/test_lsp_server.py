@@ -39,18 +39,34 @@ EXTRA = {
 }
 
 
-async def start(client: LanguageClient, root: Path, options: dict) -> None:
+def note(title: str, body: str) -> str:
+    return f"---\ntitle: {title}\ntype: note\ntags: [a, b]\n---\n{body}\n"
+
+
+CROSS_LINKS = "- source: alpha\n  target: thing\n  target_kb: elsewhere\n- source: nobody\n  target: alpha\n"
+# a second workspace folder: a KB whose cross-kb-links.yaml declares links between its entries
+WIKI = {
+    "alpha.md": note("Alpha", "See [[beta]]."),
+    "beta.md": note("Beta", "See [[alpha]]."),
+    "lone.md": note("Lone", "Alone."),
+    "cross-kb-links.yaml": CROSS_LINKS,
+}
+# a KB beside the workspace folders, which a test adds as a folder and removes again
+MORE = {"x.md": note("X", "See [[nowhere]]."), "y.md": note("Y", "See [[x]].")}
+
+
+async def start(client: LanguageClient, root: Path, options: dict, others: tuple[Path, ...] = ()) -> None:
     client.diagnostics = Published()
 
     @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
     def registered(params: lsp.RegistrationParams) -> None:
         client.registrations = params.registrations  # type: ignore[attr-defined]
 
-    folder = lsp.WorkspaceFolder(uri=root.as_uri(), name="notes")
+    folders = [lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in (root, *others)]
     await client.initialize_session(
         lsp.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),
-            workspace_folders=[folder],
+            workspace_folders=folders,
             initialization_options=options,
         )
     )
@@ -58,9 +74,12 @@ async def start(client: LanguageClient, root: Path, options: dict) -> None:
 
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(SERVER, server_env=ENV))
 async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
-    root = write_kb(tmp_path_factory.mktemp("lsp") / "notes", KB_YAML, {**ENTRIES, **EXTRA})
+    base = tmp_path_factory.mktemp("lsp")
+    root = write_kb(base / "notes", KB_YAML, {**ENTRIES, **EXTRA})
+    wiki = write_kb(base / "wiki", "name: wiki\n", WIKI)
+    write_kb(base / "more", "name: more\n", MORE)
     lsp_client.root = root  # type: ignore[attr-defined]
-    await start(lsp_client, root, {"debounceMs": 0})
+    await start(lsp_client, root, {"debounceMs": 0}, (wiki,))
     yield
     await lsp_client.shutdown_session()
 
@@ -70,6 +89,11 @@ in_module_loop = pytest.mark.asyncio(loop_scope="module")  # the tests that shar
 
 def uri_of(client: LanguageClient, rel: str) -> str:
     return (client.root / rel).as_uri()  # type: ignore[attr-defined]
+
+
+def beside(client: LanguageClient, rel: str) -> Path:
+    """A file of the KBs beside the notes KB (`wiki/lone.md`)."""
+    return client.root.parent / rel  # type: ignore[attr-defined]
 
 
 class Published(dict):
@@ -162,7 +186,11 @@ async def test_a_deleted_target_breaks_its_linkers_until_it_is_back(client: Lang
     assert await published(client, bob, before) == []
     (registration,) = client.registrations  # type: ignore[attr-defined]
     assert registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
-    assert [w["globPattern"] for w in registration.register_options["watchers"]] == ["**/*.md", "**/kb.yaml"]
+    assert [w["globPattern"] for w in registration.register_options["watchers"]] == [
+        "**/*.md",
+        "**/kb.yaml",
+        "**/cross-kb-links.yaml",
+    ]
 
 
 @in_module_loop
@@ -247,6 +275,79 @@ async def test_the_judge_command_needs_an_llm(client: LanguageClient):
     for wrong in ([], [42], [uri_of(client, "kb.yaml")]):  # no entry named: an error, not a result
         with pytest.raises(Exception, match="kblint.judgeEntry takes the URI of an entry"):
             await client.workspace_execute_command_async(lsp.ExecuteCommandParams("kblint.judgeEntry", wrong))
+
+
+@in_module_loop
+async def test_a_cross_kb_links_file_changed_on_disk_relinks_its_kb(client: LanguageClient):
+    lone, cross = beside(client, "wiki/lone.md"), beside(client, "wiki/cross-kb-links.yaml")
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(lone.as_uri(), "markdown", 1, lone.read_text()))
+    )
+    assert codes(await published(client, lone.as_uri(), 0)) == [("orphan_entry", 0), ("rubric_violation", 0)]
+    before = publications(client, lone.as_uri())
+    cross.write_text(CROSS_LINKS + "- source: alpha\n  target: lone\n")  # lone gets a linker
+    events = [lsp.FileEvent(cross.as_uri(), lsp.FileChangeType.Changed)]
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(events))
+    assert codes(await published(client, lone.as_uri(), before)) == [("rubric_violation", 0)]
+
+
+@in_module_loop
+async def test_an_open_cross_kb_links_file_shows_what_validate_reports(client: LanguageClient):
+    cross = beside(client, "wiki/cross-kb-links.yaml")
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(cross.as_uri(), "yaml", 1, cross.read_text()))
+    )
+    shown = codes(await published(client, cross.as_uri(), publications(client, cross.as_uri())))
+    report = run_kblint("validate", str(cross.parent), "--format", "json", "--no-cache", "--fail-on", "never").json
+    reported = [(i["rule"], i["line"] - 1) for i in report["issues"] if i["path"].endswith("cross-kb-links.yaml")]
+    assert shown == reported == [("unresolved_external", 1), ("broken_link", 3)]
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(cross.as_uri())))
+
+
+@in_module_loop
+async def test_unsaved_cross_kb_links_text_relinks_its_kb_until_it_is_closed(client: LanguageClient):
+    lone, cross = beside(client, "wiki/lone.md").as_uri(), beside(client, "wiki/cross-kb-links.yaml")
+    before, cross_before = publications(client, lone), publications(client, cross.as_uri())
+    unsaved = cross.read_text() + "- source: lone\n  target: nothing\n"  # lone links out, to no entry
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(cross.as_uri(), "yaml", 1, unsaved))
+    )
+    assert codes(await published(client, lone, before)) == []
+    assert codes(await published(client, cross.as_uri(), cross_before)) == [
+        ("unresolved_external", 1),
+        ("broken_link", 3),
+        ("broken_link", 8),
+    ]
+    before = publications(client, lone)
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(cross.as_uri())))
+    assert codes(await published(client, lone, before)) == [("rubric_violation", 0)]  # the file's links again
+
+
+@in_module_loop
+async def test_workspace_folders_added_are_linted_and_removed_ones_forgotten(client: LanguageClient):
+    more = beside(client, "more")
+    x, y = (more / "x.md").as_uri(), (more / "y.md").as_uri()
+    text = (more / "x.md").read_text()
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(x, "markdown", 1, text)))
+    folder = lsp.WorkspaceFolder(uri=more.as_uri(), name="more")
+    added = lsp.WorkspaceFoldersChangeEvent(added=[folder], removed=[])
+    client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(added))
+    assert codes(await published(client, x, 0)) == [("broken_link", 5)]  # opened before its folder was added
+    before = publications(client, x)
+    change(client, x, text.replace("title: X", "id: xx\ntitle: X"), 2)  # y links to it by its file name now
+    assert codes(await published(client, x, before)) == [("broken_link", 6)]
+    assert codes(await published(client, y, 0)) == [("noncanonical_link", 5)]
+    before, y_before = publications(client, x), publications(client, y)
+    removed = lsp.WorkspaceFoldersChangeEvent(added=[], removed=[folder])
+    client.workspace_did_change_workspace_folders(lsp.DidChangeWorkspaceFoldersParams(removed))
+    assert await published(client, x, before) == []
+    assert await published(client, y, y_before) == []
+    before = publications(client, x)
+    change(client, x, text + "[[gone]]\n", 3)
+    hover = lsp.HoverParams(lsp.TextDocumentIdentifier(x), lsp.Position(5, 6))
+    assert await client.text_document_hover_async(hover) is None  # answered after the change: nothing was linted
+    assert publications(client, x) == before
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(x)))
 
 
 async def start_on_notes(client: LanguageClient, tmp_path: Path, debounce_ms: int) -> None:

@@ -32,6 +32,7 @@ class Fixes:
     plans: list[FilePlan]
     left_out: list[Issue] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    refused: set[str] = field(default_factory=set)  # files with issues to fix, not edited for their line ends
 
     @property
     def count(self) -> int:
@@ -83,10 +84,11 @@ def find_fixes(settings: Settings) -> Fixes:
     schemas = kb_schemas(report)
     done: dict[str, FilePlan] = {}
     left_out: list[Issue] = []
+    refused: set[str] = set()
     for _ in range(ROUNDS):
         fixed = {path: p.fixed for path, p in done.items()}
         skip = {fix_key(i) for i in left_out}
-        plans, report, failed = _checked_round(lint, report, schemas, settings.limits, fixed, skip)
+        plans, report, failed = _checked_round(lint, report, schemas, settings.limits, fixed, skip, refused)
         left_out.extend(failed)
         if not plans:
             break
@@ -95,7 +97,7 @@ def find_fixes(settings: Settings) -> Fixes:
             done[p.path] = (
                 p if earlier is None else replace(p, original=earlier.original, issues=earlier.issues + p.issues)
             )
-    return Fixes(list(done.values()), left_out, warnings)
+    return Fixes(list(done.values()), left_out, warnings, refused)
 
 
 def _checked_round(
@@ -105,11 +107,12 @@ def _checked_round(
     limits: Limits,
     fixed: dict[str, bytes],
     skip: set[FixKey],
+    refused: set[str],
 ) -> tuple[list[FilePlan], Report, list[Issue]]:
     """The fixes of REPORT's issues (but those of SKIP, left out before) made on the files as FIXED
     holds them (else as on disk), each checked to clear its issue; the report of the files with
-    them, and the fixes left out."""
-    plans = plan(report, schemas, limits, skip=skip, start=fixed)
+    them, and the fixes left out. REFUSED gets the files kblint does not edit for their line ends."""
+    plans = plan(report, schemas, limits, skip=skip, start=fixed, refused=refused)
     left_out: list[Issue] = []
     check = report
     while plans:

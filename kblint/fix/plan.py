@@ -20,6 +20,7 @@ from ..rules.fixable import FIXABLE
 from ..yamlread import Limits
 from ..yamlread.lines import YamlFileError
 from .fixers import FIXERS, Target
+from .source import lone_cr
 
 
 @dataclass(slots=True)
@@ -62,14 +63,22 @@ def editable(path: str, root: str) -> bool:
 
 
 def plan_file(
-    path: str, schema: KBSchema, issues: list[Issue], limits: Limits, start: bytes | None = None
+    path: str,
+    schema: KBSchema,
+    issues: list[Issue],
+    limits: Limits,
+    start: bytes | None = None,
+    refused: set[str] | None = None,
 ) -> FilePlan | None:
     """The fixes of ISSUES (all on PATH), made one after the other on the file's bytes (START: on
-    these, the file as earlier fixes left it); None when none can be made."""
+    these, the file as earlier fixes left it); None when none can be made. REFUSED gets PATH when
+    its lines are not ones kblint edits (source.LONE_CR)."""
     try:
         data = read_regular_file(path, limits.max_file_bytes) if start is None else start
     except FileProblem:
         return None
+    if refused is not None and lone_cr(data):
+        refused.add(path)
     relpath = relative_to(path, schema.root)
     current = data
     done = []
@@ -91,9 +100,11 @@ def plan(
     left_out: Iterable[Issue] = (),
     skip: Collection[FixKey] = (),
     start: Mapping[str, bytes] | None = None,
+    refused: set[str] | None = None,
 ) -> list[FilePlan]:
     """The fixes of REPORT's issues, file by file (but those LEFT_OUT, and those whose fix_key is
-    in SKIP), made on the bytes START holds for a file, else on the file as it is."""
+    in SKIP), made on the bytes START holds for a file, else on the file as it is. REFUSED gets
+    the files with such issues that kblint does not edit for their line ends."""
     skipped = {id(issue) for issue in left_out}
     broken = {issue.path for issue in report.issues if issue.rule == "parse_error"}
     by_path: dict[str, list[Issue]] = {}
@@ -106,7 +117,7 @@ def plan(
         schema = schemas.get(issues[0].kb_name or "")
         if schema is None or not editable(path, schema.root):
             continue
-        found = plan_file(path, schema, issues, limits, start.get(path) if start else None)
+        found = plan_file(path, schema, issues, limits, start.get(path) if start else None, refused)
         if found is not None:
             plans.append(found)
     return plans

@@ -6,6 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 _BOM = "\ufeff"
+LONE_CR = "its lines end with a lone carriage return (CR), which kblint does not edit"
+
+
+def lone_cr(data: bytes) -> bool:
+    """Whether a line of DATA ends with a carriage return alone (the parser takes it for a line
+    end, which Source does not: it would number the lines otherwise)."""
+    return data.count(b"\r") != data.count(b"\r\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +49,7 @@ class Source:
 
     @classmethod
     def of(cls, data: bytes) -> Source | None:
-        if data.count(b"\r") != data.count(b"\r\n"):
+        if lone_cr(data):
             return None
         return cls(data)
 

@@ -1,11 +1,12 @@
 """`kblint server`: the Language Server Protocol over standard input and output, with pygls (the
 standard Python language-server framework) and lsprotocol's types.
 
-The workspace is indexed once, when the client says it is initialized; then every open, change
-(after a short pause in typing) or close of an entry or a kb.yaml lints it again from the text the
-editor holds, and diagnostics are published for it and for the other entries whose graph issues
-that changed. Judgment items show the verdicts the verdict cache holds; the LLM is asked only by
-the command `kblint.judgeEntry`, never on typing.
+The workspace is indexed once, when the client says it is initialized (and again when it adds or
+removes workspace folders); then every open, change (after a short pause in typing) or close of an
+entry, a kb.yaml or a cross-kb-links.yaml lints it again from the text the editor holds, and
+diagnostics are published for it and for the other entries whose graph issues that changed.
+Judgment items show the verdicts the verdict cache holds; the LLM is asked only by the command
+`kblint.judgeEntry`, never on typing.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ from .workspace import HeldKB, HeldWorkspace, workspace_roots
 
 DEBOUNCE = 0.15  # seconds of quiet after a change before the entry is linted again
 DEBOUNCE_ENV = "KBLINT_LSP_DEBOUNCE_MS"
-KB_YAML_DEBOUNCE = 1.0  # at least, for a kb.yaml: its whole KB is planned and linted again
+KB_YAML_DEBOUNCE = 1.0  # at least, for a kb.yaml or cross-kb-links.yaml: its whole KB is linted again
 JUDGE_COMMAND = "kblint.judgeEntry"
+WATCHED = ("**/*.md", "**/kb.yaml", "**/cross-kb-links.yaml")  # the files the client is asked to watch
 SEVERITY = {
     "error": lsp.DiagnosticSeverity.Error,
     "warning": lsp.DiagnosticSeverity.Warning,
@@ -220,12 +222,14 @@ class KBServer(LanguageServer):
     # -- the workspace
 
     def load(self) -> None:
-        """Index the workspace folders, and publish the diagnostics of the open files."""
+        """Index the workspace folders, and publish the diagnostics of the open files: those of
+        the KBs indexed now, those it held before too (cleared when they are in none)."""
         started = time.perf_counter()
         folders = self.state.folders
         settings = self._settings(folders[0] if folders else os.getcwd())
         roots, warnings = workspace_roots(folders)
-        texts = self.held.texts
+        held_open = self.held.texts
+        texts = {**self._open_documents(), **held_open}
         self.held = HeldWorkspace(settings, roots, warnings)
         self.held.texts = texts
         self.held.load()
@@ -236,7 +240,33 @@ class KBServer(LanguageServer):
         seconds = time.perf_counter() - started
         self.log(f"kblint: indexed {entries} entries of {kbs} KB(s) in {seconds:.1f} s")
         for path in list(self.held.texts):
-            self.publish(path)
+            if self.tracks(path):
+                self.publish(path)
+            elif path in held_open:  # its KB is no longer held
+                self.forget(path)
+            else:
+                self._drop(path)  # open, and in no KB
+        for path in [p for p in self.state.shown if p not in self.held.texts]:
+            self.publish(path)  # cleared when its KB is no longer held
+
+    def _open_documents(self) -> dict[str, bytes]:
+        """The documents the client has open that are not held, by path, with the URIs it opened
+        them by: one of a KB indexed now was not held when it was opened."""
+        found: dict[str, bytes] = {}
+        for document in self.workspace.text_documents.values():
+            path = self.path_of(document.uri)
+            if path is not None and path not in self.held.texts:
+                found[path] = utf8(document.source)
+                uris = self.state.uris.setdefault(path, [])
+                uris += [document.uri] if document.uri not in uris else []
+        return found
+
+    def folders_changed(self, added: list[str], removed: list[str]) -> None:
+        """The client added and removed workspace folders: index the workspace again (files that
+        did not change come from the result cache)."""
+        kept = [f for f in self.state.folders if f not in removed]
+        self.state.folders = kept + [f for f in dict.fromkeys(added) if f not in kept]
+        self.load()
 
     def _settings(self, cwd: str) -> Settings:
         try:
@@ -259,7 +289,7 @@ class KBServer(LanguageServer):
         return os.path.normpath(os.path.abspath(path))
 
     def tracks(self, path: str) -> bool:
-        return self.held.is_entry(path) or self.held.is_kb_yaml(path) is not None
+        return self.held.is_entry(path) or self.held.config_of(path) is not None
 
     def edited(self, path: str, text: str, *, now: bool) -> None:
         """The editor holds TEXT for PATH: lint it at once (NOW), or after the pause in typing."""
@@ -270,18 +300,19 @@ class KBServer(LanguageServer):
         if now or self.delay <= 0:
             self.lint(path)
             return
-        delay = max(self.delay, KB_YAML_DEBOUNCE) if self.held.is_kb_yaml(path) is not None else self.delay
+        delay = max(self.delay, KB_YAML_DEBOUNCE) if self.held.config_of(path) is not None else self.delay
         self.state.timers[path] = asyncio.get_running_loop().call_later(delay, self.lint, path)
 
     def lint(self, path: str) -> None:
-        """Lint PATH again (an entry, or a kb.yaml: its KB is planned and linted again), and publish."""
+        """Lint PATH again (an entry; a kb.yaml or cross-kb-links.yaml: its KB is planned or linked,
+        and linted, again), and publish."""
         self.state.timers.pop(path, None)
-        kb = self.held.is_kb_yaml(path)
+        kb = self.held.config_of(path)
         if kb is None:
             others = self.held.refresh(path)
         else:
             data = self.held.texts.get(path)
-            others = self.held.reload_kb(kb, data.decode("utf-8", "replace") if data is not None else None)
+            others = self.held.reload_config(kb, path, data.decode("utf-8", "replace") if data is not None else None)
             others |= self.shown_in(kb)
             collector.for_a_long_life()
         self.publish(path)
@@ -292,18 +323,26 @@ class KBServer(LanguageServer):
         """The files of KB that are open or show diagnostics: a new plan may change all of them."""
         return {p for p in [*self.held.texts, *self.state.shown] if self.held.kb_of(p) is kb}
 
-    def closed(self, path: str) -> None:
-        """The editor closed PATH: what is on disk counts again."""
+    def forget(self, path: str) -> None:
+        """PATH is in no KB held now (its folder was removed): its text and diagnostics go."""
+        self._drop(path)
+        self.clear(path)
+
+    def _drop(self, path: str) -> None:
         timer = self.state.timers.pop(path, None)
         if timer is not None:
             timer.cancel()
         self.held.texts.pop(path, None)
         self.state.uris.pop(path, None)
-        kb = self.held.is_kb_yaml(path)
+
+    def closed(self, path: str) -> None:
+        """The editor closed PATH: what is on disk counts again."""
+        self._drop(path)
+        kb = self.held.config_of(path)
         if kb is None:
             others = self.held.refresh(path)
-        elif kb.unsaved or kb.yaml_error:
-            others = self.held.reload_kb(kb, None) | self.shown_in(kb)
+        elif kb.is_unsaved(path):
+            others = self.held.reload_config(kb, path, None) | self.shown_in(kb)
         else:
             others = set()
         self.clear(path)
@@ -347,8 +386,8 @@ class KBServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def text_of(self, path: str) -> str:
-        """The text of an entry or a kb.yaml as the editor holds it, else as the engine would read
-        it from disk ("" when it would not: see HeldWorkspace.read)."""
+        """The text of an entry, a kb.yaml or a cross-kb-links.yaml as the editor holds it, else as
+        the engine would read it from disk ("" when it would not: see HeldWorkspace.read)."""
         return (self.held.read(path) or b"").decode("utf-8", "replace")
 
     def files_changed(self, changes: list[lsp.FileEvent]) -> None:
@@ -364,6 +403,8 @@ class KBServer(LanguageServer):
                     self.load()  # a KB came or went
                     return
                 others |= self.held.reload_kb(kb, None) | self.shown_in(kb)
+            elif (kb := self.held.is_cross_links(path)) is not None:
+                others |= self.held.reload_cross_links(kb, None) | self.shown_in(kb)
             elif change.type == lsp.FileChangeType.Deleted:
                 others |= self.held.remove(path)
                 if path in self.state.shown:
@@ -408,6 +449,7 @@ def build_server(options: ServerOptions) -> KBServer:
     server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)(_did_change)
     server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)(_did_close)
     server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)(_watched)
+    server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_folders)
     server.feature(lsp.TEXT_DOCUMENT_HOVER)(_hover)
     server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["[", ":"]))(_complete)
     server.feature(
@@ -426,7 +468,7 @@ def _initialize(ls: KBServer, params: lsp.InitializeParams) -> None:
     folders = [to_fs_path(f.uri) for f in params.workspace_folders or []]
     if not folders:
         folders = [to_fs_path(params.root_uri) if params.root_uri else params.root_path]
-    ls.state.folders = [os.path.normpath(os.path.abspath(f)) for f in folders if f] or [os.getcwd()]
+    ls.state.folders = _normalized(folders) or [os.getcwd()]
 
 
 def _initialized(ls: KBServer, params: lsp.InitializedParams) -> None:
@@ -434,7 +476,7 @@ def _initialized(ls: KBServer, params: lsp.InitializedParams) -> None:
     capabilities = ls.client_capabilities.workspace
     watching = capabilities.did_change_watched_files if capabilities is not None else None
     if watching is not None and watching.dynamic_registration:
-        watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in ("**/*.md", "**/kb.yaml")]
+        watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in WATCHED]
         registration = lsp.Registration(
             id="kblint-files",
             method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -450,8 +492,8 @@ def _did_open(ls: KBServer, params: lsp.DidOpenTextDocumentParams) -> None:
     uris = ls.state.uris.setdefault(path, [])
     if params.text_document.uri not in uris:
         uris.append(params.text_document.uri)
-    kb = ls.held.is_kb_yaml(path)
-    if kb is not None and not kb.unsaved and params.text_document.text == ls.text_of(path):
+    kb = ls.held.config_of(path)
+    if kb is not None and not kb.is_unsaved(path) and params.text_document.text == ls.text_of(path):
         ls.held.texts[path] = utf8(params.text_document.text)
         ls.publish(path)  # the plan held is of this very text
         return
@@ -482,6 +524,16 @@ def _did_close(ls: KBServer, params: lsp.DidCloseTextDocumentParams) -> None:
 
 def _watched(ls: KBServer, params: lsp.DidChangeWatchedFilesParams) -> None:
     ls.files_changed(list(params.changes))
+
+
+def _folders(ls: KBServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+    added = [to_fs_path(f.uri) for f in params.event.added]
+    removed = [to_fs_path(f.uri) for f in params.event.removed]
+    ls.folders_changed(_normalized(added), _normalized(removed))
+
+
+def _normalized(folders: list[str | None]) -> list[str]:
+    return [os.path.normpath(os.path.abspath(f)) for f in folders if f]
 
 
 def _read(ls: KBServer, uri: str, *, entry: bool) -> tuple[str, bytes] | None:
@@ -538,7 +590,7 @@ def _complete(ls: KBServer, params: lsp.CompletionParams) -> lsp.CompletionList 
 
 
 def _code_action(ls: KBServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-    read = _read(ls, params.text_document.uri, entry=False)
+    read = _read(ls, params.text_document.uri, entry=True)  # --fix edits entries alone
     kb = ls.held.kb_of(read[0]) if read is not None else None
     if read is None or kb is None:
         return None

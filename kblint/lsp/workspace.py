@@ -1,6 +1,7 @@
 """The workspace a language server holds: every KB's plan and every entry's facts, indexed once
 when the server starts (pass 1 as `kblint validate` runs it: in worker processes, from the result
-cache where files did not change), then changed one entry, or one kb.yaml, at a time.
+cache where files did not change), then changed one entry, or one kb.yaml or cross-kb-links.yaml,
+at a time.
 
 An entry's issues are worked out when they are asked for, from its text as the editor holds it
 (else the file): pass 1 on that text, its link issues and graph checks against the held graph,
@@ -30,7 +31,7 @@ from ..infra.files import OUTSIDE, FileProblem, leads_outside, over_the_limit, r
 from ..infra.spill import IssueSpill
 from ..model.facts import EntryFacts
 from ..model.issue import Issue, sort_key
-from ..model.kbschema import load_kb_schema, schema_from_text
+from ..model.kbschema import ConfigProblem, load_cross_kb_links, load_kb_schema, schema_from_text
 from ..paths import display_path, is_within
 from ..progress import Progress
 from ..rules import RULES, Site
@@ -39,10 +40,12 @@ from ..rules.config import config_errors
 from ..workspace import KB, Excluder, UsageError, Workspace, build_workspace, find_kb_roots, is_readme
 from ..workspace import nearest_kb_root as kb_root_above
 from ..yamlread.lines import YamlFileError
-from .index import LiveGraph
+from .index import LiveGraph, names_of
 
 if TYPE_CHECKING:
     from ..judge import JudgeConfig
+
+CROSS_LINKS = "cross-kb-links.yaml"
 
 
 @dataclass(slots=True)
@@ -54,6 +57,7 @@ class HeldKB:
     paths: set[str]  # its entry files, and entries the editor has that are not saved yet
     yaml_error: YamlFileError | None = None  # the kb.yaml the editor holds cannot be read: the last plan stays
     unsaved: bool = False  # the plan is of the editor's kb.yaml text, not of the file
+    cross_unsaved: bool = False  # the cross links are the editor's cross-kb-links.yaml text, not the file's
 
     @property
     def name(self) -> str:
@@ -66,6 +70,17 @@ class HeldKB:
     @property
     def kb_yaml(self) -> str:
         return os.path.join(self.kb.root, "kb.yaml")
+
+    @property
+    def cross_links_file(self) -> str:
+        """Where its cross-kb-links.yaml is, or would be."""
+        return os.path.join(self.kb.root, CROSS_LINKS)
+
+    def is_unsaved(self, path: str) -> bool:
+        """Whether what is held of PATH (its kb.yaml or cross-kb-links.yaml) is the editor's text."""
+        if path == self.cross_links_file:
+            return self.cross_unsaved
+        return self.unsaved or self.yaml_error is not None
 
     def graph_kb(self) -> pass_graph.GraphKB:
         return pass_graph.GraphKB(self.name, self.root, [], self.kb.cross_links_path)
@@ -193,9 +208,15 @@ class HeldWorkspace:
         self.signatures = {}
         for path in self.held.live.facts:
             self._resign(path)
+        for held in self.kbs.values():
+            self._resign(held.cross_links_file)
         for path in list(self.texts):
             if self.is_entry(path):
                 self.refresh(path)
+        for path in list(self.texts):  # a kb.yaml or cross-kb-links.yaml the editor holds unsaved
+            kb = self.config_of(path)
+            if kb is not None and self.texts[path] != self._on_disk(kb, path):
+                self.reload_config(kb, path, self.texts[path].decode("utf-8", "replace"))
 
     @property
     def live(self) -> LiveGraph:
@@ -230,16 +251,31 @@ class HeldWorkspace:
         held = self.kb_of(path)
         return held if held is not None and path == held.kb_yaml else None
 
+    def is_cross_links(self, path: str) -> HeldKB | None:
+        held = self.kb_of(path)
+        return held if held is not None and path == held.cross_links_file else None
+
+    def config_of(self, path: str) -> HeldKB | None:
+        """The KB whose kb.yaml or cross-kb-links.yaml PATH is."""
+        held = self.kb_of(path)
+        return held if held is not None and path in (held.kb_yaml, held.cross_links_file) else None
+
     def read(self, path: str) -> bytes | None:
-        """The bytes of an entry or a kb.yaml of a held KB: the editor's, else the file's when the
-        engine would read it (a regular file within the size limit, not reached through a symlink
-        that leads outside the KB, opened without blocking). None for anything else: what a client
-        names is never read otherwise, be it a FIFO, a device or a file elsewhere on the machine."""
+        """The bytes of an entry, a kb.yaml or a cross-kb-links.yaml of a held KB: the editor's,
+        else the file's when the engine would read it (a regular file within the size limit, not
+        reached through a symlink that leads outside the KB, opened without blocking). None for
+        anything else: what a client names is never read otherwise, be it a FIFO, a device or a
+        file elsewhere on the machine."""
         data = self.texts.get(path)
         if data is not None:
             return data
         held = self.kb_of(path)
-        if held is None or not (path == held.kb_yaml or self.is_entry(path)) or leads_outside(held.root, path):
+        if held is None or not (self.config_of(path) is held or self.is_entry(path)):
+            return None
+        return self._on_disk(held, path)
+
+    def _on_disk(self, held: HeldKB, path: str) -> bytes | None:
+        if leads_outside(held.root, path):
             return None
         try:
             return read_regular_file(path, held.ctx.limits.max_file_bytes)
@@ -275,12 +311,26 @@ class HeldWorkspace:
     def _swap(self, path: str, facts: EntryFacts | None) -> set[str]:
         change = self.live.replace(path, facts)
         self._resign(path)
-        return {other for other in change.others(path) if self._resign(other)}
+        others = change.others(path)
+        changed = {other for other in others if self._resign(other)}
+        return changed | self._resign_cross_links({path, *others})
+
+    def _resign_cross_links(self, paths: set[str]) -> set[str]:
+        """The cross-kb-links.yaml files, of the KBs of the entries at PATHS, whose graph issues
+        changed: its sources name entries of its KB, its links entries of any."""
+        kbs = {held.name: held for held in map(self.kb_of, paths) if held is not None}
+        files = [held.cross_links_file for held in kbs.values() if held.kb.cross_links_path is not None]
+        return {file for file in files if self._resign(file)}
 
     def _resign(self, path: str) -> bool:
-        """Fingerprint PATH's graph issues again; whether they changed."""
+        """Fingerprint PATH's graph issues again (an entry's, or a cross-kb-links.yaml's); whether
+        they changed."""
         facts = self.live.facts.get(path)
-        issues = self.graph_issues(copy.copy(facts), self.texts.get(path)) if facts is not None else []
+        if facts is not None:
+            issues = self.graph_issues(copy.copy(facts), self.texts.get(path))
+        else:
+            cross = self.is_cross_links(path)
+            issues = self.cross_issues(cross) if cross is not None else []
         new = hash(tuple((i.rule, i.line, i.column, i.field, i.message) for i in issues)) if issues else None
         old = self.signatures.pop(path, None)
         if new is not None:
@@ -308,10 +358,29 @@ class HeldWorkspace:
         held.yaml_error = None
         old_name = held.name
         del self.kbs[old_name]
+        schema.problems += [p for p in held.kb.schema.problems if p.path == held.cross_links_file]
         held.kb.schema = schema
         held.ctx = context_of(held.kb, self.settings)
         self.kbs[held.name] = held
         return self._relink(held, old_name)
+
+    def reload_cross_links(self, held: HeldKB, text: str | None) -> set[str]:
+        """Read the KB's cross-kb-links.yaml again (TEXT: as the editor holds it, else the file),
+        lint its entries again with the links it declares, and build the link graph again. The
+        files whose graph issues changed."""
+        problems: list[ConfigProblem] = []
+        held.kb.cross_links_path, held.kb.cross_links = load_cross_kb_links(held.root, problems, text)
+        held.cross_unsaved = text is not None
+        schema = held.kb.schema
+        schema.problems = [p for p in schema.problems if p.path != held.cross_links_file] + problems
+        held.ctx = context_of(held.kb, self.settings)
+        return self._relink(held, held.name)
+
+    def reload_config(self, held: HeldKB, path: str, text: str | None) -> set[str]:
+        """PATH, the KB's kb.yaml or cross-kb-links.yaml, changed: see reload_kb, reload_cross_links."""
+        if path == held.cross_links_file:
+            return self.reload_cross_links(held, text)
+        return self.reload_kb(held, text)
 
     def _relink(self, held: HeldKB, old_name: str) -> set[str]:
         on_disk = sorted(p for p in held.paths if p not in self.texts and os.path.lexists(p))
@@ -336,7 +405,9 @@ class HeldWorkspace:
         after = self.live.graph.inlinks
         affected |= self._linking_into(held.name)
         affected |= {p for p in before.keys() | after.keys() if before.get(p, set()) != set(after.get(p, ()))}
-        return {path for path in affected if path in self.live.facts and self._resign(path)}
+        affected = {path for path in affected if path in self.live.facts}
+        affected |= {kb.cross_links_file for kb in self.kbs.values()}  # their links may name the KB's entries
+        return {path for path in affected if self._resign(path)}
 
     def _linking_into(self, kb_name: str) -> set[str]:
         """The entries (of any KB) with a link into the KB named KB_NAME."""
@@ -363,6 +434,8 @@ class HeldWorkspace:
             return []
         if path == held.kb_yaml:
             return self.yaml_issues(held)
+        if path == held.cross_links_file:
+            return self.cross_issues(held)
         if not self.is_entry(path):
             return []
         result = self.results.get(path) if path in self.texts else None
@@ -449,3 +522,20 @@ class HeldWorkspace:
             return [RULES["config_error"].issue(site, f"kb.yaml cannot be read: {error.reason}", line=error.line)]
         found = config_errors(held.ctx.schema, held.ctx.plan)
         return sorted((i for i in found if i.path == held.kb_yaml and self.filter.keep(i)), key=sort_key)
+
+    def cross_issues(self, held: HeldKB) -> list[Issue]:
+        """cross-kb-links.yaml's issues, as a run reports them: why it cannot be read, its links
+        that do not resolve (at the place each is declared) and its sources that are no entry."""
+        path = held.cross_links_file
+        found = [i for i in config_errors(held.ctx.schema, held.ctx.plan) if i.path == path]
+        graph_kb = held.graph_kb()
+        declared: dict[str, EntryFacts] = {}  # the entries that answer to a source, by path
+        for link in held.kb.cross_links:
+            sources = [f for f in self.live.bearers(held.name, link.source) if f.parsed and link.source in names_of(f)]
+            declared.update((f.path, f) for f in sources)
+            if not sources:
+                found.append(link_rules.unmatched_cross_source(held.name, path, link.source, link.source_line))
+        for facts in declared.values():
+            links, _ = pass_graph.entry_links(self.live.graph, graph_kb, facts, strict_links=self.settings.strict_links)
+            found += [i for i in links if i.path == path]
+        return sorted((i for i in found if self.filter.keep(i)), key=sort_key)

@@ -769,13 +769,20 @@ def _cross_link(item: Any, line: int) -> CrossKBLink | None:
     )
 
 
-def load_cross_kb_links(root: str, problems: list[ConfigProblem]) -> tuple[str | None, list[CrossKBLink]]:
-    """Read ROOT/cross-kb-links.yaml if present: a list, or a mapping with the list under `links`."""
+def load_cross_kb_links(
+    root: str, problems: list[ConfigProblem], text: str | None = None
+) -> tuple[str | None, list[CrossKBLink]]:
+    """Read ROOT/cross-kb-links.yaml if present (TEXT: its text as an editor holds it, saved or
+    not): a list, or a mapping with the list under `links`."""
     path = os.path.join(root, "cross-kb-links.yaml")
-    if not os.path.lexists(path):
+    if text is None and not os.path.lexists(path):
         return None, []
     try:
-        data = load_yaml_file(path, root, problems)
+        data = (
+            load_yaml_file(path, root, problems)
+            if text is None
+            else _load_text(text.removeprefix("\ufeff"), path, problems)
+        )
     except YamlFileError as exc:
         problems.append(ConfigProblem(exc.line, exc.reason, path=path))
         return path, []
