@@ -3,10 +3,12 @@ fenced blocks, code-free text and headings come out the same on any body."""
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from hypothesis import given
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from kblint.model.markdown import code_blocks, fences, headings, strip_code
 
@@ -123,6 +125,43 @@ def test_the_scanner_agrees_on_any_text_of_fence_characters(body):
     assert [tuple(h) for h in headings(body, 1)] == headings_by_lines(body, 1)
 
 
+_blocks = st.sampled_from(
+    [
+        *("text", "Para", "", "  cont", "# H", "---", "***", "```", "~~~"),
+        *("    code", "      deep", "        deeper", "\tcode"),
+        *("- item", "-", "  - sub", "1. one", "2) two", "+ plus"),
+        *("> q", ">", ">     qc", "> - qi", "  > iq", "   > sq", "> > dq", "- > lq"),
+    ]
+)
+
+
+def _code_lines(body: str) -> set[int]:
+    """The lines of BODY (0-based) with text that code_blocks puts in code."""
+    starts = [0, *(i + 1 for i, char in enumerate(body) if char == "\n")]
+    lines = body.split("\n")
+    found = set()
+    for start, end in code_blocks(body):
+        first = bisect.bisect_right(starts, start) - 1
+        last = bisect.bisect_right(starts, max(start, end - 1)) - 1
+        found.update(n for n in range(first, last + 1) if lines[n].strip())
+    return found
+
+
+def _commonmark_code_lines(body: str) -> set[int]:
+    """The lines of BODY with text in a code block (fenced or indented), as markdown-it-py reads it."""
+    lines = body.split("\n")
+    blocks = [t.map for t in MarkdownIt("commonmark").parse(body) if t.type in ("code_block", "fence") and t.map]
+    return {n for first, end in blocks for n in range(first, end) if lines[n].strip()}
+
+
+@given(st.lists(_blocks, min_size=1, max_size=8))
+def test_code_blocks_are_the_lines_a_commonmark_parser_reads_as_code(pieces):
+    """Lists, block quotes (with markers at most three columns past their margin), paragraphs,
+    headings, breaks and fences, in any order."""
+    body = "\n".join(pieces)
+    assert _code_lines(body) == _commonmark_code_lines(body), body
+
+
 def test_indented_code_in_and_after_lists_is_read_as_commonmark_reads_it():
     cases = {
         "- item\n    - nested [[b]]\n\n    continuation [[c]]\n": [],  # a list's text, not code
@@ -136,6 +175,13 @@ def test_indented_code_in_and_after_lists_is_read_as_commonmark_reads_it():
         "- item\n```\nx\n```\n    code": ["```\nx\n```", "    code"],  # so does a fence, and the list
         "- a\n\n  - b\n\n      para": [],  # the text of b
         "- a\n\n  - b\n\n        code": ["        code"],
+        "-\n      code [[g]]\n": ["      code [[g]]"],  # an empty item: its text (here code) begins below
+        "- \n  text\n      lazy [[h]]\n": [],
+        "> Quote\n>\n>     code [[i]]\n": ["    code [[i]]"],  # code in a block quote, past its marker
+        ">     code\n> text\n": ["    code"],
+        "> text\n>     lazy [[j]]\n    lazy too\n": [],  # the quote's paragraph goes on, lazily
+        "> text\n\n    code [[k]]\n": ["    code [[k]]"],  # a blank line ended the quote
+        "> > deep\n> >\n> >     code\n": ["    code"],
     }
     for body, code in cases.items():
         assert [body[start:end] for start, end in code_blocks(body)] == code, body

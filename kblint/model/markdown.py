@@ -99,7 +99,10 @@ class _Indented:
         self.lists: list[int] = []  # the text column of each open list item, innermost last
         self.blank = True  # the line before was blank (or there was none)
         self.paragraph = False  # the line before was text a paragraph goes on with
+        self.empty_item = False  # the line before opened a list item with no text
         self.code: tuple[int, int] | None = None  # the open block's start and its last line's end
+        self.quote: _Indented | None = None  # the open block quote: its lines, markers taken off
+        self.quote_margin = 0  # the text column of the list item the open quote is in
         self.found: list[Span] = []
 
     def scan(self, body: str) -> list[Span]:
@@ -109,34 +112,81 @@ class _Indented:
             self.line(line, at, end, bool(self.fenced) and in_spans(at, self.fenced))
             at = end + 1
         self.close()
+        self._end_quote()
         return self.found
 
     def line(self, line: str, start: int, end: int, fenced: bool) -> None:
         text = line.expandtabs(_CODE_INDENT)
         indent = len(text) - len(text.lstrip(" "))
+        if not fenced and self._quoted(line, text, start, end):
+            return
         if fenced or not text.strip():
-            if fenced:  # a fence ends a paragraph, and the list items it is not inside
+            if fenced:  # a fence ends a paragraph, a block quote, and the list items it is not inside
                 self.close()
+                self._end_quote()
                 self._leave_lists(indent)
-            self.blank, self.paragraph = not fenced, False
+            elif self.empty_item:  # an item may begin with one blank line, not two: it was empty
+                self.lists.pop()
+            self.blank, self.paragraph, self.empty_item = not fenced, False, False
             return
         margin = self.lists[-1] if self.lists else 0
         if self.code is not None and indent >= margin + _CODE_INDENT:
             self.code = (self.code[0], end)
             return
         self.close()
-        kind = _block_kind(text, self.paragraph)
-        if self.blank or kind != "text":  # only a paragraph's text goes on lazily, less indented
+        kind = _block_kind(text, self.paragraph and indent >= margin)  # an underline of a paragraph it is in
+        if self.blank or kind != "text" or not self.paragraph:  # only a paragraph's text goes on lazily
             self._leave_lists(indent)
             margin = self.lists[-1] if self.lists else 0
         item = _LIST_ITEM_RE.match(text) if kind == "text" and indent < margin + _CODE_INDENT else None
+        if item is not None and self.paragraph and indent >= margin and not _interrupts(item, text):
+            item = None  # a new list that may not end the paragraph it is in: the paragraph goes on
         if item is not None:
             self._leave_lists(indent)
             spaces = len(item.group(3))
             self.lists.append(item.end(2) + (spaces if 0 < spaces <= _CODE_INDENT else 1))
         elif indent >= margin + _CODE_INDENT and not self.paragraph:
             self.code = (start, end)
-        self.blank, self.paragraph = False, self.code is None and kind == "text"
+        self.empty_item = item is not None and not text[item.end() :].strip()  # its text begins on the next line
+        self.blank, self.paragraph = False, self.code is None and kind == "text" and not self.empty_item
+
+    def _quoted(self, line: str, text: str, start: int, end: int) -> bool:
+        """Whether LINE is a block quote's (`> ...`, or a line its paragraph goes on with lazily),
+        read by the quote's own scanner with the marker taken off."""
+        marker = _QUOTE_MARKER_RE.match(line)
+        lead = len(marker.group(1)) if marker is not None else 0
+        if marker is not None and self.quote is not None and lead < self.quote_margin:
+            self._end_quote()  # a quote left of the list item the open one is in: a new one, out of it
+        if marker is not None and self.quote is None:
+            self._leave_lists(lead)  # a quote less indented than a list item's text ends the item
+        margin = self.lists[-1] if self.lists else 0
+        if marker is not None and lead >= margin + _CODE_INDENT:
+            marker = None  # four columns past the margin: code, or a paragraph's text
+        if marker is None:
+            lazy = (
+                self.quote is not None
+                and self.quote.paragraph
+                and bool(text.strip())
+                and _block_kind(text, True) == "text"
+                and not _LIST_ITEM_RE.match(text)  # a list item ends the quote's paragraph
+            )
+            if not lazy:
+                self._end_quote()
+            return lazy
+        self.close()
+        if self.quote is None:
+            self.quote, self.quote_margin = _Indented([]), margin
+        self.quote.line(line[marker.end() :], start + marker.end(), end, False)
+        self.blank, self.paragraph, self.empty_item = False, self.quote.paragraph, False
+        return True
+
+    def _end_quote(self) -> None:
+        if self.quote is not None:
+            self.quote.close()
+            self.quote._end_quote()
+            self.found.extend(self.quote.found)
+            self.quote = None
+            self.paragraph = False  # the paragraph was the quote's
 
     def _leave_lists(self, indent: int) -> None:
         """Close the list items whose text is further in than INDENT."""
@@ -149,6 +199,14 @@ class _Indented:
             self.code = None
 
 
+def _interrupts(item: re.Match[str], text: str) -> bool:
+    """Whether the list item ITEM matched in TEXT may end a paragraph: one with text, and a
+    numbered one only from 1."""
+    marker = item.group(2)
+    return bool(text[item.end() :].strip()) and (not marker[0].isdigit() or int(marker[:-1]) == 1)
+
+
+_QUOTE_MARKER_RE = re.compile(r"( *)> ?")
 _THEMATIC_BREAK_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 
