@@ -132,8 +132,11 @@ class KBTools:
         if not roots:
             raise ToolError(f"kb {shown}: no kb.yaml in that directory or below")
         if len(roots) > 1:
-            names = ", ".join(_kb_names(roots))
-            raise ToolError(f"kb {shown}: holds several KBs ({names}); pass `kb` with one of their names")
+            names = _kb_names(roots)
+            if len(set(names)) < len(names):  # a name is no way to pick one of these: their folders are
+                listed = ", ".join(display_path(root) for root in roots)
+                raise ToolError(f"kb {shown}: holds several KBs ({listed}); pass `kb` with the directory of one")
+            raise ToolError(f"kb {shown}: holds several KBs ({', '.join(names)}); pass `kb` with one of their names")
         return roots[0]
 
     def _kb_named(self, name: str, base: str) -> str:

@@ -287,6 +287,9 @@ async def test_a_kb_name_several_kbs_have_is_a_tool_error(server: Server, kbs: P
         assert message.endswith(
             f"kb twin: several KBs have that name ({twins[0]} and {twins[1]}); pass `kb` with the directory of one"
         )
+        message = await server.error("kb_schema")  # the server's --kb holds them: named by their folders
+        assert "holds several KBs (" in message and f"{twins[0]}, {twins[1]}" in message
+        assert message.endswith("pass `kb` with the directory of one")
     finally:
         for twin in twins:
             shutil.rmtree(twin)
