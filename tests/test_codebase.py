@@ -73,7 +73,7 @@ def _functions(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.Funct
             if not isinstance(child, ast.ClassDef):
                 yield qualname, child
             yield from _functions(child, f"{qualname}.")
-        else:
+        elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):  # no def is in an expression
             yield from _functions(child, prefix)
 
 

@@ -496,14 +496,15 @@ def test_bounded_input_drops_a_body_over_the_limit_and_reads_on():
     assert bounded.readline() == b"ngth: 2\r\n"
 
 
-@pytest_lsp.fixture(config=ClientServerConfig([*SERVER, "--stdio"], server_env=ENV))
-async def own_client(lsp_client: LanguageClient, tmp_path: Path):
-    await start_on_notes(lsp_client, tmp_path, 0)
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig([*SERVER, "--stdio"], server_env=ENV))
+async def own_client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    """A server on a KB of its own, shared by tests that touch files of their own in it."""
+    await start_on_notes(lsp_client, tmp_path_factory.mktemp("own"), 0)
     yield
     await lsp_client.shutdown_session()
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_a_file_not_open_is_read_only_when_the_engine_would_read_it(own_client: LanguageClient):
     """Hover, completion and quick fixes on a document the client has not opened: a FIFO (which
     an open() would wait on for ever, and the whole server with it), in the KB or outside it, and
@@ -531,7 +532,7 @@ async def test_a_file_not_open_is_read_only_when_the_engine_would_read_it(own_cl
     assert [m.message for m in client.messages] == []
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_a_lone_surrogate_in_the_text_is_linted_where_it_stands(own_client: LanguageClient):
     """JSON lets a client send half a UTF-16 pair ("\\ud83d"): it is linted as U+FFFD, which a
     JavaScript editor saves in its place and which takes one UTF-16 unit too."""
@@ -547,7 +548,7 @@ async def test_a_lone_surrogate_in_the_text_is_linted_where_it_stands(own_client
     assert [m.message for m in client.messages] == []
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_a_file_open_by_two_uris_stays_open_until_both_are_closed(own_client: LanguageClient):
     """`m` and `%6D`, or `people/./bob.md`, spell one path: closing one URI leaves the other open."""
     client = own_client
