@@ -117,7 +117,7 @@ def changed_since(ref: str, root: str) -> Changes:
     untracked = paths(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], root)
     entries = sorted(p for p in changed | deleted if p.endswith(".md"))
     earlier = contents_at(ref, root, entries, toplevel) if entries else {}
-    names = {p: _names_of(earlier[p], os.path.basename(p)) if p in earlier else [] for p in deleted}
+    names = {p: names_of(earlier[p], os.path.basename(p)) if p in earlier else [] for p in deleted}
     return Changes(changed | untracked, names, earlier)
 
 
@@ -126,7 +126,7 @@ def names_at(ref: str, root: str, paths: list[str], toplevel: str | None = None)
     top is TOPLEVEL) had at REF: names a link may still give an entry deleted since (its file name
     needs no git). A file git cannot show has none."""
     texts = contents_at(ref, root, paths, toplevel)
-    return {path: _names_of(data, os.path.basename(path)) for path, data in texts.items()}
+    return {path: names_of(data, os.path.basename(path)) for path, data in texts.items()}
 
 
 def contents_at(ref: str, root: str, paths: list[str], toplevel: str | None = None) -> dict[str, bytes]:
@@ -152,7 +152,7 @@ def contents_at(ref: str, root: str, paths: list[str], toplevel: str | None = No
     return texts
 
 
-def _names_of(data: bytes, name: str) -> list[str]:
+def names_of(data: bytes, name: str) -> list[str]:
     raw = parse(data)
     if isinstance(raw, ParseFailure):
         return []

@@ -291,6 +291,54 @@ def test_changed_since_reports_what_a_change_made_of_the_entries_it_linked_to(tm
     assert report["summary"]["files"] == 1
 
 
+def _ring(tmp_path: Path) -> Path:
+    """A committed KB where each topic must be linked to: hub links to one and two, one to two (by
+    its alias) and hub, two to hub."""
+    topic = "---\ntitle: {0}\ntype: topic\nid: {1}\ntags: [a, b]\n{2}---\n{3}\n"
+    kb = write_kb(
+        tmp_path / "proj" / "ci",
+        "name: ci\ntypes:\n  topic: {}\nevaluation_rubric:\n  - {text: Linked to, policy: inlinks required}\n",
+        {
+            "hub.md": topic.format("Hub", "hub", "", "See [[one]] and [[two]]."),
+            "one.md": topic.format("One", "one", "", "See [[Second]] and [[hub]]."),
+            "t2.md": topic.format("Two", "two", "aliases: [Second]\n", "See [[hub]]."),
+            "_templates/t.md": topic.format("T", "t", "", "See [[one]]."),
+        },
+    )
+    git(kb.parent, "init", "-q")
+    git(kb.parent, "add", ".")
+    git(kb.parent, "commit", "-q", "-m", "base")
+    return kb
+
+
+def _found(kb: Path, *args: str) -> list[tuple[str, str]]:
+    report = run_kblint("validate", *args, "--format", "json", "--changed-since", "HEAD", cwd=kb).json
+    return sorted((i["entry_id"], i["rule"]) for i in report["issues"])
+
+
+def test_changed_since_reports_a_link_to_a_name_a_changed_entry_had(tmp_path: Path):
+    kb = _ring(tmp_path)
+    (kb / "t2.md").write_text("---\ntitle: Two\ntype: topic\nid: deux\ntags: [a, b]\n---\nSee [[hub]].\n")
+    # [[two]] and [[Second]] named its id and alias: no link reaches it now
+    assert _found(kb, ".") == [("deux", "rubric_violation"), ("hub", "broken_link"), ("one", "broken_link")]
+
+
+def test_changed_since_rechecks_only_what_lost_a_link_and_in_its_own_shard(tmp_path: Path):
+    kb = _ring(tmp_path)
+    (kb / "_templates" / "t.md").write_text("---\ntitle: T\n---\nNo links.\n", encoding="utf-8")  # no entry
+    (kb / "hub.md").write_text((kb / "hub.md").read_text(encoding="utf-8") + "More.\n", encoding="utf-8")
+    assert _found(kb, ".") == []  # the same links: nothing lost one
+    (kb / "hub.md").write_text("---\ntitle: Hub\ntype: topic\ntags: [a, b]\n---\nNo links.\n")
+    (kb / "one.md").unlink()
+    # hub links nowhere now; two, unchanged, lost its inlinks from hub and the deleted one
+    lost = [("hub", "rubric_violation"), ("two", "rubric_violation")]
+    assert _found(kb, ".") == lost
+    shards = [_found(kb, ".", "--shard", f"{k}/2") for k in (1, 2)]
+    assert sorted(shards[0] + shards[1]) == lost
+    assert _found(kb, "hub.md") == lost[:1]  # two is not named
+    assert _found(kb, "t2.md") == lost[1:]
+
+
 def test_a_revision_git_does_not_know_says_why_when_it_can(kb: Path, tmp_path: Path):
     repo = kb.parent
     git(repo, "init", "-q")
@@ -360,7 +408,8 @@ def test_changed_since_reports_a_changed_kb_yaml_and_cross_kb_links(kb: Path):
         (Path(i["path"]).name, i["rule"]) for i in report["issues"]
     }
     named = run_kblint("validate", str(kb / "a.md"), "--format", "json", "--changed-since", "HEAD").json
-    assert named["issues"] == []  # an entry named, not changed: nor are the KB's files asked for
+    alone = run_kblint("validate", str(kb / "a.md"), "--format", "json").json
+    assert named["issues"] == alone["issues"] != []  # the entry named, under a changed kb.yaml: its issues alone
     git(repo, "commit", "-q", "-am", "kb.yaml")
     (kb / "cross-kb-links.yaml").write_text("links: 5\n", encoding="utf-8")  # its own config error only
     report = run_kblint("validate", str(kb), "--format", "json", "--changed-since", "HEAD").json

@@ -55,7 +55,7 @@ class Assembly:
                 continue
             if facts.suppress and facts.parsed:  # issues of others' may name it (see Suppressed)
                 self.suppressed[facts.path] = Suppressed(facts, plan.for_type(facts.type), counted=False)
-            if facts.path in self.rechecked:
+            if facts.path in self.rechecked and (self.shard is None or in_shard(r.kb.name, facts.relpath, self.shard)):
                 self.issues.extend(self._graph_checks(r, facts, context, graph, candidates.get(facts.path)))
         if self.shard is None or self.shard[0] == 1:
             reported = r.kb.reported

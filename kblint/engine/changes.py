@@ -1,21 +1,23 @@
-"""--changed-since REF: the entries a run reports, and the names a changed or deleted entry had,
-with which links from unchanged entries are checked again.
+"""--changed-since REF: the entries a run reports, and what their change may have made of others.
 
-An unchanged entry can get an issue from another's change: it may be an orphan now that the
-changed entry links to it no more, or lack the inlinks an item asks for. The entries that a
-changed or deleted entry linked to at REF get their graph issues reported too (`linked_before`).
+An unchanged entry can get an issue from another's change: a link of it may name an id or alias
+the changed entry had at REF (or an entry deleted since), and it may be an orphan now that the
+changed entry links to it no more, or lack the inlinks an item asks for. The names entries had at
+REF make such links reported (`touched_names`); the entries that a changed or deleted entry linked
+to at REF and links to no more get their graph issues reported (`linked_before`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..config import Settings
 from ..model.entry import ParseFailure, build_entry, parse
 from ..model.facts import EntryFacts
 from ..model.graph import LinkGraph
 from ..model.link import PackedLinks
 from ..paths import relative_to, stem
-from ..workspace import Workspace
+from ..workspace import KB, Excluder, Workspace, not_an_entry
 from .pass_entries import KBRun
 
 
@@ -23,38 +25,63 @@ from .pass_entries import KBRun
 class ChangedSince:
     """What changed since the revision, over every KB of the run."""
 
-    deleted_names: set[tuple[str, str]] = field(default_factory=set)  # (KB, case-folded name)
-    earlier: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)  # KB → (path, text at REF)
+    # (KB, case-folded name) of each entry file changed or deleted since: the names it had then
+    names_before: set[tuple[str, str]] = field(default_factory=set)
+    earlier: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)  # KB → (entry path, text at REF)
+    given: dict[str, set[str] | None] = field(default_factory=dict)  # KB → the files named on the command line
 
 
-def restrict_to_changed(ws: Workspace, ref: str) -> ChangedSince:
-    """Report only the files changed since REF (every file of a KB whose kb.yaml changed); keep the
-    (KB, case-folded name) of each entry file deleted since then, by its stem, its path and the id
-    and aliases it had at REF, and the text at REF of each entry file changed or deleted."""
+def restrict_to_changed(ws: Workspace, ref: str, settings: Settings) -> ChangedSince:
+    """Set each KB to report only its files changed since REF (the files named on the command line
+    still, when its kb.yaml changed); keep what changed of its entries (ChangedSince)."""
     from ..history import changed_since
 
     since = ChangedSince()
+    exclude = Excluder(settings.exclude)
     for kb in ws.kbs:
         changes = changed_since(ref, kb.root)
-        changed = changes.changed
-        given = kb.reported  # the files named on the command line; None: the whole KB
-        # a changed kb.yaml may change what any entry of its KB is found with: the whole KB is reported
-        if given is not None or kb.schema.kb_yaml not in changed:
-            kb.reported = {p for p in kb.files if p in changed and (given is None or p in given)}
-        if given is None and kb.reported is not None:  # a changed cross-kb-links.yaml: its own issues are new
-            kb.reported.update(p for p in (kb.cross_links_path,) if p is not None and p in changed)
-        for path, earlier in changes.deleted.items():
-            if path.endswith(".md"):
-                relpath = relative_to(path, kb.root)  # a link may name it by its path, with or without .md
-                names = [stem(relpath), relpath, relpath.removesuffix(".md"), *earlier]
-                since.deleted_names.update((kb.name, name.casefold()) for name in names)
-        since.earlier[kb.name] = list(changes.earlier.items())
+        given = since.given[kb.name] = kb.reported  # None: the whole KB
+        _report_changed(kb, changes.changed, given)
+        entries = set(kb.files)
+        earlier = since.earlier[kb.name] = []
+        for path, data in changes.earlier.items():
+            relpath = relative_to(path, kb.root)
+            was_entry = (
+                path in entries
+                if path not in changes.deleted
+                else not_an_entry(kb.root, relpath, exclude, settings.limits) is None
+            )
+            if not was_entry:
+                continue  # a template, an excluded file, another KB's: it linked nowhere
+            earlier.append((path, data))
+            names = [*changes.deleted.get(path, ()), *_names_then(data, path)]
+            if path in changes.deleted:  # a link may name it by its path, with or without .md
+                names += [stem(relpath), relpath, relpath.removesuffix(".md")]
+            since.names_before.update((kb.name, name.casefold()) for name in names)
     return since
 
 
+def _report_changed(kb: KB, changed: set[str], given: set[str] | None) -> None:
+    """The files of KB its run reports: those changed, of those named (GIVEN) if any; all of them
+    when its kb.yaml changed, which may change what any entry is found with; and, when no file is
+    named, a changed cross-kb-links.yaml, for its own issues."""
+    if kb.schema.kb_yaml in changed:
+        kb.reported = given
+        return
+    kb.reported = {p for p in kb.files if p in changed and (given is None or p in given)}
+    if given is None and kb.cross_links_path is not None and kb.cross_links_path in changed:
+        kb.reported.add(kb.cross_links_path)
+
+
+def _names_then(data: bytes, path: str) -> list[str]:
+    from ..history import names_of
+
+    return names_of(data, path.rsplit("/", 1)[-1])
+
+
 def touched_names(runs: list[KBRun], since: ChangedSince) -> set[tuple[str, str]]:
-    """(KB, case-folded name) of every entry that changed or was deleted."""
-    touched = set(since.deleted_names)
+    """(KB, case-folded name) of every entry that changed or was deleted, by its names now and then."""
+    touched = set(since.names_before)
     for r in runs:
         for result in r.results:
             facts = result.facts
@@ -64,16 +91,33 @@ def touched_names(runs: list[KBRun], since: ChangedSince) -> set[tuple[str, str]
 
 
 def linked_before(runs: list[KBRun], since: ChangedSince, graph: LinkGraph) -> list[EntryFacts]:
-    """The unreported entries that an entry changed or deleted since REF linked to at REF."""
+    """The unreported entries that an entry changed or deleted since REF linked to at REF and links
+    to no more (of the files named on the command line, when some were)."""
     found: dict[str, EntryFacts] = {}
     for r in runs:
+        given = since.given.get(r.kb.name)
+        now = {res.facts.path: res.facts for res in r.results}
         for path, data in since.earlier.get(r.kb.name, ()):
-            raw = parse(data, r.ctx.limits)
-            if isinstance(raw, ParseFailure):
-                continue
-            entry, _ = build_entry(raw, r.ctx.schema, path, relative_to(path, r.kb.root))
-            for key in PackedLinks.of(entry.links).link_keys():
-                target = graph.resolve_from(r.kb.name, key)
-                if isinstance(target, EntryFacts) and not target.reported and target.parsed:
+            current = now.get(path)
+            still = _targets(graph, r.kb.name, current.links) if current is not None and current.parsed else set()
+            for target in _targets(graph, r.kb.name, _links_then(r, path, data)).values():
+                if target.path not in still and not target.reported and (given is None or target.path in given):
                     found[target.path] = target
     return list(found.values())
+
+
+def _links_then(r: KBRun, path: str, data: bytes) -> PackedLinks:
+    raw = parse(data, r.ctx.limits)
+    if isinstance(raw, ParseFailure):
+        return PackedLinks()
+    return PackedLinks.of(build_entry(raw, r.ctx.schema, path, relative_to(path, r.kb.root))[0].links)
+
+
+def _targets(graph: LinkGraph, kb_name: str, links: PackedLinks) -> dict[str, EntryFacts]:
+    """The parsed entries LINKS of an entry of the KB named KB_NAME resolve to, by path."""
+    found = {}
+    for key in links.link_keys():
+        target = graph.resolve_from(kb_name, key)
+        if isinstance(target, EntryFacts) and target.parsed:
+            found[target.path] = target
+    return found

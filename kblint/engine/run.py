@@ -117,7 +117,7 @@ def _passes(
 ) -> tuple[Assembly, pass_judgment.JudgmentResult, dict[tuple[str, str], bool]]:
     """The reported KBs after passes 1 to 3 and the scores, the judgment, and the probes of the
     graph pass (the pass-1 issues beyond what memory holds are still in SPILL)."""
-    since = changes.restrict_to_changed(ws, settings.changed_since) if settings.changed_since else None
+    since = changes.restrict_to_changed(ws, settings.changed_since, settings) if settings.changed_since else None
     runs = pass_entries.run_all(ws, settings, caches, spill, progress)
     shard = filters.parse_shard(settings.shard) if settings.shard else None
     touched = changes.touched_names(runs, since) if since is not None else None
