@@ -627,6 +627,15 @@ def test_core_keys_in_a_shape_kblint_cannot_read_as_meant_are_invalid_fields(tmp
     ]
 
 
+def test_a_core_key_the_type_declares_is_checked_once_as_its_field(tmp_path):
+    kb_yaml = "name: odd\ntypes:\n  note:\n    fields:\n      tags: {type: list}\n"
+    write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\ntags: {a: 1}\n---\nText.\n"})
+    result = run_kblint("validate", "kb", "--format", "json", cwd=tmp_path)
+    assert [i["message"] for i in issues_of(result.json, "invalid_field")] == [
+        "Field 'tags' must be a list, got {'a': 1}"
+    ]
+
+
 def test_a_type_without_a_name_is_a_config_error(tmp_path):
     kb_yaml = "name: odd\ntypes:\n  ~:\n    required: [x]\n  '':\n    required: [y]\n  yes: {}\n  note: {}\n"
     write_kb(tmp_path / "kb", kb_yaml, {"a.md": "---\ntitle: A\ntype: note\n---\nText.\n"})

@@ -191,11 +191,11 @@ def _link_issue(entry: Entry, key: str, message: str, line: int, n: int = 0) -> 
     return RULES["invalid_field"].issue(entry.site, message, line=line, field=key, discriminator=f"{key}:{n}")
 
 
-def core_shapes(entry: Entry) -> list[Issue]:
+def core_shapes(entry: Entry, ts: TypeSchema | None) -> list[Issue]:
     """The keys every entry may have, written in a shape kblint cannot read as meant: `tags` or
     `aliases` that are no list of names, a `status` that is a list or a mapping, a `title` that
-    YAML reads as true or false (`title: No`)."""
-    fm = entry.raw.frontmatter
+    YAML reads as true or false (`title: No`). A key TS declares as a field is checked as its field."""
+    fm = {k: v for k, v in entry.raw.frontmatter.items() if ts is None or k not in ts.fields}
     found = []
     for key in ("tags", "aliases"):
         wrong = _not_names(fm.get(key))
@@ -235,8 +235,8 @@ def check(entry: Entry, schema: KBSchema, *, located: bool = True) -> list[Issue
     """All schema rules for ENTRY. located=False: the entry's path is not where it will live."""
     issues, reported_dates = loader_dates(entry)
     issues.extend(link_items(entry))
-    issues.extend(core_shapes(entry))
     ts = schema.types.get(entry.type)
+    issues.extend(core_shapes(entry, ts))
     if ts is None:
         unknown = unknown_type(entry, schema)
         if unknown is not None:
