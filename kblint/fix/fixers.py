@@ -272,22 +272,29 @@ def _wikilink_edit(t: Target, link: Link, ident: str, alias: bool) -> Edit | Non
     return t.source.replace(link.line, m.start(1) + start, m.start(1) + end, written)
 
 
-_TABLE_DELIMITER_RE = re.compile(r" {0,3}\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*")
+_TABLE_DELIMITER_RE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*")
+_CONTAINER_RE = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*")  # a block quote's markers, a list item's indentation
+_NO_ROW_RE = re.compile(r"#{1,6}(?:\s|$)|`{3}|~{3}|([-*_])(?:\s*\1){2,}\s*$")  # a heading, a fence, a break
+
+
+def _cell_text(text: str) -> str:
+    """TEXT without the markers and indentation of the quotes and list items it is in."""
+    return text[_CONTAINER_RE.match(text).end() :]  # type: ignore[union-attr]  # the pattern matches any text
 
 
 def _is_delimiter_row(text: str) -> bool:
     """`| --- | :-: |`: the row under a table's header (a line of dashes alone is no table's)."""
-    return "|" in text and _TABLE_DELIMITER_RE.fullmatch(text) is not None
+    return "|" in text and _TABLE_DELIMITER_RE.fullmatch(_cell_text(text)) is not None
 
 
 def _in_table(t: Target, line: int) -> bool:
     """Whether LINE of the body is a row of a table: its header row, above a delimiter row, or a
-    row below one with no blank line between."""
+    row below one, with no blank line nor other block (a heading, a fence, a break) between."""
     if line < len(t.source.starts) and _is_delimiter_row(t.source.text(line + 1)):
         return True
     for above in range(line - 1, t.raw.body_line - 1, -1):
-        text = t.source.text(above)
-        if not text.strip():
+        text = _cell_text(t.source.text(above))
+        if not text.strip() or _NO_ROW_RE.match(text):
             return False
         if _is_delimiter_row(text):
             return True
