@@ -208,7 +208,7 @@ class KBTools:
             root = self.kb_root(kb)
             relpath = _entry_path(path, root)
             settings = self._settings(root, relpath, fail_on)
-            why = not_an_entry(root, relpath, Excluder(settings.exclude), settings.limits)
+            why = not_an_entry(root, relpath, Excluder(settings.exclude), settings.limits, settings.respect_gitignore)
             if why is not None:
                 raise ToolError(f"path {path}: not an entry: {why}")
             data = _encoded(text, settings.limits.max_file_bytes)

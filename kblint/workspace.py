@@ -188,9 +188,11 @@ class _Walk:
             self.problems[path] = reason
 
 
-def not_an_entry(root: str, relpath: str, exclude: Excluder, limits: Limits) -> str | None:
+def not_an_entry(
+    root: str, relpath: str, exclude: Excluder, limits: Limits, respect_gitignore: bool = True
+) -> str | None:
     """Why the file at RELPATH (KB-relative, normalized, ending in .md) of the KB at ROOT is not one
-    the walk lints as an entry, or None when it would be: what `_Walk` skips, said."""
+    a run lints as an entry, or None when it would be: what `_Walk` skips, and what git ignores."""
     parts = relpath.split("/")
     if any(part.startswith(".") for part in parts):
         return "hidden: its name, or a folder's on its path, begins with '.'"
@@ -202,7 +204,10 @@ def not_an_entry(root: str, relpath: str, exclude: Excluder, limits: Limits) -> 
         return "the configuration's `exclude` leaves it out"
     if len(parts) - 1 > limits.max_path_depth:
         return f"more than {limits.max_path_depth} folders deep (max_path_depth), where kblint does not read"
-    return _not_walked_to(root, parts)
+    why = _not_walked_to(root, parts)
+    if why is None and respect_gitignore and git.run_ok(["check-ignore", "-q", "--", relpath], root):
+        why = "git ignores it (.gitignore; --no-respect-gitignore lints such files)"
+    return why
 
 
 def _not_walked_to(root: str, parts: list[str]) -> str | None:
@@ -214,11 +219,12 @@ def _not_walked_to(root: str, parts: list[str]) -> str | None:
         if os.path.lexists(os.path.join(root, folder, "kb.yaml")):
             return f"{folder} is another KB (it holds a kb.yaml)"
     try:
-        os.lstat(os.path.join(root, *parts))
+        mode = os.lstat(os.path.join(root, *parts)).st_mode
     except OSError as exc:
         if exc.errno in (errno.ENAMETOOLONG, errno.ENOTDIR):
             return f"no file can have this path ({exc.strerror})"
-    return None
+        return None
+    return "a directory is there" if stat.S_ISDIR(mode) else None
 
 
 def find_kb_roots(
@@ -342,7 +348,8 @@ class _Builder:
         abs_path = os.path.normpath(os.path.join(context_root, stdin_path))
         if not is_within(abs_path, context_root):
             raise UsageError(f"--stdin-path {stdin_path}: the path leaves the KB")
-        why = not_an_entry(context_root, relative_to(abs_path, context_root), self.exclude, self.options.limits)
+        relpath = relative_to(abs_path, context_root)
+        why = not_an_entry(context_root, relpath, self.exclude, self.options.limits, self.options.respect_gitignore)
         if why is not None:
             raise UsageError(f"--stdin-path {stdin_path}: not an entry: {why}")
         kb = self.kb(context_root)

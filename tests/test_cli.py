@@ -363,7 +363,12 @@ def test_unknown_type_filter_and_bad_stdin_paths(kb: Path):
 def test_a_stdin_path_kblint_does_not_lint_as_an_entry_is_refused(kb: Path, tmp_path: Path):
     (kb / "kblint.toml").write_text('exclude = ["drafts/"]\n', encoding="utf-8")
     (kb / "escape").symlink_to(tmp_path, target_is_directory=True)
+    (kb / "findings" / "folder.md").mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=kb, check=True)
+    (kb / ".gitignore").write_text("scratch/\n", encoding="utf-8")
     for path, why in (
+        ("scratch/x.md", "git ignores it (.gitignore; --no-respect-gitignore lints such files)"),
+        ("findings/folder.md", "a directory is there"),
         ("README.md", "a README, which documents its folder"),
         ("findings/_templates/x.md", "a template: it lies in a _templates folder"),
         ("findings/.hidden.md", "hidden: its name, or a folder's on its path, begins with '.'"),

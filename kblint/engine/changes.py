@@ -49,7 +49,7 @@ def restrict_to_changed(ws: Workspace, ref: str, settings: Settings) -> ChangedS
             was_entry = (
                 path in entries
                 if path not in changes.deleted
-                else not_an_entry(kb.root, relpath, exclude, settings.limits) is None
+                else not_an_entry(kb.root, relpath, exclude, settings.limits, settings.respect_gitignore) is None
             )
             if not was_entry:
                 continue  # a template, an excluded file, another KB's: it linked nowhere
