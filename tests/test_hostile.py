@@ -355,6 +355,16 @@ def test_git_runs_no_program_the_repositorys_config_names(tmp_path: Path):
     assert not marker.exists()
 
 
+def test_a_socket_given_to_write_into_is_one_line(tmp_path: Path):
+    import socket
+
+    kb = _kb(tmp_path)
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(tmp_path / "sock"))
+        result = run_kblint("validate", ".", "--output", str(tmp_path / "sock"), "--no-cache", cwd=kb)
+    assert (result.code, result.stderr) == (2, f"kblint: --output {tmp_path / 'sock'}: a socket, not a file\n")
+
+
 def test_a_fifo_as_kb_yaml_is_a_clear_error(tmp_path: Path):
     kb = tmp_path / "notes"
     kb.mkdir()

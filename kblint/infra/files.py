@@ -205,13 +205,24 @@ def open_output(path: str) -> TextIO:
     process reads is refused at once (OSError) rather than waited on; one being read, such as
     /dev/stdout in a pipe, is written as any file."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_NOCTTY, 0o666)
     except OSError as exc:
-        if exc.errno == errno.ENXIO:  # what opening a FIFO without a reader, not blocking, gives
-            raise OSError(exc.errno, "a FIFO that no process reads") from None
+        if exc.errno == errno.ENXIO:  # a FIFO without a reader, opened without blocking; or a socket
+            raise OSError(exc.errno, _no_reader(path)) from None
         raise
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace")
+    try:
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _no_reader(path: str) -> str:
+    try:
+        return "a FIFO that no process reads" if stat.S_ISFIFO(os.stat(path).st_mode) else "a socket, not a file"
+    except OSError as exc:
+        return exc.strerror or str(exc)
 
 
 def remove_tree(path: str) -> None:
