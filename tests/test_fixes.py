@@ -206,7 +206,11 @@ def test_a_file_with_lone_carriage_returns_is_not_fixed_and_the_run_says_why(tmp
         tmp_path / "kb",
         "name: harbor\ntypes:\n  finding:\n    subdirectory: findings\n    fields:\n"
         "      confidence: {type: select, values: [high, low]}\n",
-        {"findings/old.md": cr, "findings/ada.md": "---\ntitle: Ada\nconfidence: low\n---\nSee [[old]].\n"},
+        {
+            "findings/old.md": cr,
+            "findings/ada.md": "---\ntitle: Ada\nconfidence: low\n---\nSee [[old]].\n",
+            "plain.md": b"---\rtitle: Plain\r---\rSee [[ada]].\r",  # a missing type no fix can give: not named
+        },
     )
     report = run_kblint("validate", ".", "--format", "json", "--no-cache", "--fail-on", "never", cwd=kb).json
     assert {i["rule"] for i in report["issues"] if i["path"] == "findings/old.md"} >= {

@@ -9,6 +9,7 @@ comes last: the others find their values by key and target, not by line).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -72,14 +73,27 @@ def plan_file(
 ) -> FilePlan | None:
     """The fixes of ISSUES (all on PATH), made one after the other on the file's bytes (START: on
     these, the file as earlier fixes left it); None when none can be made. REFUSED gets PATH when
-    its lines are not ones kblint edits (source.LONE_CR)."""
+    a fix would be made but for its line ends, which kblint does not edit (source.LONE_CR)."""
     try:
         data = read_regular_file(path, limits.max_file_bytes) if start is None else start
     except FileProblem:
         return None
-    if refused is not None and lone_cr(data):
-        refused.add(path)
-    relpath = relative_to(path, schema.root)
+    where = (schema, path, relative_to(path, schema.root), limits)
+    if lone_cr(data):
+        if refused is not None and _made(_LONE_CR.sub(b"\n", data), issues, *where)[1]:
+            refused.add(path)
+        return None
+    current, done = _made(data, issues, *where)
+    return FilePlan(path, data, current, done) if done else None
+
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def _made(
+    data: bytes, issues: list[Issue], schema: KBSchema, path: str, relpath: str, limits: Limits
+) -> tuple[bytes, list[Issue]]:
+    """DATA with the fixes of ISSUES made one after the other, and the issues they fix."""
     current = data
     done = []
     for issue in sorted(issues, key=lambda i: i.rule == "missing_type"):
@@ -90,7 +104,7 @@ def plan_file(
         if fixed is not None and fixed != current:
             current = fixed
             done.append(issue)
-    return FilePlan(path, data, current, done) if done else None
+    return current, done
 
 
 def plan(
