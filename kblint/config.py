@@ -147,6 +147,7 @@ _LIMIT_KEYS = {
     "max_alias_nodes": ("max_alias_nodes", "int"),
     "max_path_depth": ("max_path_depth", "int"),
     "regex_timeout": ("regex_timeout", "seconds"),
+    "plugin_timeout": ("plugin_timeout", "seconds"),
 }
 # [duplicates]: key → (DuplicateSettings field, kind); README "Duplicates" documents them
 _DUPLICATE_KEYS = {

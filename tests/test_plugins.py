@@ -259,6 +259,19 @@ def test_a_checker_that_exits_is_a_checker_error(tmp_path: Path, badplug, body: 
     ]
 
 
+def test_a_checker_that_never_returns_is_stopped_at_its_time_limit(tmp_path: Path, badplug):
+    """A plugin's checker that loops (or waits) for ever is a checker_error once plugin_timeout is
+    up, and the run goes on."""
+    kb = write_kb(tmp_path / "k", BAD_KB, ENTRY)
+    (kb / "kblint.toml").write_text("[limits]\nplugin_timeout = 0.1\n", encoding="utf-8")
+    env = badplug(checker_plugin("while True: pass"))
+    result = run_kblint("validate", ".", "--format", "json", "--no-cache", env=env, cwd=kb)
+    assert result.code == 1
+    assert [i["message"] for i in issues_of(result.json, "checker_error")] == [
+        "checker 'bad.check' (badplug) took longer than 0.1 s (the limit, plugin_timeout): not checked on this entry"
+    ]
+
+
 def test_what_a_plugin_prints_goes_to_standard_error_not_into_the_report(tmp_path: Path, badplug):
     """A debugging print in a plugin must not break `--format json` read by CI."""
     module = "print('loading badplug')\n" + checker_plugin("print('checking', entry.id); return []")

@@ -3,11 +3,13 @@ graph pass on its facts. Each outcome is scored; each failure is a rubric_violat
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import policy
 from ..checkers.base import BadResult, CheckContext, EntrySubject, GraphSubject, describe, messages
+from ..infra.budget import OverBudget, within_budget
 from ..model.facts import EntryFacts
 from ..model.issue import Issue
 from ..model.levels import Grade, grade
@@ -56,9 +58,13 @@ def _run_checker(b: Binding, subject: Subject) -> list[Issue]:
     if checker is None:  # a bound checker is always resolved
         raise LookupError(f"checker {b.checker!r} is not bound")
     try:
-        found = messages(checker.func(subject.checked, b.params, subject.context))
+        with within_budget() if checker.source != "core" else contextlib.nullcontext():
+            found = messages(checker.func(subject.checked, b.params, subject.context))
     except PatternTooSlow as exc:
         message = f"checker '{b.checker}': {exc}"
+        return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
+    except OverBudget as exc:
+        message = f"checker '{b.checker}' ({checker.source}) {exc}: not checked on this entry"
         return [RULES["checker_error"].issue(subject.site, message, rubric_item=b.text, checker=b.checker)]
     except BadResult as exc:
         message = f"checker '{b.checker}' ({checker.source}) {exc}"

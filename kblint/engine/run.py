@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from .. import userpattern
 from ..config import Settings, llm_spec
+from ..infra import budget
 from ..infra.spill import IssueSpill
 from ..model.issue import DuplicateSummary, JudgmentSummary, Report, empty_counts, in_report_order
 from ..progress import Progress
@@ -38,6 +39,7 @@ def run(
     filters.check_names(settings.ignore, settings.given_as("ignore"))
     filters.per_file_ignores(settings.per_file_ignores)  # its names are checked before the run
     userpattern.set_budget(settings.limits.regex_timeout)
+    budget.set_seconds(settings.limits.plugin_timeout)
     kb_dir = settings.kb if settings.kb and os.path.isdir(settings.kb) else None
     ws = inputs.workspace(settings, kb_dir, stdin_data)
     if overlay:

@@ -479,8 +479,9 @@ _DOCS = [
     ),
     RuleDoc(
         "checker_error",
-        "A checker raised an exception on the entry or returned what is none of None, a message, an "
-        "Issue or a list of those (a plugin's bug), or a regular expression from "
+        "A checker raised an exception on the entry, returned what is none of None, a message, an "
+        "Issue or a list of those, or ran past its time limit (`plugin_timeout`, 10 s): a plugin's bug; "
+        "or a regular expression from "
         "kb.yaml (`body_has_pattern`, a field `pattern`) ran past its time limit (`regex_timeout`, "
         "1 s): the item is not checked on that entry.",
         "Rewrite the pattern so that its alternatives cannot match the same text (not `([a-z]|\\w)+` "

@@ -71,6 +71,7 @@ class Limits:
     max_alias_nodes: int = 100_000  # nodes that aliases add when expanded
     max_path_depth: int = 100  # directories between a KB's root and an entry file
     regex_timeout: float = 1.0  # seconds one match of a kb.yaml pattern may take
+    plugin_timeout: float = 10.0  # seconds one call of a plugin's checker may take
 
 
 DEFAULT_LIMITS = Limits()
