@@ -31,6 +31,17 @@ PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The reports the tests expect are kblint's alone: a plugin installed where they run would add
+    its checkers and types to every plan and report (the tests of plugins install their own)."""
+    from importlib.metadata import entry_points
+
+    installed = sorted({ep.dist.name if ep.dist else ep.value for ep in entry_points(group="kblint.plugins")})
+    if installed:
+        names = " ".join(installed)
+        pytest.exit(f"kblint's tests expect no kblint plugin installed, and found {names}: pip uninstall {names}", 4)
+
+
 def examples(in_ci: int) -> int:
     """How many examples a slow property test tries: IN_CI in the ci profile, the profile's own in
     any other (thorough)."""
