@@ -239,6 +239,8 @@ def test_changed_since_lints_changed_entries_and_the_links_that_involve_them(kb:
         ("e", "rubric_violation", "status_present"),
     ]
     assert report["summary"]["files"] == 2
+    text = run_kblint("validate", str(kb), "--changed-since", "HEAD").stdout
+    assert ", changed since HEAD): 2 files, 2 entries" in text  # the part of the KB the counts are of
     full = run_kblint("validate", str(kb), "--format", "json").json
     assert ("d", "status_present") in {(i["entry_id"], i.get("checker")) for i in full["issues"]}
     bad = run_kblint("validate", str(kb), "--changed-since", "nope\nmore")

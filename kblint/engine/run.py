@@ -214,6 +214,7 @@ def _report(outcome: Outcome, settings: Settings, ws: Workspace) -> Report:
         dry_run=outcome.dry_run,
         duplicates=outcome.duplicates,
         shard=settings.shard,
+        changed_since=settings.changed_since,
     )
     partial = bool(settings.shard or settings.changed_since)
     filters.apply_baseline(report, settings.write_baseline, settings.baseline, partial)

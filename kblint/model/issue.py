@@ -306,6 +306,7 @@ class Report:
     unreadable: list[str] = field(default_factory=list)  # kb.yaml files that could not be read
     duplicates: DuplicateSummary = field(default_factory=DuplicateSummary)
     shard: str | None = None  # with --shard: K/N, the part of the files this report covers
+    changed_since: str | None = None  # with --changed-since: REF, since when the files it covers changed
     _roots: dict[str, str] | None = field(default=None, repr=False)  # KB name → directory
 
     def fingerprint(self, issue: Issue) -> str:

@@ -62,13 +62,15 @@ def summary_lines(report: Report, *, statistics: bool = False) -> list[str]:
         fixable = sum(1 for issue in report.issues if issue.fixable)
         if fixable:
             lines.append(f"  [*] {fixable} fixable with --fix (--diff shows the changes first)")
-    shard = f", shard {report.shard}" if report.shard else ""
+    part = f", shard {report.shard}" if report.shard else ""  # the files the run lints, when not all
+    if report.changed_since:
+        part += f", changed since {printable(report.changed_since)}"
     for kb in report.kbs:
         score = f", score {kb.score:.2f}" if kb.score is not None else ""
         if kb.incomplete:
             score = f", score incomplete: {kb.incomplete}"
         lines.append(
-            f"{kb.name} ({display_path(kb.root)}{shard}): {plural(kb.files, 'file')}, "
+            f"{kb.name} ({display_path(kb.root)}{part}): {plural(kb.files, 'file')}, "
             f"{_entries(kb.entries)}: {counts_text(kb.counts)}{score}"
         )
     if len(report.kbs) > 1 or report.unreadable:
