@@ -296,17 +296,18 @@ def test_validate_reports_the_rubric_tier_on_kb_yaml(tmp_path: Path):
 
 def test_checkers_kb_lists_the_problems_of_kb_yaml_and_exits_1_on_an_error(tmp_path: Path):
     """What validate reports on kb.yaml beside the items: a threshold out of range, a misspelt key."""
-    kb_yaml = "name: k\npass_threshold: 80\nevaluation_rubrc:\n  - x\n"
+    kb_yaml = "name: k\npass_threshold: 80\nevaluation_rubrc:\n  - x\nguidelines: 3\n"
     kb = write_kb(tmp_path / "kb", kb_yaml, {"notes/a.md": ENTRY})
     text = run_kblint("checkers", "--kb", str(kb))
     assert text.code == 1
     problems = text.stdout.split("  kb.yaml problems:\n", 1)[1].split("  totals:", 1)[0].splitlines()
-    assert problems == [
+    assert problems == [  # in the order of the file, whatever order they were found in
         "    kb.yaml:2: error config_error pass_threshold must be a number from 0 to 1, got 80 (a score of 0.8?)",
         "    kb.yaml:3: warning config_error unknown key 'evaluation_rubrc' (did you mean 'evaluation_rubric'?): left out",
+        "    kb.yaml:5: error config_error guidelines must be a mapping",
     ]
     rows = run_kblint("checkers", "--kb", str(kb), "-f", "json").json["kbs"][0]["config_problems"]
-    assert [(r["line"], r["severity"]) for r in rows] == [(2, "error"), (3, "warning")]
+    assert [(r["line"], r["severity"]) for r in rows] == [(2, "error"), (3, "warning"), (5, "error")]
     warned = write_kb(tmp_path / "warned", "name: k\nevaluation_rubrc:\n  - x\n", {"notes/a.md": ENTRY})
     assert run_kblint("checkers", "--kb", str(warned)).code == 0  # a warning alone
     unreachable = write_kb(tmp_path / "high", graded(0.95, top=0.6), {"notes/a.md": ENTRY})

@@ -114,7 +114,7 @@ def config_problems(plan: Plan) -> list[dict[str, Any]]:
             "message": p.message,
             **({"path": display_path(p.path)} if p.path else {}),
         }
-        for p in plan.problems
+        for p in sorted(plan.problems, key=lambda p: (p.path or "", p.line))  # in the order of the file
     ]
 
 
