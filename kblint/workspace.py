@@ -368,10 +368,14 @@ class _Builder:
         found = find_kb_roots(path, self.options.limits, skipped)
         roots = [path] + [r for r in found if r != path] if os.path.lexists(os.path.join(path, "kb.yaml")) else found
         self.warnings.extend(_unsearched(skipped, roots))
+        above = nearest_kb_root(os.path.join(path, "x")) if not roots else None
+        if above is not None:  # a folder of a KB: its entries, as if each were named
+            kb = self.kb(above)
+            if kb is not None and kb.reported is not None:
+                kb.reported.update(p for p in kb.files if is_within(p, path))
+            return
         if not roots:
-            above = nearest_kb_root(os.path.join(path, "x"))
-            hint = f" (the KB holding it is {display_path(above)}: lint that)" if above else ""
-            raise UsageError(f"no kb.yaml found under {raw}{hint}")
+            raise UsageError(f"no kb.yaml found under {raw}")
         for root in roots:
             kb = self.kb(root)
             if kb is not None:

@@ -383,6 +383,16 @@ def test_a_stdin_path_kblint_does_not_lint_as_an_entry_is_refused(kb: Path, tmp_
     assert run_kblint("validate", "--kb", str(kb), "--stdin", "--stdin-path", "findings/new.md", input=good).code == 0
 
 
+def test_a_folder_of_a_kb_is_its_entries_in_the_context_of_the_kb():
+    findings = FIXTURES / "example" / "findings"
+    report = run_kblint("validate", str(findings), "--format", "json", "--no-cache", "--fail-on", "never").json
+    named = [str(p) for p in sorted(findings.glob("*.md"))]
+    alone = run_kblint("validate", *named, "--format", "json", "--no-cache", "--fail-on", "never").json
+    assert report["issues"] == alone["issues"] != []
+    assert report["summary"]["files"] == len(named) == 3
+    assert {i["path"].rsplit("/", 2)[-2] for i in report["issues"]} == {"findings"}
+
+
 def test_a_candidate_run_warns_of_what_is_wrong_in_kb_yaml(kb: Path):
     (kb / "kb.yaml").write_text(
         KB_YAML + "evaluation_rubric:\n  - {text: Tagged, checker: has_tagz}\n", encoding="utf-8"
