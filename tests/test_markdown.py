@@ -131,6 +131,7 @@ _blocks = st.sampled_from(
         *("    code", "      deep", "        deeper", "\tcode"),
         *("- item", "-", "  - sub", "1. one", "2) two", "+ plus"),
         *("> q", ">", ">     qc", "> - qi", "  > iq", "   > sq", "> > dq", "- > lq"),
+        *(">\tq", "> \tcode", ">\t\tcode", "====="),  # a tab after `>` is partly the marker's space
     ]
 )
 
@@ -162,6 +163,14 @@ def test_code_blocks_are_the_lines_a_commonmark_parser_reads_as_code(pieces):
     assert _code_lines(body) == _commonmark_code_lines(body), body
 
 
+def test_quotes_nested_past_any_stack_are_read_in_time():
+    """A thousand `>` on a line, or a megabyte of them: read as text past 32 levels, never by a
+    recursion as deep as the quotes."""
+    body = "> " * 1000 + "    deep [[x]]\n" + ">" * 1_000_000 + "\n"
+    assert code_blocks(body) == []
+    assert "[[x]]" in strip_code(body)
+
+
 def test_indented_code_in_and_after_lists_is_read_as_commonmark_reads_it():
     cases = {
         "- item\n    - nested [[b]]\n\n    continuation [[c]]\n": [],  # a list's text, not code
@@ -182,6 +191,8 @@ def test_indented_code_in_and_after_lists_is_read_as_commonmark_reads_it():
         "> text\n>     lazy [[j]]\n    lazy too\n": [],  # the quote's paragraph goes on, lazily
         "> text\n\n    code [[k]]\n": ["    code [[k]]"],  # a blank line ended the quote
         "> > deep\n> >\n> >     code\n": ["    code"],
+        ">\tquote [[l]]\n": [],  # the tab's first column is the marker's space: two columns in
+        "> q\n    - lazy [[m]]\n": [],  # four columns in, no block starts: the paragraph goes on
     }
     for body, code in cases.items():
         assert [body[start:end] for start, end in code_blocks(body)] == code, body

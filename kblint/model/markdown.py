@@ -94,8 +94,9 @@ def code_blocks(body: str, fenced: list[Span] | None = None) -> list[Span]:
 class _Indented:
     """The indented code blocks of a body, found line by line (outside its fenced blocks)."""
 
-    def __init__(self, fenced: list[Span]):
+    def __init__(self, fenced: list[Span], depth: int = 0):
         self.fenced = fenced
+        self.depth = depth  # of block quotes this scanner reads the inside of
         self.lists: list[int] = []  # the text column of each open list item, innermost last
         self.blank = True  # the line before was blank (or there was none)
         self.paragraph = False  # the line before was text a paragraph goes on with
@@ -151,9 +152,9 @@ class _Indented:
         self.blank, self.paragraph = False, self.code is None and kind == "text" and not self.empty_item
 
     def _quoted(self, line: str, text: str, start: int, end: int) -> bool:
-        """Whether LINE is a block quote's (`> ...`, or a line its paragraph goes on with lazily),
-        read by the quote's own scanner with the marker taken off."""
-        marker = _QUOTE_MARKER_RE.match(line)
+        """Whether LINE (TEXT, its tabs expanded) is a block quote's (`> ...`, or a line its
+        paragraph goes on with lazily), read by the quote's own scanner with the marker taken off."""
+        marker = _QUOTE_MARKER_RE.match(text) if self.depth < _MAX_QUOTE_DEPTH else None
         lead = len(marker.group(1)) if marker is not None else 0
         if marker is not None and self.quote is not None and lead < self.quote_margin:
             self._end_quote()  # a quote left of the list item the open one is in: a new one, out of it
@@ -163,20 +164,17 @@ class _Indented:
         if marker is not None and lead >= margin + _CODE_INDENT:
             marker = None  # four columns past the margin: code, or a paragraph's text
         if marker is None:
-            lazy = (
-                self.quote is not None
-                and self.quote.paragraph
-                and bool(text.strip())
-                and _block_kind(text, True) == "text"
-                and not _LIST_ITEM_RE.match(text)  # a list item ends the quote's paragraph
-            )
+            lazy = self.quote is not None and self.quote.paragraph and _goes_on(text, margin)
             if not lazy:
                 self._end_quote()
             return lazy
         self.close()
         if self.quote is None:
-            self.quote, self.quote_margin = _Indented([]), margin
-        self.quote.line(line[marker.end() :], start + marker.end(), end, False)
+            self.quote, self.quote_margin = _Indented([], self.depth + 1), margin
+        # the text is read with its tabs expanded (a tab after `>` is partly the marker's space);
+        # its lines' offsets are those of the body
+        written = _QUOTE_MARKER_RE.match(line)
+        self.quote.line(text[marker.end() :], start + (written.end() if written else 0), end, False)
         self.blank, self.paragraph, self.empty_item = False, self.quote.paragraph, False
         return True
 
@@ -199,6 +197,17 @@ class _Indented:
             self.code = None
 
 
+def _goes_on(text: str, margin: int) -> bool:
+    """Whether TEXT, a line after a paragraph's, goes on with the paragraph lazily: no block
+    starts there (four columns past MARGIN none can; nor a setext underline, as lazy text; a list
+    item does, even one that could not interrupt the paragraph where it is)."""
+    if not text.strip():
+        return False
+    if len(text) - len(text.lstrip(" ")) >= margin + _CODE_INDENT:
+        return True
+    return _block_kind(text, False) == "text" and not _LIST_ITEM_RE.match(text)
+
+
 def _interrupts(item: re.Match[str], text: str) -> bool:
     """Whether the list item ITEM matched in TEXT may end a paragraph: one with text, and a
     numbered one only from 1."""
@@ -206,6 +215,7 @@ def _interrupts(item: re.Match[str], text: str) -> bool:
     return bool(text[item.end() :].strip()) and (not marker[0].isdigit() or int(marker[:-1]) == 1)
 
 
+_MAX_QUOTE_DEPTH = 32  # quotes nested deeper are read as text: no document nests so, and none may cost a stack
 _QUOTE_MARKER_RE = re.compile(r"( *)> ?")
 _THEMATIC_BREAK_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
