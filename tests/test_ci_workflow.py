@@ -341,6 +341,21 @@ def test_changed_since_rechecks_only_what_lost_a_link_and_in_its_own_shard(tmp_p
     assert _found(kb, "t2.md") == lost[1:]
 
 
+def test_changed_since_rechecks_a_target_in_another_kb_among_its_kbs_files(tmp_path: Path):
+    note = "---\ntitle: {0}\ntype: note\ntags: [a, b]\n---\n{1}\n"
+    for name in ("ka", "kb"):
+        write_kb(tmp_path / name, f"name: {name}\ntypes:\n  note: {{}}\n", {})
+    (tmp_path / "ka" / "a.md").write_text(note.format("A", "See [[kb:x]] and [[b]]."), encoding="utf-8")
+    (tmp_path / "ka" / "b.md").write_text(note.format("B", "See [[a]]."), encoding="utf-8")
+    (tmp_path / "kb" / "x.md").write_text(note.format("X", "Nothing."), encoding="utf-8")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    (tmp_path / "ka" / "a.md").write_text(note.format("A", "See [[b]]."), encoding="utf-8")
+    for named in (("ka", "kb"), ("ka/a.md", "kb")):  # kb's files: all of them
+        assert ("x", "orphan_entry") in _found(tmp_path, *named), named
+
+
 def test_a_revision_git_does_not_know_says_why_when_it_can(kb: Path, tmp_path: Path):
     repo = kb.parent
     git(repo, "init", "-q")

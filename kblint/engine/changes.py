@@ -49,7 +49,7 @@ def restrict_to_changed(ws: Workspace, ref: str, settings: Settings) -> ChangedS
             was_entry = (
                 path in entries
                 if path not in changes.deleted
-                else not_an_entry(kb.root, relpath, exclude, settings.limits, settings.respect_gitignore) is None
+                else not_an_entry(kb.root, relpath, exclude, settings.limits, respect_gitignore=False) is None
             )
             if not was_entry:
                 continue  # a template, an excluded file, another KB's: it linked nowhere
@@ -95,12 +95,12 @@ def linked_before(runs: list[KBRun], since: ChangedSince, graph: LinkGraph) -> l
     to no more (of the files named on the command line, when some were)."""
     found: dict[str, EntryFacts] = {}
     for r in runs:
-        given = since.given.get(r.kb.name)
         now = {res.facts.path: res.facts for res in r.results}
         for path, data in since.earlier.get(r.kb.name, ()):
             current = now.get(path)
             still = _targets(graph, r.kb.name, current.links) if current is not None and current.parsed else set()
             for target in _targets(graph, r.kb.name, _links_then(r, path, data)).values():
+                given = since.given.get(target.kb_name)  # the files named of the target's KB
                 if target.path not in still and not target.reported and (given is None or target.path in given):
                     found[target.path] = target
     return list(found.values())
