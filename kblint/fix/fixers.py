@@ -39,6 +39,7 @@ class Target:
     limits: Limits
     path: str
     relpath: str
+    table_rows: frozenset[int] | None = None  # the body's lines that are rows of a table, once asked
 
     @classmethod
     def read(cls, data: bytes, schema: KBSchema, path: str, relpath: str, limits: Limits) -> Target | None:
@@ -274,7 +275,8 @@ def _wikilink_edit(t: Target, link: Link, ident: str, alias: bool) -> Edit | Non
 
 _TABLE_DELIMITER_RE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*")
 _CONTAINER_RE = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*")  # a block quote's markers, a list item's indentation
-_NO_ROW_RE = re.compile(r"#{1,6}(?:\s|$)|`{3}|~{3}|([-*_])(?:\s*\1){2,}\s*$")  # a heading, a fence, a break
+# a heading, a fence, a thematic break, a list item: what begins another block than a table's row
+_NO_ROW_RE = re.compile(r"#{1,6}(?:\s|$)|`{3}|~{3}|([-*_])(?:\s*\1){2,}\s*$|(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
 
 
 def _cell_text(text: str) -> str:
@@ -288,17 +290,32 @@ def _is_delimiter_row(text: str) -> bool:
 
 
 def _in_table(t: Target, line: int) -> bool:
-    """Whether LINE of the body is a row of a table: its header row, above a delimiter row, or a
-    row below one, with no blank line nor other block (a heading, a fence, a break) between."""
-    if line < len(t.source.starts) and _is_delimiter_row(t.source.text(line + 1)):
-        return True
-    for above in range(line - 1, t.raw.body_line - 1, -1):
-        text = _cell_text(t.source.text(above))
-        if not text.strip() or _NO_ROW_RE.match(text):
-            return False
-        if _is_delimiter_row(text):
-            return True
-    return False
+    """Whether LINE of the body is a row of a table (`_table_rows`)."""
+    if t.table_rows is None:
+        t.table_rows = _table_rows([t.source.text(n) for n in range(t.raw.body_line, len(t.source.starts) + 1)])
+    return line - t.raw.body_line in t.table_rows
+
+
+def _table_rows(lines: list[str]) -> frozenset[int]:
+    """The indexes of LINES that are rows of a table: a header row, the delimiter row under it, and
+    the rows below up to a blank line or another block (a heading, a fence, a break, a list item,
+    a quote of another depth)."""
+    rows: set[int] = set()
+    depth: int | None = None  # the quote depth of the table being read
+    for n, line in enumerate(lines):
+        text = _cell_text(line)
+        if depth is not None and (not text.strip() or _NO_ROW_RE.match(text) or _quotes(line) != depth):
+            depth = None
+        if depth is not None:
+            rows.add(n)
+        elif n and _is_delimiter_row(line) and lines[n - 1].strip() and _quotes(lines[n - 1]) == _quotes(line):
+            rows.update((n - 1, n))
+            depth = _quotes(line)
+    return frozenset(rows)
+
+
+def _quotes(line: str) -> int:
+    return _CONTAINER_RE.match(line).group().count(">")  # type: ignore[union-attr]  # it matches any text
 
 
 def _link_lines(t: Target, link: Link, fm_links: list[Link]) -> range:
