@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
-from conftest import run_kblint
+from conftest import examples, run_kblint
 from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
@@ -329,7 +329,10 @@ def check_invariants(root: Path) -> None:
     assert _lint(root, "-j2", cache) == (code, out, err)  # from the cache
 
 
-@settings(phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink])
+@settings(
+    max_examples=examples(20),  # each runs kblint four times: HYPOTHESIS_PROFILE=thorough tries many more
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+)
 @given(
     kb_yaml=kb_yaml_text,
     files=st.dictionaries(file_names, entries, max_size=6),
