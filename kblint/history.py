@@ -13,6 +13,8 @@ from .model.entry import ParseFailure, as_tags, entry_id, parse
 from .paths import printable
 from .policy import NEW, UNCHANGED
 
+CROSS_LINKS = "cross-kb-links.yaml"
+
 
 def _git(args: list[str], cwd: str, option: str, given: bytes = b"") -> bytes:
     try:
@@ -97,7 +99,7 @@ class Changes:
 
     changed: set[str]  # absolute paths of the files changed or added, untracked ones included
     deleted: dict[str, list[str]]  # absolute path of each file deleted → the names its entry had (names_at)
-    earlier: dict[str, bytes]  # each entry file changed or deleted: its text at the revision
+    earlier: dict[str, bytes]  # each entry file (or cross-kb-links.yaml) changed or deleted: its text then
 
 
 def changed_since(ref: str, root: str) -> Changes:
@@ -115,7 +117,7 @@ def changed_since(ref: str, root: str) -> Changes:
     changed = paths(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", ref, "--", "."], toplevel)
     deleted = paths(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=D", ref, "--", "."], toplevel)
     untracked = paths(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], root)
-    entries = sorted(p for p in changed | deleted if p.endswith(".md"))
+    entries = sorted(p for p in changed | deleted if p.endswith(".md") or os.path.basename(p) == CROSS_LINKS)
     earlier = contents_at(ref, root, entries, toplevel) if entries else {}
     names = {p: names_of(earlier[p], os.path.basename(p)) if p in earlier else [] for p in deleted}
     return Changes(changed | untracked, names, earlier)

@@ -356,6 +356,20 @@ def test_changed_since_rechecks_a_target_in_another_kb_among_its_kbs_files(tmp_p
         assert ("x", "orphan_entry") in _found(tmp_path, *named), named
 
 
+def test_changed_since_rechecks_the_ends_of_a_link_cross_kb_links_yaml_no_longer_declares(tmp_path: Path):
+    note = "---\ntitle: {0}\ntype: note\ntags: [a, b]\n---\nNo links.\n"
+    kb = write_kb(
+        tmp_path / "proj" / "ci",
+        "name: ci\ntypes:\n  note: {}\n",
+        {"a.md": note.format("A"), "b.md": note.format("B"), "cross-kb-links.yaml": "- {source: a, target: b}\n"},
+    )
+    git(kb.parent, "init", "-q")
+    git(kb.parent, "add", ".")
+    git(kb.parent, "commit", "-q", "-m", "base")
+    (kb / "cross-kb-links.yaml").write_text("[]\n", encoding="utf-8")
+    assert _found(kb, ".") == [("a", "orphan_entry"), ("b", "orphan_entry")]
+
+
 def test_a_revision_git_does_not_know_says_why_when_it_can(kb: Path, tmp_path: Path):
     repo = kb.parent
     git(repo, "init", "-q")

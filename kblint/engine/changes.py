@@ -9,12 +9,14 @@ to at REF and links to no more get their graph issues reported (`linked_before`)
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from ..config import Settings
 from ..model.entry import ParseFailure, build_entry, parse
 from ..model.facts import EntryFacts
 from ..model.graph import LinkGraph
+from ..model.kbschema import load_cross_kb_links
 from ..model.link import PackedLinks
 from ..paths import relative_to, stem
 from ..workspace import KB, Excluder, Workspace, not_an_entry
@@ -29,6 +31,7 @@ class ChangedSince:
     names_before: set[tuple[str, str]] = field(default_factory=set)
     earlier: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)  # KB → (entry path, text at REF)
     given: dict[str, set[str] | None] = field(default_factory=dict)  # KB → the files named on the command line
+    cross_before: dict[str, str] = field(default_factory=dict)  # KB → its cross-kb-links.yaml at REF, if it changed
 
 
 def restrict_to_changed(ws: Workspace, ref: str, settings: Settings) -> ChangedSince:
@@ -45,6 +48,9 @@ def restrict_to_changed(ws: Workspace, ref: str, settings: Settings) -> ChangedS
         entries = set(kb.files)
         earlier = since.earlier[kb.name] = []
         for path, data in changes.earlier.items():
+            if path == kb.cross_links_path or path == os.path.join(kb.root, "cross-kb-links.yaml"):
+                since.cross_before[kb.name] = data.decode("utf-8", "replace")
+                continue
             relpath = relative_to(path, kb.root)
             was_entry = (
                 path in entries
@@ -103,7 +109,30 @@ def linked_before(runs: list[KBRun], since: ChangedSince, graph: LinkGraph) -> l
                 given = since.given.get(target.kb_name)  # the files named of the target's KB
                 if target.path not in still and not target.reported and (given is None or target.path in given):
                     found[target.path] = target
+        for target in _cross_linked_before(r, since, graph):
+            given = since.given.get(target.kb_name)
+            if not target.reported and (given is None or target.path in given):
+                found[target.path] = target
     return list(found.values())
+
+
+def _cross_linked_before(r: KBRun, since: ChangedSince, graph: LinkGraph) -> list[EntryFacts]:
+    """The entries at either end of a link the KB's cross-kb-links.yaml declared at REF and
+    declares no more."""
+    text = since.cross_before.get(r.kb.name)
+    if text is None:
+        return []
+    now = {(c.source, c.target, c.target_kb) for c in r.kb.cross_links}
+    _, then = load_cross_kb_links(r.kb.root, [], text)
+    ends = []
+    for c in then:
+        if (c.source, c.target, c.target_kb) not in now:
+            ends += [
+                graph.indexes[k].lookup(name)
+                for k, name in ((r.kb.name, c.source), (c.target_kb or r.kb.name, c.target))
+                if k in graph.indexes
+            ]
+    return [e for e in ends if e is not None and e.parsed]
 
 
 def _links_then(r: KBRun, path: str, data: bytes) -> PackedLinks:
