@@ -193,6 +193,11 @@ def test_indented_code_in_and_after_lists_is_read_as_commonmark_reads_it():
         "> > deep\n> >\n> >     code\n": ["    code"],
         ">\tquote [[l]]\n": [],  # the tab's first column is the marker's space: two columns in
         "> q\n    - lazy [[m]]\n": [],  # four columns in, no block starts: the paragraph goes on
+        # a fence in a list item or a quote ends with its closing line, or with the item or quote
+        "- ```sh\n  run [[x]]\n  ```\nLater [[y]].\n": ["- ```sh\n  run [[x]]\n  ```"],
+        "> ```\n> code [[x]]\nOut [[y]].\n": ["> ```\n> code [[x]]"],
+        "- ```\n  code\nOut [[y]]\n": ["- ```\n  code"],
+        "```\n> ```\nstill code\n```\n": ["```\n> ```\nstill code\n```"],  # no closing line in a quote
     }
     for body, code in cases.items():
         assert [body[start:end] for start, end in code_blocks(body)] == code, body

@@ -20,7 +20,10 @@ from ..paths import link_relpath
 from .link import Link
 
 # A backtick fence's info string cannot contain backticks (CommonMark): "```x``` y" is inline code.
-_FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+# the markers of the block quotes and list items a line is in, before a fence
+_CONTAINERS = r"(?: {0,3}(?:>[ \t]?|(?:[-+*]|\d{1,9}[.)])[ \t]+))*"
+_FENCE_OPEN_RE = re.compile("(" + _CONTAINERS + r") {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+_CONTAINER_PREFIX_RE = re.compile(r"[ \t]*(?:>[ \t]?[ \t]*)*")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 # A code span, and the backticks that open it after the first one (split() returns both). It starts
 # with the backtick itself, so that the regex engine skips ahead from one backtick to the next.
@@ -47,17 +50,24 @@ def _fence_runs(body: str) -> list[int]:
 
 def fences(body: str) -> list[Span]:
     """The fenced code blocks of BODY: from the start of an opening fence line to the end of its
-    closing fence line (or of the body, for a fence never closed)."""
+    closing fence line, or of the list item or block quote it is in, or of the body."""
     if "```" not in body and "~~~" not in body:
         return []
     blocks: list[Span] = []
     fence: str | None = None  # the open fence
     opened = 0
+    outside: re.Pattern[str] | None = None  # a line that ends the container of the open fence
+    quotes = 0  # the block quotes the open fence is in
     done = 0  # lines before this offset are settled
     for at in _fence_runs(body):
         if at < done:
             continue
         start = body.rfind("\n", 0, at) + 1
+        if fence is not None and outside is not None:
+            left = outside.search(body, max(done - 1, 0), len(body) if start == 0 else start + 80)
+            if left is not None and left.start() < start:  # its list item or quote ended, here at the latest
+                blocks.append((opened, left.start()))
+                fence = None
         end = body.find("\n", at)
         end = len(body) if end < 0 else end
         done = end + 1
@@ -65,15 +75,28 @@ def fences(body: str) -> list[Span]:
         if fence is None:
             m = _FENCE_OPEN_RE.match(line)
             if m:
-                fence, opened = m.group(1), start
+                fence, opened, outside = m.group(2), start, _container_end(m.group(1))
+                quotes = m.group(1).count(">")
             continue
-        stripped = line.strip()
-        if set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+        prefix = _CONTAINER_PREFIX_RE.match(line).group()  # type: ignore[union-attr]  # matches any text
+        stripped = line[len(prefix) :].strip()
+        if prefix.count(">") == quotes and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
             blocks.append((opened, end))
             fence = None
     if fence is not None:
-        blocks.append((opened, len(body)))
+        left = outside.search(body, done - 1) if outside is not None else None
+        blocks.append((opened, left.start() if left is not None else len(body)))
     return blocks
+
+
+def _container_end(prefix: str) -> re.Pattern[str] | None:
+    """What ends the list items and block quotes of a fence's line, PREFIX its markers: a line
+    (after a line end) with fewer `>` before its text, or, in a list item, less indented than it."""
+    quotes = prefix.count(">")
+    if quotes:
+        return re.compile(r"\n(?!" + r"(?: {0,3}>[ \t]?)" * quotes + ")")
+    column = len(prefix.expandtabs(_CODE_INDENT))
+    return re.compile(r"\n {0,%d}\S" % (column - 1)) if column else None
 
 
 # A list item's marker: `-`, `+`, `*` or a number and `.` or `)`, then spaces or the line's end.
