@@ -169,6 +169,11 @@ def test_quotes_nested_past_any_stack_are_read_in_time():
     body = "> " * 1000 + "    deep [[x]]\n" + ">" * 1_000_000 + "\n"
     assert code_blocks(body) == []
     assert "[[x]]" in strip_code(body)
+    # markers read one at a time: a line of many, with a fence run that opens nothing, is no search
+    # through their splits; nor is a line that leaves a quote sixty deep
+    assert fences("> " * 60 + "x ```\n" + "-  " * 60 + "x ```\n") == []
+    deep = "> " * 60 + "```\n" + "> " * 59 + "x\n```\n"
+    assert [deep[start:end] for start, end in fences(deep)] == ["> " * 60 + "```", "```\n"]
 
 
 def test_indented_code_in_and_after_lists_is_read_as_commonmark_reads_it():

@@ -21,9 +21,9 @@ from .link import Link
 
 # A backtick fence's info string cannot contain backticks (CommonMark): "```x``` y" is inline code.
 # the markers of the block quotes and list items a line is in, before a fence
-_CONTAINERS = r"(?: {0,3}(?:>[ \t]?|(?:[-+*]|\d{1,9}[.)])[ \t]+))*"
-_FENCE_OPEN_RE = re.compile("(" + _CONTAINERS + r") {0,3}(`{3,}(?=[^`]*$)|~{3,})")
-_CONTAINER_PREFIX_RE = re.compile(r"[ \t]*(?:>[ \t]?[ \t]*)*")
+_CONTAINER_RE = re.compile(r" {0,3}(?:>[ \t]?|(?:[-+*]|\d{1,9}[.)])[ \t]+)")  # one, read one at a time
+_FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+_CONTAINER_PREFIX_RE = re.compile(r"[ \t>]*")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 # A code span, and the backticks that open it after the first one (split() returns both). It starts
 # with the backtick itself, so that the regex engine skips ahead from one backtick to the next.
@@ -56,47 +56,75 @@ def fences(body: str) -> list[Span]:
     blocks: list[Span] = []
     fence: str | None = None  # the open fence
     opened = 0
-    outside: re.Pattern[str] | None = None  # a line that ends the container of the open fence
-    quotes = 0  # the block quotes the open fence is in
+    inside = (0, 0)  # the block quotes the open fence is in, and the text column of its list item
     done = 0  # lines before this offset are settled
     for at in _fence_runs(body):
         if at < done:
             continue
         start = body.rfind("\n", 0, at) + 1
-        if fence is not None and outside is not None:
-            left = outside.search(body, max(done - 1, 0), len(body) if start == 0 else start + 80)
-            if left is not None and left.start() < start:  # its list item or quote ended, here at the latest
-                blocks.append((opened, left.start()))
-                fence = None
+        left = _container_left(body, max(done - 1, 0), start, *inside) if fence is not None else None
+        if left is not None:  # its list item or quote ended before this line
+            blocks.append((opened, left))
+            fence = None
         end = body.find("\n", at)
         end = len(body) if end < 0 else end
         done = end + 1
         line = body[start:end]
         if fence is None:
-            m = _FENCE_OPEN_RE.match(line)
-            if m:
-                fence, opened, outside = m.group(2), start, _container_end(m.group(1))
-                quotes = m.group(1).count(">")
+            found = _fence_open(line)
+            if found is not None:
+                prefix, fence, opened = found[0], found[1], start
+                inside = (prefix.count(">"), 0 if ">" in prefix else len(prefix.expandtabs(_CODE_INDENT)))
             continue
         prefix = _CONTAINER_PREFIX_RE.match(line).group()  # type: ignore[union-attr]  # matches any text
         stripped = line[len(prefix) :].strip()
-        if prefix.count(">") == quotes and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+        if prefix.count(">") == inside[0] and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
             blocks.append((opened, end))
             fence = None
     if fence is not None:
-        left = outside.search(body, done - 1) if outside is not None else None
-        blocks.append((opened, left.start() if left is not None else len(body)))
+        left = _container_left(body, max(done - 1, 0), len(body), *inside)
+        blocks.append((opened, len(body) if left is None else left))
     return blocks
 
 
-def _container_end(prefix: str) -> re.Pattern[str] | None:
-    """What ends the list items and block quotes of a fence's line, PREFIX its markers: a line
-    (after a line end) with fewer `>` before its text, or, in a list item, less indented than it."""
-    quotes = prefix.count(">")
-    if quotes:
-        return re.compile(r"\n(?!" + r"(?: {0,3}>[ \t]?)" * quotes + ")")
-    column = len(prefix.expandtabs(_CODE_INDENT))
-    return re.compile(r"\n {0,%d}\S" % (column - 1)) if column else None
+def _fence_open(line: str) -> tuple[str, str] | None:
+    """(the markers of the quotes and list items before it, the fence) when LINE opens a fence.
+    The markers are taken one at a time, never tried in other splits: a line of many cannot cost
+    more than its length."""
+    at = 0
+    while (m := _CONTAINER_RE.match(line, at)) is not None and m.end() > at:
+        at = m.end()
+    fence = _FENCE_OPEN_RE.match(line, at)
+    return (line[:at], fence.group(1)) if fence is not None else None
+
+
+def _container_left(body: str, begin: int, end: int, quotes: int, column: int) -> int | None:
+    """The first line end in BODY[BEGIN:END] after which a line leaves the fence's container: it has
+    fewer than QUOTES `>` before its text, or, in a list item whose text is at COLUMN, it is less
+    indented and not blank."""
+    if not quotes and not column:
+        return None
+    at = body.find("\n", begin, end)
+    while at >= 0:
+        if (quotes and _quotes_at(body, at + 1, quotes) < quotes) or (not quotes and _dedented(body, at + 1, column)):
+            return at
+        at = body.find("\n", at + 1, end)
+    return None
+
+
+def _quotes_at(body: str, at: int, most: int) -> int:
+    """How many block quote markers (up to MOST) begin the line at offset AT."""
+    count = 0
+    while count < most and (m := _QUOTE_MARKER_RE.match(body, at)) is not None:
+        count, at = count + 1, m.end()
+    return count
+
+
+def _dedented(body: str, at: int, column: int) -> bool:
+    """Whether the line at offset AT has text less indented than COLUMN."""
+    text = body[at : at + column + 1]
+    stripped = text.lstrip(" ")
+    return bool(stripped) and stripped[0] not in "\n\r" and len(text) - len(stripped) < column
 
 
 # A list item's marker: `-`, `+`, `*` or a number and `.` or `)`, then spaces or the line's end.
