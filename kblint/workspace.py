@@ -371,8 +371,13 @@ class _Builder:
         above = nearest_kb_root(os.path.join(path, "x")) if not roots else None
         if above is not None:  # a folder of a KB: its entries, as if each were named
             kb = self.kb(above)
+            inside = [p for p in kb.files if is_within(p, path)] if kb is not None else []
             if kb is not None and kb.reported is not None:
-                kb.reported.update(p for p in kb.files if is_within(p, path))
+                kb.reported.update(inside)
+            if kb is not None and not inside:
+                self.warnings.append(
+                    f"{raw} holds no entry of the KB at {display_path(above)} (hidden, excluded or empty)"
+                )
             return
         if not roots:
             raise UsageError(f"no kb.yaml found under {raw}")

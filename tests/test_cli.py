@@ -393,6 +393,13 @@ def test_a_folder_of_a_kb_is_its_entries_in_the_context_of_the_kb():
     assert {i["path"].rsplit("/", 2)[-2] for i in report["issues"]} == {"findings"}
 
 
+def test_a_folder_of_a_kb_with_no_entry_says_so(tmp_path: Path):
+    kb = write_kb(tmp_path / "kb", "name: k\n", {"a.md": "---\ntitle: A\n---\nBody.\n", "_templates/t.md": "x"})
+    result = run_kblint("validate", "_templates", "--no-cache", cwd=kb)
+    assert result.code == 0
+    assert "kblint: warning: _templates holds no entry of the KB at . (hidden, excluded or empty)" in result.stderr
+
+
 def test_a_candidate_run_warns_of_what_is_wrong_in_kb_yaml(kb: Path):
     (kb / "kb.yaml").write_text(
         KB_YAML + "evaluation_rubric:\n  - {text: Tagged, checker: has_tagz}\n", encoding="utf-8"
