@@ -203,6 +203,7 @@ def test_indented_code_in_and_after_lists_is_read_as_commonmark_reads_it():
         "> ```\n> code [[x]]\nOut [[y]].\n": ["> ```\n> code [[x]]"],
         "- ```\n  code\nOut [[y]]\n": ["- ```\n  code"],
         "```\n> ```\nstill code\n```\n": ["```\n> ```\nstill code\n```"],  # no closing line in a quote
+        "> \t```\n> [[x]]\n> ```\n": ["> \t```\n> [[x]]\n> ```"],  # a tab after `> `: two columns in
     }
     for body, code in cases.items():
         assert [body[start:end] for start, end in code_blocks(body)] == code, body

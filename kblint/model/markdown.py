@@ -71,7 +71,7 @@ def fences(body: str) -> list[Span]:
         done = end + 1
         line = body[start:end]
         if fence is None:
-            found = _fence_open(line)
+            found = _fence_open(line.expandtabs(_CODE_INDENT))  # a tab after `> ` is columns of indentation
             if found is not None:
                 prefix, fence, opened = found[0], found[1], start
                 inside = (prefix.count(">"), 0 if ">" in prefix else len(prefix.expandtabs(_CODE_INDENT)))
