@@ -98,7 +98,7 @@ class Changes:
     """What changed under a KB's folder since a revision (`changed_since`)."""
 
     changed: set[str]  # absolute paths of the files changed or added, untracked ones included
-    deleted: dict[str, list[str]]  # absolute path of each file deleted → the names its entry had (names_at)
+    deleted: set[str]  # absolute paths of the files deleted
     earlier: dict[str, bytes]  # each entry file (or cross-kb-links.yaml) changed or deleted: its text then
 
 
@@ -119,8 +119,7 @@ def changed_since(ref: str, root: str) -> Changes:
     untracked = paths(["ls-files", "-z", "--others", "--exclude-standard", "--", "."], root)
     entries = sorted(p for p in changed | deleted if p.endswith(".md") or os.path.basename(p) == CROSS_LINKS)
     earlier = contents_at(ref, root, entries, toplevel) if entries else {}
-    names = {p: names_of(earlier[p], os.path.basename(p)) if p in earlier else [] for p in deleted}
-    return Changes(changed | untracked, names, earlier)
+    return Changes(changed | untracked, deleted, earlier)
 
 
 def names_at(ref: str, root: str, paths: list[str], toplevel: str | None = None) -> dict[str, list[str]]:

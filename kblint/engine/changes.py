@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..config import Settings
-from ..model.entry import ParseFailure, build_entry, parse
+from ..model.entry import Entry, ParseFailure, build_entry, parse
 from ..model.facts import EntryFacts
 from ..model.graph import LinkGraph
 from ..model.kbschema import load_cross_kb_links
@@ -29,7 +29,7 @@ class ChangedSince:
 
     # (KB, case-folded name) of each entry file changed or deleted since: the names it had then
     names_before: set[tuple[str, str]] = field(default_factory=set)
-    earlier: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)  # KB → (entry path, text at REF)
+    earlier: dict[str, list[tuple[str, PackedLinks]]] = field(default_factory=dict)  # KB → (entry path, links then)
     given: dict[str, set[str] | None] = field(default_factory=dict)  # KB → the files named on the command line
     cross_before: dict[str, str] = field(default_factory=dict)  # KB → its cross-kb-links.yaml at REF, if it changed
 
@@ -59,12 +59,20 @@ def restrict_to_changed(ws: Workspace, ref: str, settings: Settings) -> ChangedS
             )
             if not was_entry:
                 continue  # a template, an excluded file, another KB's: it linked nowhere
-            earlier.append((path, data))
-            names = [*changes.deleted.get(path, ()), *_names_then(data, path)]
+            then = _entry_then(kb, path, relpath, data, settings)
+            names = [then.id, *then.aliases] if then is not None else []
+            if then is not None:
+                earlier.append((path, PackedLinks.of(then.links)))
             if path in changes.deleted:  # a link may name it by its path, with or without .md
                 names += [stem(relpath), relpath, relpath.removesuffix(".md")]
             since.names_before.update((kb.name, name.casefold()) for name in names)
     return since
+
+
+def _entry_then(kb: KB, path: str, relpath: str, data: bytes, settings: Settings) -> Entry | None:
+    """The entry DATA, the text of PATH at the revision, made (None when it did not parse)."""
+    raw = parse(data, settings.limits)
+    return None if isinstance(raw, ParseFailure) else build_entry(raw, kb.schema, path, relpath)[0]
 
 
 def _report_changed(kb: KB, changed: set[str], given: set[str] | None) -> None:
@@ -77,12 +85,6 @@ def _report_changed(kb: KB, changed: set[str], given: set[str] | None) -> None:
     kb.reported = {p for p in kb.files if p in changed and (given is None or p in given)}
     if given is None and kb.cross_links_path is not None and kb.cross_links_path in changed:
         kb.reported.add(kb.cross_links_path)
-
-
-def _names_then(data: bytes, path: str) -> list[str]:
-    from ..history import names_of
-
-    return names_of(data, path.rsplit("/", 1)[-1])
 
 
 def touched_names(runs: list[KBRun], since: ChangedSince) -> set[tuple[str, str]]:
@@ -102,10 +104,10 @@ def linked_before(runs: list[KBRun], since: ChangedSince, graph: LinkGraph) -> l
     found: dict[str, EntryFacts] = {}
     for r in runs:
         now = {res.facts.path: res.facts for res in r.results}
-        for path, data in since.earlier.get(r.kb.name, ()):
+        for path, links in since.earlier.get(r.kb.name, ()):
             current = now.get(path)
             still = _targets(graph, r.kb.name, current.links) if current is not None and current.parsed else set()
-            for target in _targets(graph, r.kb.name, _links_then(r, path, data)).values():
+            for target in _targets(graph, r.kb.name, links).values():
                 given = since.given.get(target.kb_name)  # the files named of the target's KB
                 if target.path not in still and not target.reported and (given is None or target.path in given):
                     found[target.path] = target
@@ -133,13 +135,6 @@ def _cross_linked_before(r: KBRun, since: ChangedSince, graph: LinkGraph) -> lis
                 if k in graph.indexes
             ]
     return [e for e in ends if e is not None and e.parsed]
-
-
-def _links_then(r: KBRun, path: str, data: bytes) -> PackedLinks:
-    raw = parse(data, r.ctx.limits)
-    if isinstance(raw, ParseFailure):
-        return PackedLinks()
-    return PackedLinks.of(build_entry(raw, r.ctx.schema, path, relative_to(path, r.kb.root))[0].links)
 
 
 def _targets(graph: LinkGraph, kb_name: str, links: PackedLinks) -> dict[str, EntryFacts]:

@@ -20,6 +20,7 @@ from ..model.entry import Entry, ParseFailure, RawEntry, as_text, build_entry, p
 from ..model.issue import Issue
 from ..model.kbschema import FieldSchema, KBSchema
 from ..model.link import Link
+from ..model.markdown import container_markers, opens_block
 from ..model.suppression import suppressions
 from ..paths import printable
 from ..rules.fields import check_field, is_real_date
@@ -274,14 +275,11 @@ def _wikilink_edit(t: Target, link: Link, ident: str, alias: bool) -> Edit | Non
 
 
 _TABLE_DELIMITER_RE = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*")
-_CONTAINER_RE = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*")  # a block quote's markers, a list item's indentation
-# a heading, a fence, a thematic break, a list item: what begins another block than a table's row
-_NO_ROW_RE = re.compile(r"#{1,6}(?:\s|$)|`{3}|~{3}|([-*_])(?:\s*\1){2,}\s*$|(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
 
 
 def _cell_text(text: str) -> str:
     """TEXT without the markers and indentation of the quotes and list items it is in."""
-    return text[_CONTAINER_RE.match(text).end() :]  # type: ignore[union-attr]  # the pattern matches any text
+    return text[len(container_markers(text)) :]
 
 
 def _is_delimiter_row(text: str) -> bool:
@@ -304,7 +302,7 @@ def _table_rows(lines: list[str]) -> frozenset[int]:
     depth: int | None = None  # the quote depth of the table being read
     for n, line in enumerate(lines):
         text = _cell_text(line)
-        if depth is not None and (not text.strip() or _NO_ROW_RE.match(text) or _quotes(line) != depth):
+        if depth is not None and (not text.strip() or opens_block(text) or _quotes(line) != depth):
             depth = None
         if depth is not None:
             rows.add(n)
@@ -315,7 +313,7 @@ def _table_rows(lines: list[str]) -> frozenset[int]:
 
 
 def _quotes(line: str) -> int:
-    return _CONTAINER_RE.match(line).group().count(">")  # type: ignore[union-attr]  # it matches any text
+    return container_markers(line).count(">")
 
 
 def _link_lines(t: Target, link: Link, fm_links: list[Link]) -> range:

@@ -9,7 +9,6 @@ comes last: the others find their values by key and target, not by line).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -21,7 +20,7 @@ from ..rules.fixable import FIXABLE
 from ..yamlread import Limits
 from ..yamlread.lines import YamlFileError
 from .fixers import FIXERS, Target
-from .source import lone_cr
+from .source import lone_cr, lone_cr_as_lf
 
 
 @dataclass(slots=True)
@@ -80,14 +79,11 @@ def plan_file(
         return None
     where = (schema, path, relative_to(path, schema.root), limits)
     if lone_cr(data):
-        if refused is not None and _made(_LONE_CR.sub(b"\n", data), issues, *where)[1]:
+        if refused is not None and _made(lone_cr_as_lf(data), issues, *where)[1]:
             refused.add(path)
         return None
     current, done = _made(data, issues, *where)
     return FilePlan(path, data, current, done) if done else None
-
-
-_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def _made(

@@ -76,7 +76,7 @@ def fences(body: str) -> list[Span]:
                 prefix, fence, opened = found[0], found[1], start
                 inside = (prefix.count(">"), 0 if ">" in prefix else len(prefix.expandtabs(_CODE_INDENT)))
             continue
-        prefix = _CONTAINER_PREFIX_RE.match(line).group()  # type: ignore[union-attr]  # matches any text
+        prefix = container_markers(line)
         stripped = line[len(prefix) :].strip()
         if prefix.count(">") == inside[0] and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
             blocks.append((opened, end))
@@ -270,6 +270,21 @@ _MAX_QUOTE_DEPTH = 32  # quotes nested deeper are read as text: no document nest
 _QUOTE_MARKER_RE = re.compile(r"( *)> ?")
 _THEMATIC_BREAK_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
+
+
+def container_markers(line: str) -> str:
+    """The markers of the block quotes LINE is in, with the indentation around them (`> > `)."""
+    return _CONTAINER_PREFIX_RE.match(line).group()  # type: ignore[union-attr]  # it matches any text
+
+
+def opens_block(text: str) -> bool:
+    """Whether TEXT, a line without its container markers, begins a block other than a paragraph's
+    or a table's text: a heading, a thematic break, a fence, a list item."""
+    return (
+        _block_kind(text, False) in ("heading", "break")
+        or _FENCE_OPEN_RE.match(text) is not None
+        or _LIST_ITEM_RE.match(text) is not None
+    )
 
 
 def _block_kind(text: str, in_paragraph: bool) -> str:
