@@ -257,8 +257,7 @@ class HeldWorkspace:
 
     def config_of(self, path: str) -> HeldKB | None:
         """The KB whose kb.yaml or cross-kb-links.yaml PATH is."""
-        held = self.kb_of(path)
-        return held if held is not None and path in (held.kb_yaml, held.cross_links_file) else None
+        return self.is_kb_yaml(path) or self.is_cross_links(path)
 
     def read(self, path: str) -> bytes | None:
         """The bytes of an entry, a kb.yaml or a cross-kb-links.yaml of a held KB: the editor's,
